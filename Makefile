@@ -1,0 +1,99 @@
+# The matmul series: every kernels/NN_name.cu becomes build/bin/NN_name.
+#   make            build every step          make 06           build one step
+#   make run STEP=06 M=4096 N=4096 K=4096      run one step (check against cuBLAS, then time)
+#   make bench      every step at 4096 and 8192 -> results/<gpu>.csv, docs/img/steps.png, README table
+#   make test       Catch2 suite (CPU, SASS and, when a GPU is present, GPU tests)
+#   make clean
+# ARCH sets the fp32 steps' target (default sm_90); steps 10 and up are Hopper-only (sm_90a).
+
+CUDA_HOME ?= /usr/local/cuda
+NVCC      ?= $(CUDA_HOME)/bin/nvcc
+CXX       ?= g++
+ARCH      ?= 90
+BUILD     ?= build
+
+FP32_GENCODE   := -gencode arch=compute_$(ARCH),code=sm_$(ARCH)
+HOPPER_GENCODE := -gencode arch=compute_90a,code=sm_90a
+
+COMMON_FLAGS := -O3 -std=c++20 -DFMT_HEADER_ONLY -I$(CUDA_HOME)/include
+CXXFLAGS     := $(COMMON_FLAGS) -Wall -Wextra
+# nvcc's front end rejects fmt 9's consteval format strings, so .cu files never include fmt:
+# their messages are built by functions in .cpp files (common/check.cpp).
+NVCCFLAGS    := $(COMMON_FLAGS) -lineinfo -Xcompiler -Wall,-Wextra --expt-relaxed-constexpr
+LDLIBS       := -cudart static -lcublas -lcurand
+
+KERNELS  := $(sort $(wildcard kernels/*.cu))
+STEPS    := $(basename $(notdir $(KERNELS)))
+BINS     := $(addprefix $(BUILD)/bin/,$(STEPS))
+COMMON_SRCS := $(filter-out common/main.cpp,$(wildcard common/*.cpp)) $(wildcard common/*.cu)
+COMMON_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(COMMON_SRCS)))
+KERNEL_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(KERNELS)))
+TEST_SRCS   := $(wildcard tests/*.cpp) $(wildcard tests/fixtures/*.cu)
+TEST_OBJS   := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(TEST_SRCS)))
+HEADERS     := $(wildcard common/*.hpp common/*.cuh)
+
+# Hopper steps are 10 and up: every kernels/NN_*.cu whose number does not start with 0.
+gencode_for = $(if $(filter-out 0%,$(notdir $(1))),$(HOPPER_GENCODE),$(FP32_GENCODE))
+
+STEP_IDS := $(foreach s,$(STEPS),$(firstword $(subst _, ,$(s))))
+.PHONY: all test test-run bench run clean $(STEP_IDS)
+.DEFAULT_GOAL := all
+.SECONDARY:
+
+all: $(BINS)
+
+# `make 06` builds build/bin/06_vectorized_loads.
+$(foreach s,$(STEPS),$(eval $(firstword $(subst _, ,$(s))): $(BUILD)/bin/$(s)))
+
+$(BUILD)/obj/common/%.o: common/%.cpp $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -c $< -o $@
+
+$(BUILD)/obj/common/%.o: common/%.cu $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(FP32_GENCODE) -c $< -o $@
+
+# Every kernel object keeps its ptxas report (registers, shared memory, stack, spills) in build/ptxas/.
+$(BUILD)/obj/kernels/%.o: kernels/%.cu $(HEADERS)
+	@mkdir -p $(dir $@) $(BUILD)/ptxas
+	@echo "$(NVCC) ... $(call gencode_for,$<) -Xptxas -v -c $< -o $@"
+	@$(NVCC) $(NVCCFLAGS) $(call gencode_for,$<) -Xptxas -v -c $< -o $@ 2> $(BUILD)/ptxas/$*.txt \
+	  || { cat $(BUILD)/ptxas/$*.txt >&2; exit 1; }
+	@grep -iE "warning|error" $(BUILD)/ptxas/$*.txt >&2 || true
+
+$(BUILD)/obj/tests/fixtures/%.o: tests/fixtures/%.cu $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(FP32_GENCODE) -c $< -o $@
+
+$(BUILD)/obj/tests/%.o: tests/%.cpp $(HEADERS) $(wildcard tests/*.hpp)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -I/usr/include/catch2 -c $< -o $@
+
+$(BUILD)/bin/%: $(BUILD)/obj/kernels/%.o $(BUILD)/obj/common/main.o $(COMMON_OBJS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/bin/tests: $(TEST_OBJS) $(KERNEL_OBJS) $(COMMON_OBJS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $^ -o $@ $(LDLIBS)
+
+# The test binary links every step (static registration), so it is rebuilt when any step changes.
+test: all $(BUILD)/bin/tests
+	@$(MAKE) --no-print-directory test-run
+
+# Runs the already-built suite (what the GPU machine runs: it has no Catch2 or fmt headers).
+test-run:
+	@$(BUILD)/bin/tests
+
+STEP ?= 01
+M ?= 4096
+N ?= 4096
+K ?= 4096
+run: $(BUILD)/bin/$(filter $(STEP)_%,$(STEPS))
+	$(BUILD)/bin/$(filter $(STEP)_%,$(STEPS)) --m $(M) --n $(N) --k $(K) $(ARGS)
+
+bench: all
+	scripts/bench.sh
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,50 @@
+#include "compare.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace gemm {
+
+double Tolerance::at(double want, double c0) const {
+  if (exact) return 0.0;
+  const double accum = 16.0 * kUnitRoundoffFp32 * std::sqrt(double(k)) * std::sqrt(double(k));
+  if (dtype == Dtype::bf16) return 2.0 * kUnitRoundoffBf16 * std::fabs(want) + accum;
+  return accum * std::fabs(alpha) + 4.0 * kUnitRoundoffFp32 * std::fabs(beta * c0);
+}
+
+CheckReport compare(const std::vector<float>& got, const std::vector<float>& want,
+                    const std::vector<float>& c0, const std::vector<float>& guard, int64_t m,
+                    int64_t n, const Tolerance& tol, int max_listed) {
+  CheckReport r;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t idx = i * n + j;
+      const double g = got[idx], w = want[idx];
+      const double t = tol.at(w, c0.empty() ? 0.0 : c0[idx]);
+      const double d = std::fabs(g - w);
+      if (std::isfinite(d) && d > r.max_abs_err) r.max_abs_err = d;
+      if (!(d <= t)) {  // NaN-aware: a NaN in got or want fails
+        ++r.mismatches;
+        if (static_cast<int>(r.first.size()) < max_listed) r.first.push_back({i, j, g, w, t});
+      }
+    }
+  }
+  for (float v : guard)
+    if (!std::isnan(v)) ++r.guard_writes;
+  r.passed = r.mismatches == 0 && r.guard_writes == 0;
+  return r;
+}
+
+std::string CheckReport::summary() const {
+  if (passed) return fmt::format("PASS (max |err| {:.3g})", max_abs_err);
+  std::string s = "FAIL:";
+  if (mismatches) s += fmt::format(" {} elements outside tolerance;", mismatches);
+  if (guard_writes) s += fmt::format(" {} writes past the end of C (guard band);", guard_writes);
+  for (const Mismatch& x : first)
+    s += fmt::format("\n  (row {}, col {}): got {:.9g}, want {:.9g}, tol {:.3g}", x.row, x.col, x.got,
+                     x.want, x.tol);
+  return s;
+}
+
+}  // namespace gemm

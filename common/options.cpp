@@ -1,0 +1,75 @@
+#include "options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "check.hpp"
+
+namespace gemm {
+
+static void build_app(CLI::App& app, Options& o) {
+  app.option_defaults()->always_capture_default();
+  const auto positive = CLI::Range(1, 1 << 30);
+  app.add_option("--m", o.m, "rows of A and C")->check(positive);
+  app.add_option("--n", o.n, "columns of B and C")->check(positive);
+  app.add_option("--k", o.k, "inner dimension")->check(positive);
+  app.add_option("--alpha", o.alpha, "fp32 steps: scale of A*B");
+  app.add_option("--beta", o.beta, "fp32 steps: scale of the C read in (0: C is never read)");
+  app.add_option("--reps", o.reps, "timed repetitions (median reported)")->check(CLI::Range(20, 100000));
+  app.add_option("--warmup", o.warmup, "untimed warm-up launches")->check(CLI::Range(1, 100000));
+  app.add_option("--seed", o.seed, "input generator seed");
+  auto* check_only = app.add_flag("--check-only", o.check_only, "check against cuBLAS, do not time");
+  auto* no_check = app.add_flag("--no-check", o.no_check, "time without checking");
+  check_only->excludes(no_check);
+  app.add_flag("--exact", o.exact, "small-integer inputs compared with == (fp32: |alpha|,|beta| integers <= 16)");
+  app.add_option("--csv", o.csv, "append a result row to this CSV file");
+}
+
+static void validate(const Options& o) {
+  if (!std::isfinite(o.alpha) || !std::isfinite(o.beta))
+    throw Error("--alpha and --beta must be finite");
+  if (o.exact) {
+    for (float v : {o.alpha, o.beta})
+      if (v != std::trunc(v) || std::fabs(v) > 16)
+        throw Error(fmt::format(
+            "--exact needs integer --alpha and --beta with |value| <= 16 (got {}) so that every "
+            "product stays exact in fp32", v));
+  }
+}
+
+Options parse_options(int argc, const char* const* argv, const std::string& program, int& exit_code) {
+  exit_code = -1;
+  Options o;
+  CLI::App app{fmt::format("{}: one step of the matmul series, checked against cuBLAS and timed", program)};
+  build_app(app, o);
+  try {
+    app.parse(argc, argv);
+    validate(o);
+  } catch (const CLI::ParseError& e) {
+    exit_code = app.exit(e);  // --help: 0 and usage on stdout; errors: message on stderr
+    if (exit_code != 0) exit_code = 2;
+  } catch (const Error& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    exit_code = 2;
+  }
+  return o;
+}
+
+Options parse_options_or_throw(const std::vector<std::string>& args) {
+  Options o;
+  CLI::App app{"test"};
+  build_app(app, o);
+  std::vector<const char*> argv{"test"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    throw Error(fmt::format("{}: {}", e.get_name(), e.what()));
+  }
+  validate(o);
+  return o;
+}
+
+}  // namespace gemm

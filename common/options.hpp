@@ -1,0 +1,31 @@
+// Command line of every step executable (parsed with CLI11).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gemm {
+
+struct Options {
+  int m = 4096, n = 4096, k = 4096;
+  float alpha = 1.0f, beta = 0.0f;  ///< fp32 steps only (bf16 steps compute C = A * B^T)
+  int reps = 20;                    ///< timed repetitions; the median is reported (>= 20 enforced)
+  int warmup = 3;                   ///< untimed launches of the same step and shape before timing
+  uint64_t seed = 2026;
+  bool check_only = false;  ///< check against the reference, do not time
+  bool no_check = false;    ///< time without checking (the row's check column says "skipped")
+  bool exact = false;       ///< small-integer inputs, compared with == (catches indexing bugs)
+  std::string csv;          ///< append one result row to this file (header written when new)
+};
+
+/// Parses argv into Options. Returns std::nullopt-like via `exit_code`: on --help, prints usage and
+/// sets exit_code = 0; on an unknown flag, a non-numeric or out-of-range value, or conflicting
+/// flags, prints the reason to stderr and sets exit_code = 2. exit_code stays -1 when the run
+/// should go on. `program` names the step in the usage text.
+Options parse_options(int argc, const char* const* argv, const std::string& program, int& exit_code);
+
+/// Same as parse_options on a vector (for tests): throws gemm::Error carrying the message instead
+/// of printing, for any refusal, and for --help.
+Options parse_options_or_throw(const std::vector<std::string>& args);
+
+}  // namespace gemm

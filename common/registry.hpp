@@ -1,0 +1,75 @@
+// The step registry: every kernels/NN_*.cu registers one Step at static-initialisation time.
+// A step executable links exactly one step; the test binary links them all.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gemm {
+
+enum class Dtype { fp32, bf16 };
+const char* dtype_name(Dtype d);
+
+/// fp32 SGEMM problem: C = alpha * A * B + beta * C, all row-major.
+/// A is m x k (lda = k), B is k x n (ldb = n), C is m x n (ldc = n). When beta == 0, C is never read.
+struct Fp32Gemm {
+  int m, n, k;
+  float alpha, beta;
+  const float* a;
+  const float* b;
+  float* c;
+};
+
+/// bf16 problem (the layout of a linear layer): C = A * B^T with fp32 accumulation.
+/// A is m x k row-major (lda = k), B is n x k row-major (ldb = k, "K-major"), C is m x n row-major bf16.
+struct Bf16Gemm {
+  int m, n, k;
+  const __nv_bfloat16* a;
+  const __nv_bfloat16* b;
+  __nv_bfloat16* c;
+};
+
+/// A launcher enqueues the kernel(s) of one step on `stream` and checks the launch status.
+/// It may assume the shape passed the step's `unsupported` predicate.
+using Fp32Launcher = void (*)(const Fp32Gemm&, cudaStream_t stream);
+using Bf16Launcher = void (*)(const Bf16Gemm&, cudaStream_t stream);
+
+/// Returns a human-readable reason when the step cannot run shape (m, n, k), std::nullopt when it can.
+using ShapePredicate = std::optional<std::string> (*)(int m, int n, int k);
+
+struct Step {
+  std::string id;         ///< "00".."99": the number in kernels/NN_name.cu
+  std::string name;       ///< "naive", "gmem_coalescing", ...
+  std::string technique;  ///< one line for tables: what this step adds
+  Dtype dtype;
+  Fp32Launcher fp32 = nullptr;  ///< set when dtype == fp32
+  Bf16Launcher bf16 = nullptr;  ///< set when dtype == bf16
+  ShapePredicate unsupported = nullptr;  ///< nullptr: every m, n, k >= 1
+  int required_cc = 0;  ///< 0: any GPU; 90: exactly compute capability 9.0 (sm_90a code)
+  bool fixture = false; ///< a deliberately broken kernel kept for the tests; never benchmarked
+};
+
+/// Adds a step; returns true so a step can register with `static const bool registered = ...`.
+/// Throws gemm::Error on a duplicate id.
+bool register_step(const Step& step);
+
+/// All registered steps (and test fixtures), sorted by id.
+std::vector<Step> registered_steps();
+
+/// The step with this id; throws gemm::Error naming the known ids when there is none.
+Step find_step(const std::string& id);
+
+/// The reason the step refuses (m, n, k), or std::nullopt. Checks m, n, k >= 1 first, then the
+/// step's own predicate.
+std::optional<std::string> shape_refusal(const Step& step, int m, int n, int k);
+
+/// Shared predicate pieces. `grid_refusal` names the limit when ceil(extent / tile) blocks exceed
+/// the CUDA grid-dimension limit of that axis (x: 2^31-1, y and z: 65535; CUDA C Programming Guide,
+/// "Compute Capabilities", table of technical specifications).
+std::optional<std::string> grid_refusal(const char* what, int64_t extent, int64_t tile, int axis);
+
+}  // namespace gemm

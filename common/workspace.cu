@@ -1,0 +1,192 @@
+#include <curand.h>
+
+#include <cmath>
+#include <memory>
+
+#include "workspace.hpp"
+
+namespace gemm {
+
+cublasHandle_t cublas_handle() {
+  struct Handle {
+    cublasHandle_t h = nullptr;
+    Handle() {
+      CUBLAS_CHECK(cublasCreate(&h));
+      // Strict FP32: the default math mode never uses TF32 tensor cores for SGEMM.
+      CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+    }
+    ~Handle() { cublasDestroy(h); }
+  };
+  static Handle handle;
+  return handle.h;
+}
+
+void cublas_sgemm(const Fp32Gemm& p, cudaStream_t stream) {
+  cublasHandle_t h = cublas_handle();
+  CUBLAS_CHECK(cublasSetStream(h, stream));
+  CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, p.n, p.m, p.k, &p.alpha, p.b, p.n, p.a, p.k,
+                           &p.beta, p.c, p.n));
+}
+
+void cublas_bf16_gemm(const Bf16Gemm& p, cudaStream_t stream) {
+  cublasHandle_t h = cublas_handle();
+  CUBLAS_CHECK(cublasSetStream(h, stream));
+  const float alpha = 1.0f, beta = 0.0f;
+  CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, p.n, p.m, p.k, &alpha, p.b, CUDA_R_16BF,
+                            p.k, p.a, CUDA_R_16BF, p.k, &beta, p.c, CUDA_R_16BF, p.n,
+                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+std::vector<double> cpu_gemm_fp32(const std::vector<float>& a, const std::vector<float>& b,
+                                  const std::vector<float>& c0, int m, int n, int k, double alpha,
+                                  double beta) {
+  std::vector<double> c(size_t(m) * n);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double acc = 0;
+      for (int p = 0; p < k; ++p) acc += double(a[size_t(i) * k + p]) * double(b[size_t(p) * n + j]);
+      double v = alpha * acc;
+      if (beta != 0) v += beta * double(c0[size_t(i) * n + j]);
+      c[size_t(i) * n + j] = v;
+    }
+  return c;
+}
+
+std::vector<double> cpu_gemm_bf16(const std::vector<float>& a, const std::vector<float>& b, int m,
+                                  int n, int k) {
+  std::vector<double> c(size_t(m) * n);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double acc = 0;
+      for (int p = 0; p < k; ++p) acc += double(a[size_t(i) * k + p]) * double(b[size_t(j) * k + p]);
+      c[size_t(i) * n + j] = acc;
+    }
+  return c;
+}
+
+// Maps uniform 32-bit integers to the integers -2..2 (exact mode).
+__global__ void __launch_bounds__(256) small_integers(const unsigned* bits, float* out, int64_t count) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = float(int(bits[i] % 5u) - 2);
+}
+
+__global__ void __launch_bounds__(256) to_bf16(const float* in, __nv_bfloat16* out, int64_t count) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = __float2bfloat16_rn(in[i]);
+}
+
+__global__ void __launch_bounds__(256) bf16_to_fp32(const __nv_bfloat16* in, float* out, int64_t count) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = __bfloat162float(in[i]);
+}
+
+static unsigned grid_for(int64_t count) { return unsigned(std::min<int64_t>((count + 255) / 256, 65536)); }
+
+// Fills `dst` (count elements of the problem's dtype) with N(0, 1) or exact small integers.
+static void generate(curandGenerator_t gen, const Problem& p, void* dst, int64_t count) {
+  // curandGenerateNormal needs an even count: generate into an even-sized fp32 scratch.
+  DeviceBuffer<float> scratch((count + 1) / 2 * 2);
+  if (p.exact) {
+    DeviceBuffer<unsigned> bits(count);
+    CURAND_CHECK(curandGenerate(gen, bits.get(), count));
+    small_integers<<<grid_for(count), 256>>>(bits.get(), scratch.get(), count);
+    CUDA_CHECK_LAUNCH();
+  } else {
+    CURAND_CHECK(curandGenerateNormal(gen, scratch.get(), scratch.size(), 0.0f, 1.0f));
+  }
+  if (p.dtype == Dtype::fp32) {
+    CUDA_CHECK(cudaMemcpy(dst, scratch.get(), count * sizeof(float), cudaMemcpyDeviceToDevice));
+  } else {
+    to_bf16<<<grid_for(count), 256>>>(scratch.get(), static_cast<__nv_bfloat16*>(dst), count);
+    CUDA_CHECK_LAUNCH();
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+Workspace::Workspace(const Problem& p)
+    : p_(p),
+      a_(elems_a() * elem_size()),
+      b_(elems_b() * elem_size()),
+      c_((elems_c() + kGuard) * elem_size()),
+      ref_(elems_c() * elem_size()) {
+  curandGenerator_t gen = nullptr;
+  CURAND_CHECK(curandCreateGenerator(&gen, CURAND_RNG_PSEUDO_PHILOX4_32_10));
+  std::unique_ptr<std::remove_pointer_t<curandGenerator_t>, decltype(&curandDestroyGenerator)> guard(
+      gen, &curandDestroyGenerator);
+  CURAND_CHECK(curandSetPseudoRandomGeneratorSeed(gen, p.seed));
+  generate(gen, p_, a_.get(), elems_a());
+  generate(gen, p_, b_.get(), elems_b());
+  if (p_.dtype == Dtype::fp32 && p_.beta != 0) {
+    c0_ = DeviceBuffer<char>(elems_c() * elem_size());
+    generate(gen, p_, c0_.get(), elems_c());
+    c0_host_ = to_host(c0_, elems_c());
+  }
+}
+
+Fp32Gemm Workspace::fp32_args() const {
+  return {p_.m, p_.n, p_.k, p_.alpha, p_.beta, reinterpret_cast<const float*>(a_.get()),
+          reinterpret_cast<const float*>(b_.get()), reinterpret_cast<float*>(c_.get())};
+}
+
+Bf16Gemm Workspace::bf16_args() const {
+  return {p_.m, p_.n, p_.k, reinterpret_cast<const __nv_bfloat16*>(a_.get()),
+          reinterpret_cast<const __nv_bfloat16*>(b_.get()), reinterpret_cast<__nv_bfloat16*>(c_.get())};
+}
+
+void Workspace::reset_output(cudaStream_t stream) {
+  // All-ones bytes are a NaN in fp32 (0xFFFFFFFF) and in bf16 (0xFFFF).
+  CUDA_CHECK(cudaMemsetAsync(c_.get(), 0xFF, c_.bytes(), stream));
+  if (c0_.get())
+    CUDA_CHECK(cudaMemcpyAsync(c_.get(), c0_.get(), c0_.bytes(), cudaMemcpyDeviceToDevice, stream));
+}
+
+std::vector<float> Workspace::to_host(const DeviceBuffer<char>& buf, int64_t count, int64_t offset) const {
+  std::vector<float> host(count);
+  if (count == 0) return host;
+  if (p_.dtype == Dtype::fp32) {
+    CUDA_CHECK(cudaMemcpy(host.data(), buf.get() + offset * 4, count * 4, cudaMemcpyDeviceToHost));
+  } else {
+    DeviceBuffer<float> tmp(count);
+    bf16_to_fp32<<<grid_for(count), 256>>>(
+        reinterpret_cast<const __nv_bfloat16*>(buf.get()) + offset, tmp.get(), count);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaMemcpy(host.data(), tmp.get(), count * 4, cudaMemcpyDeviceToHost));
+  }
+  return host;
+}
+
+std::vector<float> Workspace::cublas_reference() {
+  if (p_.dtype == Dtype::fp32) {
+    Fp32Gemm args = fp32_args();
+    args.c = reinterpret_cast<float*>(ref_.get());
+    if (c0_.get()) CUDA_CHECK(cudaMemcpy(ref_.get(), c0_.get(), c0_.bytes(), cudaMemcpyDeviceToDevice));
+    cublas_sgemm(args, nullptr);
+  } else {
+    Bf16Gemm args = bf16_args();
+    args.c = reinterpret_cast<__nv_bfloat16*>(ref_.get());
+    cublas_bf16_gemm(args, nullptr);
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return to_host(ref_, elems_c());
+}
+
+std::vector<float> Workspace::cpu_reference() {
+  const std::vector<float> a = download_a(), b = download_b();
+  std::vector<double> c = p_.dtype == Dtype::fp32
+                              ? cpu_gemm_fp32(a, b, c0_host_, p_.m, p_.n, p_.k, p_.alpha, p_.beta)
+                              : cpu_gemm_bf16(a, b, p_.m, p_.n, p_.k);
+  std::vector<float> out(c.size());
+  for (size_t i = 0; i < c.size(); ++i)
+    out[i] = p_.dtype == Dtype::fp32 ? float(c[i]) : __bfloat162float(__double2bfloat16(c[i]));
+  return out;
+}
+
+CheckReport Workspace::check_against(const std::vector<float>& want) const {
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<float> got = to_host(c_, elems_c());
+  const std::vector<float> guard = to_host(c_, kGuard, elems_c());
+  Tolerance tol{p_.dtype, p_.exact, p_.k, p_.alpha, p_.beta};
+  return compare(got, want, c0_host_, guard, p_.m, p_.n, tol);
+}
+
+}  // namespace gemm

@@ -1,0 +1,80 @@
+// Device buffers, inputs and references for one problem shape: what every check and timing shares.
+#pragma once
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "buffer.hpp"
+#include "compare.hpp"
+#include "registry.hpp"
+
+namespace gemm {
+
+struct Problem {
+  Dtype dtype = Dtype::fp32;
+  int m = 1, n = 1, k = 1;
+  float alpha = 1, beta = 0;  ///< fp32 only; bf16 computes C = A * B^T (alpha 1, beta 0)
+  uint64_t seed = 2026;
+  bool exact = false;  ///< inputs are integers in [-2, 2] (exact in fp32 and bf16), compared with ==
+};
+
+/// Owns a cuBLAS handle (created once per process, destroyed at exit).
+cublasHandle_t cublas_handle();
+
+/// cuBLAS reference, strict FP32 (CUBLAS_DEFAULT_MATH: no TF32) for fp32, bf16 in/out with
+/// CUBLAS_COMPUTE_32F for bf16. Status checked; throws gemm::Error.
+///
+/// The row-major trick: cuBLAS is column-major, and a row-major m x n matrix is the same bytes as a
+/// column-major n x m matrix (its transpose). So row-major C = A*B is computed as column-major
+/// C^T = B^T * A^T: pass B first, swap m and n, and use the row lengths (n, k, n) as leading
+/// dimensions. For bf16, B is stored n x k row-major, i.e. B^T column-major, so C^T = (B^T)^T * A^T
+/// takes B with CUBLAS_OP_T ("TN" GEMM).
+void cublas_sgemm(const Fp32Gemm& p, cudaStream_t stream);
+void cublas_bf16_gemm(const Bf16Gemm& p, cudaStream_t stream);
+
+/// C = alpha * A * B + beta * C0 in fp64 on the CPU (row-major, A m x k, B k x n), and
+/// C = A * B^T for bf16 (B n x k). Small shapes only (O(m n k) on one core).
+std::vector<double> cpu_gemm_fp32(const std::vector<float>& a, const std::vector<float>& b,
+                                  const std::vector<float>& c0, int m, int n, int k, double alpha,
+                                  double beta);
+std::vector<double> cpu_gemm_bf16(const std::vector<float>& a, const std::vector<float>& b, int m,
+                                  int n, int k);
+
+/// Buffers of one problem. Inputs are generated once (cuRAND Philox, seeded) at construction;
+/// C has a guard band of kGuard elements after it.
+class Workspace {
+ public:
+  static constexpr int64_t kGuard = 4096;
+  explicit Workspace(const Problem& p);
+
+  const Problem& problem() const { return p_; }
+  Fp32Gemm fp32_args() const;  ///< pointing at the step's C
+  Bf16Gemm bf16_args() const;
+
+  /// Fills C with C0 (fp32 with beta != 0) or NaN (otherwise), and the guard band with NaN.
+  void reset_output(cudaStream_t stream);
+  /// Runs the cuBLAS reference once (into its own buffer) and returns it.
+  std::vector<float> cublas_reference();
+  /// fp64 CPU reference rounded to the output type (for small shapes).
+  std::vector<float> cpu_reference();
+  /// Compares the current C (and guard band) with `want`.
+  CheckReport check_against(const std::vector<float>& want) const;
+
+  std::vector<float> download_a() const { return to_host(a_, elems_a()); }
+  std::vector<float> download_b() const { return to_host(b_, elems_b()); }
+
+ private:
+  int64_t elems_a() const { return int64_t(p_.m) * p_.k; }
+  int64_t elems_b() const { return int64_t(p_.n) * p_.k; }
+  int64_t elems_c() const { return int64_t(p_.m) * p_.n; }
+  size_t elem_size() const { return p_.dtype == Dtype::fp32 ? 4 : 2; }
+  std::vector<float> to_host(const DeviceBuffer<char>& buf, int64_t count, int64_t offset = 0) const;
+
+  Problem p_;
+  DeviceBuffer<char> a_, b_, c_, c0_, ref_;
+  std::vector<float> c0_host_;  ///< only when fp32 and beta != 0
+};
+
+}  // namespace gemm

@@ -1,0 +1,22 @@
+// Step 00 — cuBLAS SGEMM through the same harness: the yardstick every later step is measured
+// against, timed by the same function (warm-up, L2 flush, median of events).
+// Strict FP32 (CUBLAS_DEFAULT_MATH, no TF32); row-major through the C^T = B^T A^T trick
+// (common/workspace.cu, cublas_sgemm).
+// Expected: the same TFLOP/s as the "cuBLAS" column of every other step (ratio ~1.00); the spread
+// between the two is the run-to-run noise of the benchmark.
+// Measured (H200, 4096^3): see results/nvidia_h200.csv.
+// Run: make run STEP=00 M=4096 N=4096 K=4096
+#include "../common/registry.hpp"
+#include "../common/workspace.hpp"
+
+namespace step00 {
+
+const bool registered = gemm::register_step({
+    .id = "00",
+    .name = "cublas",
+    .technique = "cuBLAS SGEMM (strict FP32), the reference",
+    .dtype = gemm::Dtype::fp32,
+    .fp32 = &gemm::cublas_sgemm,
+});
+
+}  // namespace step00

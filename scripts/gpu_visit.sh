@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# One visit to a GPU machine: everything is already built here (carry build/), nothing is compiled.
+#   scripts/gpu_visit.sh [tests] [bench] [sanitizer] [quick]   (default: tests bench sanitizer)
+# Logs and CSVs go to $OUT (or gpu_out/); the last lines printed are a short summary table.
+# Never touches clocks, power or the GPU's settings.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-gpu_out}
+mkdir -p "$OUT"
+parts=("$@")
+[ ${#parts[@]} -eq 0 ] && parts=(tests bench sanitizer)
+has() { local p; for p in "${parts[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
+summary=()
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu \
+  --format=csv > "$OUT/gpu.txt" 2>&1
+cat "$OUT/gpu.txt"
+
+if has tests; then
+  build/bin/tests > "$OUT/tests.log" 2>&1
+  rc=$?
+  grep -E "^(skipped|.*FAILED|.*failed)" "$OUT/tests.log" | head -20
+  summary+=("tests (rc=$rc): $(tail -n 1 "$OUT/tests.log")")
+fi
+
+if has sanitizer; then
+  # memcheck and racecheck on small ragged shapes of every step: out-of-bounds accesses and
+  # shared-memory races that a lucky comparison could miss.
+  : > "$OUT/sanitizer.log"
+  san_fail=0
+  for b in build/bin/[0-9]*; do
+    for tool in memcheck racecheck; do
+      compute-sanitizer --tool $tool --error-exitcode 99 "$b" --m 67 --n 93 --k 45 --check-only \
+        >> "$OUT/sanitizer.log" 2>&1 || { san_fail=$((san_fail + 1)); echo "sanitizer $tool FAILED on $b"; }
+    done
+  done
+  summary+=("compute-sanitizer memcheck+racecheck, 67x93x45, every step: $san_fail failures")
+fi
+
+if has bench; then
+  python3 scripts/bench.py --out "$OUT" > "$OUT/bench.log" 2>&1
+  rc=$?
+  python3 scripts/plot_steps.py "$OUT"/*.csv --out "$OUT/steps.png" >> "$OUT/bench.log" 2>&1
+  summary+=("bench rc=$rc")
+  sed -n '/^GPU:/,$p' "$OUT/bench.log"
+fi
+
+if has quick; then
+  for b in build/bin/[0-9]*; do "$b" --m 4096 --n 4096 --k 4096 2>&1 | tail -n 1; done | tee "$OUT/quick.log"
+fi
+
+echo
+echo "==== summary ===="
+printf '%s\n' "${summary[@]}"

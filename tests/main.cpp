@@ -1,0 +1,53 @@
+// Catch2 (v2, header-only) runner with a listener that ends the run with the plain summary line
+// "N passed, N failed, N skipped" counted over test cases. A test case that called mark_skipped()
+// (GPU tests on a machine without a GPU) counts as skipped, not passed.
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <set>
+#include <string>
+
+#include "../common/device_info.hpp"
+#include "support.hpp"
+
+namespace {
+
+std::set<std::string>& skipped_cases() {
+  static std::set<std::string> s;
+  return s;
+}
+std::string current_case;
+Catch::Counts case_counts;  // filled when the run ends, printed after Catch's own report
+
+struct SummaryListener : Catch::TestEventListenerBase {
+  using TestEventListenerBase::TestEventListenerBase;
+  void testCaseStarting(Catch::TestCaseInfo const& info) override { current_case = info.name; }
+  void testRunEnded(Catch::TestRunStats const& stats) override { case_counts = stats.totals.testCases; }
+};
+CATCH_REGISTER_LISTENER(SummaryListener)
+
+}  // namespace
+
+namespace gemm_test {
+
+void mark_skipped(const char* why) {
+  if (skipped_cases().insert(current_case).second) std::printf("skipped: %s (%s)\n", why, current_case.c_str());
+}
+
+bool have_gpu() {
+  static const bool present = gemm::cuda_device_count() > 0;
+  if (!present) mark_skipped("no CUDA device");
+  return present;
+}
+
+}  // namespace gemm_test
+
+int main(int argc, char* argv[]) {
+  const int status = Catch::Session().run(argc, argv);
+  const size_t skipped = skipped_cases().size();
+  const size_t passed = case_counts.passed >= skipped ? case_counts.passed - skipped : 0;
+  std::printf("%zu passed, %zu failed, %zu skipped\n", passed,
+              size_t(case_counts.failed + case_counts.failedButOk), skipped);
+  return status;
+}

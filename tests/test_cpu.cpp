@@ -1,0 +1,164 @@
+// CPU tests: tolerance model, NaN-aware comparison, command line, registry and shape predicates.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include "../common/compare.hpp"
+#include "../common/options.hpp"
+#include "../common/registry.hpp"
+#include "../common/workspace.hpp"
+
+using namespace gemm;
+
+TEST_CASE("fp32 tolerance grows with sqrt(K) relative to the sqrt(K)-sized result", "[cpu][tolerance]") {
+  Tolerance t1{Dtype::fp32, false, 1024, 1.0, 0.0}, t4{Dtype::fp32, false, 4096, 1.0, 0.0};
+  // Expected magnitude of an output is sqrt(K); the ratio tol / sqrt(K) must double from 1024 to 4096.
+  const double r1 = t1.at(0, 0) / std::sqrt(1024.0), r4 = t4.at(0, 0) / std::sqrt(4096.0);
+  CHECK(r4 == Approx(2 * r1));
+  CHECK(t1.at(0, 0) == Approx(16.0 * kUnitRoundoffFp32 * 1024));
+  // alpha scales the accumulation term, beta adds one rounding of beta * c0.
+  Tolerance ab{Dtype::fp32, false, 1024, 2.0, 3.0};
+  CHECK(ab.at(0, 10.0) == Approx(2 * t1.at(0, 0) + 4 * kUnitRoundoffFp32 * 30.0));
+}
+
+TEST_CASE("bf16 tolerance allows one bf16 ulp of the reference", "[cpu][tolerance]") {
+  Tolerance t{Dtype::bf16, false, 64, 1.0, 0.0};
+  CHECK(t.at(256.0, 0) >= 2.0);  // bf16 ulp at 256 is 2
+  CHECK(t.at(256.0, 0) < 4.0);
+}
+
+TEST_CASE("exact mode has zero tolerance", "[cpu][tolerance]") {
+  Tolerance t{Dtype::fp32, true, 4096, 1.0, 0.0};
+  CHECK(t.at(100.0, 0) == 0.0);
+}
+
+TEST_CASE("compare is NaN-aware and reports the first mismatches", "[cpu][compare]") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> want{1, 2, 3, 4, 5, 6};
+  const std::vector<float> guard_ok(4, nan);
+  Tolerance exact{Dtype::fp32, true, 1, 1, 0};
+
+  SECTION("identical passes") {
+    auto r = compare(want, want, {}, guard_ok, 2, 3, exact);
+    CHECK(r.passed);
+    CHECK(r.summary().rfind("PASS", 0) == 0);
+  }
+  SECTION("an unwritten (NaN) element fails") {
+    auto got = want;
+    got[4] = nan;
+    auto r = compare(got, want, {}, guard_ok, 2, 3, exact);
+    CHECK_FALSE(r.passed);
+    REQUIRE(r.first.size() == 1);
+    CHECK(r.first[0].row == 1);
+    CHECK(r.first[0].col == 1);
+  }
+  SECTION("a NaN reference fails too") {
+    auto bad_want = want;
+    bad_want[0] = nan;
+    CHECK_FALSE(compare(want, bad_want, {}, guard_ok, 2, 3, exact).passed);
+  }
+  SECTION("infinities fail") {
+    auto got = want;
+    got[2] = std::numeric_limits<float>::infinity();
+    Tolerance loose{Dtype::fp32, false, 1 << 20, 1, 0};
+    CHECK_FALSE(compare(got, want, {}, guard_ok, 2, 3, loose).passed);
+  }
+  SECTION("a write into the guard band fails") {
+    auto guard = guard_ok;
+    guard[1] = 0.0f;
+    auto r = compare(want, want, {}, guard, 2, 3, exact);
+    CHECK_FALSE(r.passed);
+    CHECK(r.guard_writes == 1);
+    CHECK(r.summary().find("guard band") != std::string::npos);
+  }
+  SECTION("an error just inside tolerance passes, just outside fails") {
+    Tolerance t{Dtype::fp32, false, 4096, 1, 0};
+    const double tol = t.at(0, 0);
+    auto got = want;
+    got[0] = float(want[0] + 0.5 * tol);
+    CHECK(compare(got, want, {}, guard_ok, 2, 3, t).passed);
+    got[0] = float(want[0] + 2.0 * tol);
+    CHECK_FALSE(compare(got, want, {}, guard_ok, 2, 3, t).passed);
+  }
+}
+
+TEST_CASE("the CPU fp64 reference computes row-major alpha*A*B + beta*C and A*B^T", "[cpu][reference]") {
+  // A 2x3, B 3x2 (fp32 layout), hand-computed.
+  const std::vector<float> a{1, 2, 3, 4, 5, 6}, b{7, 8, 9, 10, 11, 12}, c0{1, 1, 1, 1};
+  auto c = cpu_gemm_fp32(a, b, c0, 2, 2, 3, 2.0, 0.5);
+  CHECK(c == std::vector<double>{2 * 58 + 0.5, 2 * 64 + 0.5, 2 * 139 + 0.5, 2 * 154 + 0.5});
+  // bf16 layout: B is n x k (2 x 3): rows (7, 9, 11) and (8, 10, 12) give the same product.
+  const std::vector<float> bt{7, 9, 11, 8, 10, 12};
+  CHECK(cpu_gemm_bf16(a, bt, 2, 2, 3) == std::vector<double>{58, 64, 139, 154});
+}
+
+TEST_CASE("command line: defaults, values and refusals", "[cpu][cli]") {
+  SECTION("defaults") {
+    Options o = parse_options_or_throw({});
+    CHECK(o.m == 4096);
+    CHECK(o.n == 4096);
+    CHECK(o.k == 4096);
+    CHECK(o.reps >= 20);
+    CHECK_FALSE(o.exact);
+  }
+  SECTION("values") {
+    Options o = parse_options_or_throw({"--m", "17", "--n", "5", "--k", "3", "--alpha", "2", "--beta",
+                                        "-1", "--exact", "--seed", "9", "--csv", "x.csv", "--check-only"});
+    CHECK(o.m == 17);
+    CHECK(o.n == 5);
+    CHECK(o.k == 3);
+    CHECK(o.alpha == 2.0f);
+    CHECK(o.beta == -1.0f);
+    CHECK(o.exact);
+    CHECK(o.seed == 9);
+    CHECK(o.csv == "x.csv");
+    CHECK(o.check_only);
+  }
+  SECTION("refusals") {
+    CHECK_THROWS_AS(parse_options_or_throw({"--bogus"}), Error);
+    CHECK_THROWS_AS(parse_options_or_throw({"--m", "abc"}), Error);
+    CHECK_THROWS_AS(parse_options_or_throw({"--m", "0"}), Error);
+    CHECK_THROWS_AS(parse_options_or_throw({"--n", "-5"}), Error);
+    CHECK_THROWS_AS(parse_options_or_throw({"--k", "99999999999"}), Error);
+    CHECK_THROWS_AS(parse_options_or_throw({"--reps", "5"}), Error);
+    CHECK_THROWS_AS(parse_options_or_throw({"--check-only", "--no-check"}), Error);
+    CHECK_THROWS_AS(parse_options_or_throw({"--exact", "--alpha", "0.3"}), Error);
+    CHECK_THROWS_AS(parse_options_or_throw({"--alpha", "nan"}), Error);
+    CHECK_THROWS_AS(parse_options_or_throw({"--m"}), Error);
+  }
+}
+
+TEST_CASE("registry: every step is registered once, in order, with a launcher of its dtype", "[cpu][registry]") {
+  const auto steps = registered_steps();
+  REQUIRE(steps.size() >= 4);
+  CHECK(find_step("00").name == "cublas");
+  CHECK(find_step("01").name == "naive");
+  CHECK_THROWS_AS(find_step("zz"), Error);
+  for (size_t i = 1; i < steps.size(); ++i) CHECK(steps[i - 1].id < steps[i].id);
+  for (const Step& s : steps) {
+    CAPTURE(s.id);
+    CHECK((s.dtype == Dtype::fp32 ? s.fp32 != nullptr : s.bf16 != nullptr));
+    CHECK_FALSE(s.technique.empty());
+  }
+  CHECK_THROWS_AS(register_step(find_step("00")), Error);  // duplicate id
+}
+
+TEST_CASE("shape predicates: sizes below 1 and grids over the limit are refused with a reason", "[cpu][registry]") {
+  for (const Step& s : registered_steps()) {
+    CAPTURE(s.id);
+    auto why = shape_refusal(s, 0, 16, 16);
+    REQUIRE(why.has_value());
+    CHECK(why->find("M, N and K must be >= 1") != std::string::npos);
+    CHECK(shape_refusal(s, 16, 16, -1).has_value());
+  }
+  // Step 01 maps N to grid y (at most 65535 blocks of 32), step 02 and 03 map M there.
+  CHECK(shape_refusal(find_step("01"), 1, 65535 * 32, 1) == std::nullopt);
+  auto why = shape_refusal(find_step("01"), 1, 65535 * 32 + 1, 1);
+  REQUIRE(why.has_value());
+  CHECK(why->find("grid axis y") != std::string::npos);
+  CHECK(shape_refusal(find_step("01"), 3'000'000, 1, 1) == std::nullopt);  // tall: M on grid x
+  CHECK(shape_refusal(find_step("02"), 3'000'000, 1, 1).has_value());
+  CHECK(shape_refusal(find_step("03"), 3'000'000, 1, 1).has_value());
+  CHECK(shape_refusal(find_step("02"), 1, 3'000'000, 1) == std::nullopt);
+}

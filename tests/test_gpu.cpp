@@ -1,0 +1,134 @@
+// GPU tests: every registered step against cuBLAS (and, for small shapes, the CPU fp64 loop) on the
+// shape suite; exact mode; beta != 0 and beta == 0 with a NaN-filled C; the broken fixtures must
+// fail. Skipped with "skipped: no CUDA device" where there is no GPU.
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include "../common/device_info.hpp"
+#include "../common/runner.hpp"
+#include "support.hpp"
+
+using namespace gemm;
+
+namespace {
+
+struct Shape {
+  int m, n, k;
+};
+
+// The shape suite: square, ragged primes, all six orderings of three distinct sizes, degenerate
+// M / N / K = 1, K smaller than every tile, and a shape of a single small tile.
+std::vector<Shape> shape_suite() {
+  std::vector<Shape> s{{512, 512, 512}, {127, 131, 137}, {509, 521, 523}, {1, 300, 200}, {300, 1, 200},
+                       {300, 200, 1},   {1, 1, 1},       {257, 129, 5},   {64, 64, 64},  {16, 16, 16}};
+  const int a = 33, b = 96, c = 161;  // six orderings of three distinct sizes
+  for (Shape p : {Shape{a, b, c}, {a, c, b}, {b, a, c}, {b, c, a}, {c, a, b}, {c, b, a}}) s.push_back(p);
+  return s;
+}
+
+bool small(const Shape& s) { return double(s.m) * s.n * s.k <= 4e7; }
+
+std::vector<Step> real_steps() {
+  std::vector<Step> out;
+  for (const Step& s : registered_steps())
+    if (!s.fixture) out.push_back(s);
+  return out;
+}
+
+// Runs one check and reports it as a Catch assertion with the harness's own summary.
+void expect_pass(const Step& step, const Problem& p, Oracle oracle) {
+  if (refusal(step, p.m, p.n, p.k)) return;  // refused shapes are tested separately
+  const CheckReport r = check_step(step, p, oracle);
+  INFO(fmt::format("step {} {} M={} N={} K={} alpha={} beta={} exact={} oracle={}: {}", step.id,
+                   dtype_name(step.dtype), p.m, p.n, p.k, p.alpha, p.beta, p.exact,
+                   oracle == Oracle::cublas ? "cuBLAS" : "CPU fp64", r.summary()));
+  CHECK(r.passed);
+}
+
+}  // namespace
+
+TEST_CASE("every step matches cuBLAS on the shape suite (random normal inputs)", "[gpu]") {
+  REQUIRE_GPU_OR_SKIP();
+  for (const Step& step : real_steps())
+    for (const Shape& s : shape_suite()) expect_pass(step, {step.dtype, s.m, s.n, s.k, 1, 0, 7, false}, Oracle::cublas);
+}
+
+TEST_CASE("every step matches the CPU fp64 loop on small shapes", "[gpu]") {
+  REQUIRE_GPU_OR_SKIP();
+  for (const Step& step : real_steps())
+    for (const Shape& s : shape_suite())
+      if (small(s)) expect_pass(step, {step.dtype, s.m, s.n, s.k, 1, 0, 11, false}, Oracle::cpu_fp64);
+}
+
+TEST_CASE("every step is exact on small-integer inputs (compared with ==)", "[gpu][exact]") {
+  REQUIRE_GPU_OR_SKIP();
+  for (const Step& step : real_steps())
+    for (Shape s : {Shape{512, 512, 512}, {127, 131, 137}, {96, 33, 161}, {1, 1, 1}, {257, 129, 5}})
+      expect_pass(step, {step.dtype, s.m, s.n, s.k, 1, 0, 5, true}, Oracle::cublas);
+}
+
+TEST_CASE("fp32 steps honour alpha and beta (C read only when beta != 0)", "[gpu]") {
+  REQUIRE_GPU_OR_SKIP();
+  for (const Step& step : real_steps()) {
+    if (step.dtype != Dtype::fp32) continue;
+    for (Shape s : {Shape{127, 131, 137}, {512, 512, 512}, {33, 161, 96}}) {
+      expect_pass(step, {Dtype::fp32, s.m, s.n, s.k, 1.5f, -0.75f, 3, false}, Oracle::cublas);
+      expect_pass(step, {Dtype::fp32, s.m, s.n, s.k, 2.0f, 3.0f, 3, true}, Oracle::cublas);
+      expect_pass(step, {Dtype::fp32, s.m, s.n, s.k, -1.0f, 0.0f, 3, true}, Oracle::cpu_fp64);
+    }
+  }
+}
+
+TEST_CASE("the cuBLAS wrapper matches the CPU fp64 loop on small non-square shapes", "[gpu][reference]") {
+  REQUIRE_GPU_OR_SKIP();
+  const Step ref = find_step("00");
+  for (Shape s : {Shape{3, 5, 7}, {7, 5, 3}, {1, 64, 33}, {100, 17, 250}})
+    for (bool exact : {false, true}) {
+      expect_pass(ref, {Dtype::fp32, s.m, s.n, s.k, 1, 0, 21, exact}, Oracle::cpu_fp64);
+      expect_pass(ref, {Dtype::fp32, s.m, s.n, s.k, 2, 1, 21, exact}, Oracle::cpu_fp64);
+    }
+}
+
+TEST_CASE("a tall matrix past the grid-y limit runs on step 01 (M on grid x)", "[gpu]") {
+  REQUIRE_GPU_OR_SKIP();
+  const int m = 65535 * 32 + 5;  // ceil(m / 32) = 65536 blocks: over the grid-y limit
+  expect_pass(find_step("01"), {Dtype::fp32, m, 3, 2, 1, 0, 4, true}, Oracle::cublas);
+}
+
+TEST_CASE("the check catches each deliberately broken kernel", "[gpu][fixture]") {
+  REQUIRE_GPU_OR_SKIP();
+  SECTION("skipping the last K tile") {
+    for (Shape s : {Shape{64, 64, 64}, {33, 17, 200}, {16, 16, 16}}) {
+      CHECK_FALSE(check_step(find_step("x1"), {Dtype::fp32, s.m, s.n, s.k, 1, 0, 1, false}).passed);
+      CHECK_FALSE(check_step(find_step("x1"), {Dtype::fp32, s.m, s.n, s.k, 1, 0, 1, true}).passed);
+    }
+  }
+  SECTION("writing one row past the end of C (guard band)") {
+    const CheckReport r = check_step(find_step("x2"), {Dtype::fp32, 40, 24, 8, 1, 0, 1, true});
+    CHECK_FALSE(r.passed);
+    CHECK(r.mismatches == 0);  // every element of C is right ...
+    CHECK(r.guard_writes == 24);  // ... but one whole row landed after it
+  }
+  SECTION("reading C when beta == 0 (C holds NaN)") {
+    const CheckReport r = check_step(find_step("x3"), {Dtype::fp32, 40, 24, 8, 1, 0, 1, true});
+    CHECK_FALSE(r.passed);
+    CHECK(r.mismatches == 40 * 24);
+    // The same kernel is right when beta != 0: only the beta == 0 contract is broken.
+    CHECK(check_step(find_step("x3"), {Dtype::fp32, 40, 24, 8, 1, 2, 1, true}).passed);
+  }
+}
+
+TEST_CASE("an unsupported shape is refused with a reason, not run", "[gpu]") {
+  REQUIRE_GPU_OR_SKIP();
+  const Problem p{Dtype::fp32, 3'000'000, 1, 1, 1, 0, 1, false};
+  CHECK_THROWS_WITH(check_step(find_step("02"), p), Catch::Contains("grid axis y"));
+}
+
+TEST_CASE("device description names the GPU, SM count, L2, driver and CUDA versions", "[gpu]") {
+  REQUIRE_GPU_OR_SKIP();
+  const std::string d = describe(query_device());
+  CHECK(d.find("SMs") != std::string::npos);
+  CHECK(d.find("L2") != std::string::npos);
+  CHECK(d.find("driver CUDA") != std::string::npos);
+  CHECK(d.find("cuBLAS") != std::string::npos);
+}
