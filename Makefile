@@ -36,7 +36,7 @@ HEADERS     := $(wildcard common/*.hpp common/*.cuh)
 gencode_for = $(if $(filter-out 0%,$(notdir $(1))),$(HOPPER_GENCODE),$(FP32_GENCODE))
 
 STEP_IDS := $(foreach s,$(STEPS),$(firstword $(subst _, ,$(s))))
-.PHONY: all test test-run bench run clean $(STEP_IDS)
+.PHONY: all test test-run bench bench-run run clean $(STEP_IDS)
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -45,27 +45,34 @@ all: $(BINS)
 # `make 06` builds build/bin/06_vectorized_loads.
 $(foreach s,$(STEPS),$(eval $(firstword $(subst _, ,$(s))): $(BUILD)/bin/$(s)))
 
-$(BUILD)/obj/common/%.o: common/%.cpp $(HEADERS)
+# Catch2, fmt and CLI11 are checked (and installed on Debian as root) once, before the first compile;
+# a GPU machine that only runs carried binaries never needs them.
+$(BUILD)/.deps-ok:
+	@mkdir -p $(BUILD)
+	scripts/deps.sh
+	@touch $@
+
+$(BUILD)/obj/common/%.o: common/%.cpp $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
 
-$(BUILD)/obj/common/%.o: common/%.cu $(HEADERS)
+$(BUILD)/obj/common/%.o: common/%.cu $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) $(FP32_GENCODE) -c $< -o $@
 
 # Every kernel object keeps its ptxas report (registers, shared memory, stack, spills) in build/ptxas/.
-$(BUILD)/obj/kernels/%.o: kernels/%.cu $(HEADERS)
+$(BUILD)/obj/kernels/%.o: kernels/%.cu $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@) $(BUILD)/ptxas
 	@echo "$(NVCC) ... $(call gencode_for,$<) -Xptxas -v -c $< -o $@"
 	@$(NVCC) $(NVCCFLAGS) $(call gencode_for,$<) -Xptxas -v -c $< -o $@ 2> $(BUILD)/ptxas/$*.txt \
 	  || { cat $(BUILD)/ptxas/$*.txt >&2; exit 1; }
 	@grep -iE "warning|error" $(BUILD)/ptxas/$*.txt >&2 || true
 
-$(BUILD)/obj/tests/fixtures/%.o: tests/fixtures/%.cu $(HEADERS)
+$(BUILD)/obj/tests/fixtures/%.o: tests/fixtures/%.cu $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) $(FP32_GENCODE) -c $< -o $@
 
-$(BUILD)/obj/tests/%.o: tests/%.cpp $(HEADERS) $(wildcard tests/*.hpp)
+$(BUILD)/obj/tests/%.o: tests/%.cpp $(HEADERS) $(wildcard tests/*.hpp) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -I/usr/include/catch2 -c $< -o $@
 
@@ -93,7 +100,11 @@ run: $(BUILD)/bin/$(filter $(STEP)_%,$(STEPS))
 	$(BUILD)/bin/$(filter $(STEP)_%,$(STEPS)) --m $(M) --n $(N) --k $(K) $(ARGS)
 
 bench: all
-	scripts/bench.sh
+	@$(MAKE) --no-print-directory bench-run
+
+# Runs the already-built steps (what the GPU machine runs).
+bench-run:
+	python3 scripts/bench.py --build $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

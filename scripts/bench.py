@@ -108,7 +108,8 @@ def main():
     (out / f"{slug}.meta.json").write_text(json.dumps(meta, indent=2) + "\n")
     print(f"\nwrote {csv_path} and {out / (slug + '.meta.json')}")
 
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "results_table.py"), str(csv_path)], check=False)
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "results_table.py"), str(csv_path), "--readme",
+                    str(ROOT / "README.md")], check=False)
     try:
         import matplotlib  # noqa: F401
         subprocess.run([sys.executable, str(ROOT / "scripts" / "plot_steps.py"), str(csv_path)], check=False)
