@@ -96,8 +96,10 @@ STEP ?= 01
 M ?= 4096
 N ?= 4096
 K ?= 4096
-run: $(BUILD)/bin/$(filter $(STEP)_%,$(STEPS))
-	$(BUILD)/bin/$(filter $(STEP)_%,$(STEPS)) --m $(M) --n $(N) --k $(K) $(ARGS)
+RUN_STEP = $(filter $(STEP)_%,$(STEPS))
+run: $(BUILD)/bin/$(RUN_STEP)
+	@test -n "$(RUN_STEP)" || { echo "error: no step '$(STEP)' (steps: $(STEP_IDS))" >&2; exit 2; }
+	$(BUILD)/bin/$(RUN_STEP) --m $(M) --n $(N) --k $(K) $(ARGS)
 
 bench: all
 	@$(MAKE) --no-print-directory bench-run
