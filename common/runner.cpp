@@ -85,12 +85,16 @@ int step_main(int argc, const char* const* argv) {
   if (exit_code >= 0) return exit_code;
 
   try {
+    if (auto why = shape_refusal(step, o.m, o.n, o.k)) {  // needs no GPU
+      fmt::print(stderr, "error: {} refuses M={} N={} K={}: {}\n", program, o.m, o.n, o.k, *why);
+      return 2;
+    }
     if (cuda_device_count() == 0) {
       fmt::print(stderr, "error: {}: no CUDA device found (this step needs a GPU)\n", program);
       return 2;
     }
     const DeviceInfo dev = query_device();
-    if (auto why = refusal(step, o.m, o.n, o.k)) {
+    if (auto why = refusal(step, o.m, o.n, o.k)) {  // the GPU's compute capability
       fmt::print(stderr, "error: {} refuses M={} N={} K={}: {}\n", program, o.m, o.n, o.k, *why);
       return 2;
     }
