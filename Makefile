@@ -108,5 +108,60 @@ bench: all
 bench-run:
 	python3 scripts/bench.py --build $(BUILD)
 
+# ---- PTX/SASS tooling (scripts/sass/sass.py; formats in sass_annotations/README.md) ----------------
+# Needs no GPU: cuobjdump and nvdisasm come from PATH, $(CUDA_HOME)/bin or the nvidia-cuda-cuobjdump /
+# nvidia-cuda-nvdisasm pip wheels. The PTX is the one ptxas assembled, read back from the cubin
+# (-lineinfo embeds it), so no nvcc run is needed either.
+#   make sass STEP=06          dump SASS, clean SASS, source-interleaved view and PTX into build/sass/06_*/
+#   make ptx STEP=06           the same dump, then print the clean PTX of each kernel
+#   make diff A=05 B=06        unified diff of the clean SASS (WHAT=ptx: of the PTX) + instruction-mix table
+#   make sass-check            the per-step SASS expectations (sass_annotations/NN_*.expect)
+#   make resources             regenerate docs/resources.md (registers, smem, occupancy, waves on the H200)
+SASS_PY     := scripts/sass/sass.py
+SASS        := python3 $(SASS_PY) --build $(BUILD)
+SASS_TWINS  := $(basename $(notdir $(wildcard tests/sass_twins/*.cu)))
+SASS_STAMPS := $(STEPS:%=$(BUILD)/sass/%/dump.stamp) $(SASS_TWINS:%=$(BUILD)/sass_twins/%/dump.stamp)
+STEP_OF      = $(filter $(1)_%,$(STEPS))
+WHAT        ?= sass
+.PHONY: sass ptx diff sass-dumps sass-check resources
+
+$(BUILD)/sass/%/dump.stamp: $(BUILD)/obj/kernels/%.o $(SASS_PY)
+	@$(SASS) dump --quiet $*
+
+# Deliberately bad twins of real steps (never linked, never registered): the SASS tests prove each
+# check can fail on them. A twin named hopper_* builds for sm_90a.
+$(BUILD)/obj/tests/sass_twins/%.o: tests/sass_twins/%.cu $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@) $(BUILD)/ptxas/sass_twins
+	@echo "$(NVCC) ... -Xptxas -v -c $< -o $@"
+	@$(NVCC) $(NVCCFLAGS) $(if $(filter hopper_%,$*),$(HOPPER_GENCODE),$(FP32_GENCODE)) -Xptxas -v -c $< -o $@ \
+	  2> $(BUILD)/ptxas/sass_twins/$*.txt || { cat $(BUILD)/ptxas/sass_twins/$*.txt >&2; exit 1; }
+
+$(BUILD)/sass_twins/%/dump.stamp: $(BUILD)/obj/tests/sass_twins/%.o $(SASS_PY)
+	@$(SASS) dump --quiet twin:$*
+
+# `make test` checks the dumps of every step and twin (tests/test_sass.cpp), so it makes them first.
+sass-dumps: $(SASS_STAMPS)
+test: sass-dumps
+
+sass: $(BUILD)/obj/kernels/$(call STEP_OF,$(STEP)).o
+	@test -n "$(call STEP_OF,$(STEP))" || { echo "error: no step '$(STEP)' (steps: $(STEP_IDS))" >&2; exit 2; }
+	@$(SASS) sass $(STEP)
+
+ptx: $(BUILD)/obj/kernels/$(call STEP_OF,$(STEP)).o
+	@test -n "$(call STEP_OF,$(STEP))" || { echo "error: no step '$(STEP)' (steps: $(STEP_IDS))" >&2; exit 2; }
+	@$(SASS) ptx $(STEP)
+
+diff: $(BUILD)/sass/$(call STEP_OF,$(A))/dump.stamp $(BUILD)/sass/$(call STEP_OF,$(B))/dump.stamp
+	@test -n "$(call STEP_OF,$(A))" -a -n "$(call STEP_OF,$(B))" || \
+	  { echo "error: make diff A=NN B=MM needs two steps (steps: $(STEP_IDS))" >&2; exit 2; }
+	@$(SASS) diff --what $(WHAT) $(A) $(B)
+
+sass-check: sass-dumps
+	@$(SASS) check
+
+resources: $(KERNEL_OBJS)
+	@$(SASS) resources
+
+
 clean:
 	rm -rf $(BUILD)
