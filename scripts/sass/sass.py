@@ -333,17 +333,23 @@ class CleanFunction:
             spans[t] = max(spans.get(t, b), b)
         return sorted(((t, b) for t, b in spans.items()), key=lambda s: (s[0], -s[1]))
 
+    def nested(self, loop):
+        """Loops strictly inside `loop`."""
+        return [l for l in self.loops() if l != loop and loop[0] <= l[0] and l[1] <= loop[1]]
+
+    def own_math(self, loop):
+        """Math instructions of `loop` that are not inside a loop nested in it."""
+        inner = self.nested(loop)
+        return sum(1 for i in self.insns[loop[0]:loop[1] + 1]
+                   if is_math(i.opcode) and not any(l[0] <= i.index <= l[1] for l in inner))
+
     def hottest_loop(self):
-        """The innermost loop (one holding no other loop) with the most math instructions
-        (FFMA/HMMA/HGMMA/...), ties broken by size. None when the function has no loop."""
+        """The loop with the most math instructions (FFMA/HMMA/HGMMA/...) of its own, not counting
+        those of loops nested in it; ties go to the innermost. None when the function has no loop."""
         loops = self.loops()
-        inner = [l for l in loops if not any(o != l and l[0] <= o[0] and o[1] <= l[1] for o in loops)]
-        if not inner:
+        if not loops:
             return None
-        def key(l):
-            body = self.insns[l[0]:l[1] + 1]
-            return (sum(1 for i in body if is_math(i.opcode)), l[1] - l[0])
-        return max(inner, key=key)
+        return max(loops, key=lambda l: (self.own_math(l), -(l[1] - l[0])))
 
     def outer_loop(self, loop):
         """The outermost loop that contains `loop` (the loop itself when it is outermost)."""
@@ -472,8 +478,14 @@ def dump(unit, quiet=False):
     with tempfile.TemporaryDirectory() as tmp:
         run_tool([cuobjdump, "-xelf", "all", os.path.abspath(unit.obj)], cwd=tmp)
         cubins = sorted(glob.glob(os.path.join(tmp, "*.cubin")))
-        if len(cubins) != 1:
+        if len(cubins) > 1:
             raise ToolError(f"{unit.obj}: expected one cubin, found {len(cubins)} (one target per step)")
+        if not cubins:  # host-only step (00: cuBLAS): nothing to disassemble
+            with open(os.path.join(unit.out, "dump.stamp"), "w") as f:
+                f.write("\n")
+            if not quiet:
+                print(f"{unit.name}: no device code (no kernel functions)")
+            return []
         cubin = os.path.join(unit.out, unit.name + ".cubin")
         shutil.copy(cubins[0], cubin)
     dis = run_tool([nvdisasm, "-c", "-gi", cubin])
@@ -693,8 +705,8 @@ OPS = {"==": lambda a, b: a == b, "<=": lambda a, b: a <= b, ">=": lambda a, b: 
        "<": lambda a, b: a < b, ">": lambda a, b: a > b, "!=": lambda a, b: a != b}
 RULE_RE = re.compile(
     r"^(?P<scope>kernel|loop|outer)\s+(?:(?P<verb>has|lacks|has-line|lacks-line)\s+(?P<pat>\S.*?)"
-    r"|count\s+(?P<cpat>\S+)\s+(?P<cop>==|<=|>=|<|>|!=)\s+(?P<cn>\d+)"
-    r"|backedges\s+(?P<bop>==|<=|>=|<|>|!=)\s+(?P<bn>\d+))$"
+    r"|count\s+(?P<cpat>\S+)\s+(?P<cop>==|<=|>=|<|>|!=)\s+(?P<cn>[\w*+\-/() ]+?)"
+    r"|(?P<metric>backedges|math-loops)\s+(?P<bop>==|<=|>=|<|>|!=)\s+(?P<bn>\d+))$"
     r"|^ptxas\s+(?:(?P<field>registers|smem|stack|spill_stores|spill_loads|barriers)\s+(?P<pop>==|<=|>=|<|>|!=)\s+(?P<pn>\d+)"
     r"|lacks\s+(?P<ppat>.+))$")
 
@@ -732,7 +744,27 @@ def expect_files(unit):
     return [f for f in files if os.path.exists(f)]
 
 
-def eval_rule(rule, func, ptxas_props, ptxas_lines):
+def source_constants(path):
+    """NAME -> value of the `constexpr int NAME = <int>, ...;` declarations at namespace scope of a
+    step's source (the tile constants), so a rule can say `count FFMA == TM*TN*BK`."""
+    consts = {}
+    if path and os.path.exists(path):
+        for m in re.finditer(r"^constexpr int ([^;]+);", open(path).read(), re.M):
+            for name, value in re.findall(r"(\w+)\s*=\s*(\d+)", m.group(1)):
+                consts[name] = int(value)
+    return consts
+
+
+def eval_count(expr, consts):
+    names = re.findall(r"[A-Za-z_]\w*", expr)
+    missing = [n for n in names if n not in consts]
+    if missing:
+        raise ToolError(f"`{expr}`: {', '.join(missing)} not among the constexpr int constants of the source")
+    # Integer arithmetic as in C++: `/` divides exactly only when it should, so use floor division.
+    return int(eval(re.sub(r"/+", "//", expr), {"__builtins__": {}}, dict(consts)))
+
+
+def eval_rule(rule, func, ptxas_props, ptxas_lines, consts=None):
     """(passed, detail) for one rule on one function."""
     m = RULE_RE.match(rule)
     if not m:
@@ -758,10 +790,15 @@ def eval_rule(rule, func, ptxas_props, ptxas_lines):
             return False, "the function has no loop"
         insns = func.insns[h[0]:h[1] + 1]
         where = f"{scope} instructions {h[0]}..{h[1]}"
-    if g["bop"]:
+    if g["metric"] == "backedges":
         lo, hi = insns[0].index, insns[-1].index
         n = sum(1 for b, t in func.backedges() if lo <= b <= hi and lo <= t <= hi)
         return OPS[g["bop"]](n, int(g["bn"])), f"{n} backward branches in {where}"
+    if g["metric"] == "math-loops":
+        lo, hi = insns[0].index, insns[-1].index
+        inner = [l for l in func.loops() if lo <= l[0] and l[1] <= hi and (l[0], l[1]) != (lo, hi)]
+        n = sum(1 for l in inner if any(is_math(i.opcode) for i in func.insns[l[0]:l[1] + 1]))
+        return OPS[g["bop"]](n, int(g["bn"])), f"{n} loop(s) holding math instructions nested in {where}"
     if g["verb"] in ("has", "lacks"):
         rx = re.compile(g["pat"])
         hits = [i for i in insns if rx.fullmatch(i.opcode)]
@@ -773,7 +810,8 @@ def eval_rule(rule, func, ptxas_props, ptxas_lines):
         return ok, f"{len(hits)} in {where}" + (f", e.g. `{hits[0].text}`" if hits else "")
     rx = re.compile(g["cpat"])
     n = sum(1 for i in insns if rx.fullmatch(i.opcode))
-    return OPS[g["cop"]](n, int(g["cn"])), f"{n} in {where}"
+    want = eval_count(g["cn"], consts or {})
+    return OPS[g["cop"]](n, want), f"{n} in {where}" + ("" if g["cn"].strip().isdigit() else f" ({g['cn'].strip()} = {want})")
 
 
 def check_unit(unit, rules=None):
@@ -785,14 +823,16 @@ def check_unit(unit, rules=None):
         rules = [r for f in expect_files(unit) for r in parse_expect(f).rules]
     else:
         rules = [(None, r, 0, "command line") for r in rules]
-    results = []
+    results, consts = [], source_constants(unit.source)
     for func_re, rule, n, path in rules:
         where = f"{os.path.relpath(path, REPO) if os.path.isabs(path) else path}:{n}"
         chosen = [f for f in funcs if func_re is None or re.search(func_re, f.demangled or f.short)]
+        if not chosen and func_re is None:
+            continue  # a step without device code (00: cuBLAS) has nothing to check
         if not chosen:
             results.append((False, "-", rule, f"no kernel function matches /{func_re}/", where))
         for f in chosen:
-            ok, detail = eval_rule(rule, f, props, plines)
+            ok, detail = eval_rule(rule, f, props, plines, consts)
             results.append((ok, f.short, rule, detail, where))
     return results
 
@@ -914,9 +954,9 @@ def cmd_resources(args):
         props, _ = parse_ptxas(unit.ptxas)
         if os.path.exists(unit.obj):
             ensure_dumped(unit)
-        launch = {}
+        launch, consts = {}, source_constants(unit.source)
         for f in expect_files(unit):
-            launch.update(parse_expect(f).launch)
+            launch.update({k: eval_count(v, consts) for k, v in parse_expect(f).launch.items()})
         for mangled, p in props.items():
             threads = int(launch["threads"]) if "threads" in launch else maxntid(unit, mangled)
             dyn = int(launch.get("dynamic_smem", 0))
@@ -928,16 +968,15 @@ def cmd_resources(args):
                 grid = None
                 if "grid" in launch:
                     grid = int(launch["grid"])
-                elif "tile" in launch:
-                    bm, bn = map(int, launch["tile"].lower().split("x"))
-                    grid = -(-args.size // bm) * -(-args.size // bn)
+                elif "tile_m" in launch and "tile_n" in launch:
+                    grid = -(-args.size // launch["tile_m"]) * -(-args.size // launch["tile_n"])
                 if grid and blocks:
                     waves = f"{-(-grid // (blocks * H200['sms']))}"
                     waves += f" ({grid / (blocks * H200['sms']):.2f})"
             rows.append(f"| {unit.step} | `{short_name(mangled)}` | {p['registers']} | {p['smem']} | {dyn} | {p['stack']} | "
                         f"{p['spill_stores']}/{p['spill_loads']} | {threads or '?'} | {lim} | {occ} | {waves} |")
     rows += ["", "Waves: whole waves (and the exact ratio); a last partial wave leaves SMs idle. "
-             "Steps without a `launch tile` line show none."]
+             "Steps without `launch tile_m`/`tile_n` (or `grid`) show none."]
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     open(args.out, "w").write("\n".join(rows) + "\n")
     print(f"wrote {args.out}")
@@ -988,11 +1027,11 @@ def selftest():
     expect(f.outer_loop(f.hottest_loop()) == (1, 7), "outer loop of the hottest")
     props = {f.mangled: {"registers": 40, "smem": 0, "stack": 8, "spill_stores": 0, "spill_loads": 0, "barriers": 0}}
     cases = [("kernel has LDG\\.E\\.128", True), ("kernel has LDS\\.64", False), ("kernel lacks LDL|STL", False),
-             ("loop count FFMA == 2", True), ("loop count FFMA == 3", False), ("loop backedges == 1", True),
+             ("loop count FFMA == 2", True), ("loop count FFMA == 3", False), ("loop count FFMA == TM*TN", True), ("outer math-loops == 1", True), ("loop backedges == 1", True),
              ("outer backedges == 1", False), ("outer backedges == 2", True), ("kernel has-line STG\\.E\\.64 .*R12", True),
              ("ptxas stack == 0", False), ("ptxas registers <= 40", True), ("ptxas lacks (?i)serialized", True)]
     for rule, want in cases:
-        got, detail = eval_rule(rule, f, props, ["ptxas info : Used 40 registers"])
+        got, detail = eval_rule(rule, f, props, ["ptxas info : Used 40 registers"], {"TM": 2, "TN": 1})
         expect(got == want, f"rule [{rule}] gave {got} ({detail}), want {want}")
     expect(category("LDG.E.128.CONSTANT") == "LDG.128" and category("LDG.E.LTC128B") == "LDG.32"
            and category("STS.U8") == "STS.U8" and category("HGMMA.64x256x16.F32.BF16") == "HGMMA.64x256x16",

@@ -1,0 +1,213 @@
+// SASS tests (no GPU needed): run scripts/sass/sass.py on the dumps `make test` made of every step and
+// of the bad twins in tests/sass_twins/, and assert the verdicts:
+//   - every step meets sass_annotations/all.expect and its own NN_*.expect;
+//   - every twin fails the step rules its header lists as must-fail (so each check is proven able to
+//     fail), passes its must-pass rules (so it fails for the intended reason), and the real step
+//     passes the same must-fail rules;
+//   - every SASS/PTX line quoted in sass_annotations/NN_*.md is in the current dump.
+// The checker itself is Python (the parsers, loop finder and rules live there once); these tests
+// run it and fail on its verdict, its exit status or its absence.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Paths {
+  fs::path repo, build;
+};
+
+// The build folder is the one this binary sits in (BUILD/bin/tests); the repository is the current
+// directory when it has the tooling (make runs from the root), else the build folder's parent.
+const Paths& paths() {
+  static const Paths p = [] {
+    Paths q;
+    std::array<char, 4096> buf{};
+    const ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+    const fs::path exe = n > 0 ? fs::path(std::string(buf.data(), size_t(n))) : fs::path("build/bin/tests");
+    q.build = exe.parent_path().parent_path();
+    q.repo = fs::exists("scripts/sass/sass.py") ? fs::current_path() : q.build.parent_path();
+    return q;
+  }();
+  return p;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+struct Run {
+  int status = -1;
+  std::string out;
+};
+
+// Runs sass.py with `args` (already quoted), stdout and stderr together.
+Run sass_py(const std::string& args) {
+  const std::string cmd = "python3 " + shell_quote((paths().repo / "scripts/sass/sass.py").string()) +
+                          " --build " + shell_quote(paths().build.string()) + " " + args + " 2>&1";
+  Run r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf{};
+  while (fgets(buf.data(), int(buf.size()), pipe)) r.out += buf.data();
+  const int st = pclose(pipe);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+std::vector<std::string> lines_starting(const std::string& text, const std::string& prefix) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);)
+    if (l.rfind(prefix, 0) == 0) out.push_back(l);
+  return out;
+}
+
+// The SASS checks read the objects next to this binary; a machine that was only handed the binary
+// (the GPU machine) has none, and the cases count as skipped there, never as passed.
+bool have_objects_or_skip() {
+  if (fs::exists(paths().build / "obj" / "kernels") && fs::exists(paths().repo / "scripts/sass/sass.py")) return true;
+  gemm_test::mark_skipped("no kernel objects or scripts/sass next to this binary: the SASS checks run where "
+                          "the build happened (make test)");
+  return false;
+}
+
+struct Twin {
+  std::string step;  // "06", or "all"
+  std::vector<std::string> must_fail, must_pass;
+};
+
+Twin read_twin(const std::string& name) {
+  Twin t;
+  std::ifstream in(paths().repo / "tests/sass_twins" / (name + ".cu"));
+  REQUIRE(in.good());
+  const std::regex field(R"(^// (twin-of|must-fail|must-pass): (.+?)\s*$)");
+  for (std::string l; std::getline(in, l);) {
+    std::smatch m;
+    if (!std::regex_match(l, m, field)) continue;
+    if (m[1] == "twin-of") t.step = m[2];
+    else (m[1] == "must-fail" ? t.must_fail : t.must_pass).push_back(m[2]);
+  }
+  return t;
+}
+
+// The rules (one per line, comments and `function`/`launch` lines dropped) of the expectation files
+// that apply to `step`: all.expect, plus NN_*.expect unless step is "all".
+std::vector<std::string> step_rules(const std::string& step) {
+  std::vector<fs::path> files{paths().repo / "sass_annotations/all.expect"};
+  if (step != "all")
+    for (const auto& e : fs::directory_iterator(paths().repo / "sass_annotations")) {
+      const std::string n = e.path().filename().string();
+      if (n.rfind(step + "_", 0) == 0 && e.path().extension() == ".expect") files.push_back(e.path());
+    }
+  std::vector<std::string> rules;
+  for (const auto& f : files) {
+    std::ifstream in(f);
+    for (std::string l; std::getline(in, l);) {
+      if (l.empty() || l[0] == '#') continue;
+      if (const auto c = l.find(" #"); c != std::string::npos) l.resize(c);
+      while (!l.empty() && l.back() == ' ') l.pop_back();
+      rules.push_back(l);
+    }
+  }
+  return rules;
+}
+
+std::string rule_args(const std::vector<std::string>& rules) {
+  std::string a;
+  for (const auto& r : rules) a += " --rule " + shell_quote(r);
+  return a;
+}
+
+// The twin fails every must-fail rule (each a real rule of its step), passes its must-pass rules,
+// and the real step passes the must-fail rules.
+void check_twin(const std::string& name) {
+  if (!have_objects_or_skip()) return;
+  const Twin t = read_twin(name);
+  REQUIRE(!t.step.empty());
+  REQUIRE(!t.must_fail.empty());
+  const auto rules = step_rules(t.step);
+  for (const auto& r : t.must_fail) {
+    INFO("must-fail rule of twin " << name << ": " << r);
+    CHECK(std::find(rules.begin(), rules.end(), r) != rules.end());  // a rule the step really has
+  }
+  const Run fail = sass_py("check --twin " + name + rule_args(t.must_fail));
+  INFO(fail.out);
+  CHECK(fail.status == 1);
+  CHECK(lines_starting(fail.out, "FAIL ").size() == t.must_fail.size());
+  CHECK(lines_starting(fail.out, "PASS ").empty());
+  if (!t.must_pass.empty()) {
+    const Run pass = sass_py("check --twin " + name + rule_args(t.must_pass));
+    INFO(pass.out);
+    CHECK(pass.status == 0);
+    CHECK(lines_starting(pass.out, "PASS ").size() == t.must_pass.size());
+  }
+  if (t.step != "all") {
+    const Run real = sass_py("check " + t.step + rule_args(t.must_fail));
+    INFO(real.out);
+    CHECK(real.status == 0);
+    CHECK(lines_starting(real.out, "PASS ").size() >= t.must_fail.size());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("sass tooling: parsers, loop finder and rules on hand-made listings", "[sass]") {
+  if (!have_objects_or_skip()) return;
+  const Run r = sass_py("selftest");
+  INFO(r.out);
+  CHECK(r.status == 0);
+  CHECK(r.out.find("selftest: 0 failure(s)") != std::string::npos);
+}
+
+TEST_CASE("sass: every step meets all.expect and its NN_*.expect", "[sass]") {
+  if (!have_objects_or_skip()) return;
+  const Run r = sass_py("check");
+  INFO(r.out);
+  for (const auto& l : lines_starting(r.out, "FAIL ")) FAIL_CHECK(l);
+  CHECK(r.status == 0);
+  // The checks did run: the fp32 steps with a rule file each contribute PASS lines.
+  for (const char* step : {"01_naive", "05_2d_blocktiling", "06_vectorized_loads", "08_warptiling"}) {
+    if (!fs::exists(paths().repo / "kernels" / (std::string(step) + ".cu"))) continue;
+    INFO(step);
+    CHECK(r.out.find("PASS " + std::string(step) + " ") != std::string::npos);
+  }
+}
+
+TEST_CASE("sass twin scalar_loads: step 06's 128-bit global load rule flags scalar loads", "[sass]") {
+  check_twin("scalar_loads");
+}
+
+TEST_CASE("sass twin rolled_inner_loop: step 05's unrolled-body rules flag a runtime-count kk loop", "[sass]") {
+  check_twin("rolled_inner_loop");
+}
+
+TEST_CASE("sass twin local_array: the no-LDL/STL and zero-stack rules flag a runtime-indexed array", "[sass]") {
+  check_twin("local_array");
+}
+
+TEST_CASE("sass annotations: every quoted SASS/PTX line is in the current dump", "[sass]") {
+  if (!have_objects_or_skip()) return;
+  const Run r = sass_py("fresh");
+  INFO(r.out);
+  for (const auto& l : lines_starting(r.out, "STALE ")) FAIL_CHECK(l);
+  CHECK(r.status == 0);
+}
