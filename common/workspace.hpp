@@ -64,6 +64,8 @@ class Workspace {
 
   std::vector<float> download_a() const { return to_host(a_, elems_a()); }
   std::vector<float> download_b() const { return to_host(b_, elems_b()); }
+  /// C as it is now (bf16 widened to fp32 exactly): for bitwise repeatability checks.
+  std::vector<float> download_c() const { return to_host(c_, elems_c()); }
 
  private:
   int64_t elems_a() const { return int64_t(p_.m) * p_.k; }

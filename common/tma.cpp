@@ -1,0 +1,82 @@
+#include "tma.hpp"
+
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled_v12000
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include "check.hpp"
+#include "registry.hpp"
+
+namespace gemm {
+
+namespace {
+
+constexpr uint32_t kElemBytes = 2;  // bf16
+
+uint32_t swizzle_span(CUtensorMapSwizzle s) {
+  switch (s) {
+    case CU_TENSOR_MAP_SWIZZLE_32B: return 32;
+    case CU_TENSOR_MAP_SWIZZLE_64B: return 64;
+    case CU_TENSOR_MAP_SWIZZLE_128B: return 128;
+    default: return 0;  // none
+  }
+}
+
+PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
+  // A function-local static: looked up once; if the lookup throws, the next call tries again.
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q));
+    if (q != cudaDriverEntryPointSuccess || p == nullptr)
+      throw Error("the CUDA driver has no cuTensorMapEncodeTiled (TMA needs a driver for CUDA 12.0 or newer)");
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+  }();
+  return fn;
+}
+
+}  // namespace
+
+std::optional<std::string> tma_refusal(const TmaMatrix& t) {
+  const uint64_t addr = reinterpret_cast<uint64_t>(t.base);
+  if (addr % 16 != 0)
+    return fmt::format("TMA needs a 16-byte aligned base address; got {:#x}", addr);
+  if (t.rows < 1 || t.cols < 1 || t.rows > (1ULL << 32) || t.cols > (1ULL << 32))
+    return fmt::format("TMA extents must be in [1, 2^32]; got {} x {}", t.rows, t.cols);
+  const uint64_t stride = t.cols * kElemBytes;
+  if (stride % 16 != 0)
+    return fmt::format("TMA needs a row stride that is a multiple of 16 bytes: {} columns of bf16 are {} bytes "
+                       "(the column count must be a multiple of 8)", t.cols, stride);
+  if (stride >= (1ULL << 40)) return fmt::format("TMA row stride {} bytes is not below 2^40", stride);
+  if (t.box_rows < 1 || t.box_rows > 256 || t.box_cols < 1 || t.box_cols > 256)
+    return fmt::format("TMA box extents must be in [1, 256]; got {} x {}", t.box_rows, t.box_cols);
+  const uint32_t inner = t.box_cols * kElemBytes;
+  if (inner % 16 != 0)
+    return fmt::format("TMA box inner extent must be a multiple of 16 bytes; got {} bytes", inner);
+  const uint32_t span = swizzle_span(t.swizzle);
+  if (span != 0 && inner > span)
+    return fmt::format("TMA box inner extent of {} bytes exceeds the {}-byte swizzle span", inner, span);
+  return std::nullopt;
+}
+
+CUtensorMap make_tma_2d(const TmaMatrix& t) {
+  if (auto why = tma_refusal(t)) throw Error(*why);
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {t.cols, t.rows};             // innermost (contiguous) first
+  const cuuint64_t strides[1] = {t.cols * kElemBytes};     // bytes; dimension 0's stride is implied
+  const cuuint32_t box[2] = {t.box_cols, t.box_rows};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  CU_CHECK(encode_tiled()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(t.base), dims, strides,
+                          box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, t.swizzle,
+                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  return map;
+}
+
+std::optional<std::string> tma_gemm_refusal(int m, int n, int k, int bm, int bn) {
+  if (k % 8 != 0)
+    return fmt::format("K % 8 == 0 is required (TMA needs a 16-byte row stride: K * 2 bytes); K={}", k);
+  if (auto why = grid_refusal("M", m, bm, 0)) return why;
+  return grid_refusal("N", n, bn, 1);
+}
+
+}  // namespace gemm

@@ -1,0 +1,44 @@
+// Host side of TMA: 2D tensor maps for bf16 row-major matrices, encoded with the driver's
+// cuTensorMapEncodeTiled, with every requirement of that call checked first so that a bad shape or
+// pointer is refused with a message naming the requirement instead of a driver error code.
+//
+// The driver library is not linked (binaries must load where there is no driver: CI's CPU tests);
+// the entry point is fetched at run time through cudaGetDriverEntryPointByVersion.
+#pragma once
+#include <cuda.h>  // CUtensorMap, CUtensorMapSwizzle (types only)
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace gemm {
+
+/// A row-major bf16 matrix of rows x cols (row stride = cols elements, no padding), read or written
+/// by TMA in boxes of box_rows x box_cols elements.
+struct TmaMatrix {
+  const void* base = nullptr;
+  uint64_t rows = 0, cols = 0;
+  uint32_t box_rows = 0, box_cols = 0;
+  CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+};
+
+/// The first requirement of cuTensorMapEncodeTiled (CUDA Driver API reference, "Tensor Map Object
+/// Management") that `t` breaks, or std::nullopt:
+///   - base address 16-byte aligned;
+///   - each extent in [1, 2^32];
+///   - row stride (cols * 2 bytes) a multiple of 16 (so cols % 8 == 0) and below 2^40;
+///   - each box extent in [1, 256]; the inner box extent in bytes a multiple of 16;
+///   - with a swizzle, the inner box extent in bytes at most the swizzle span (32, 64 or 128).
+std::optional<std::string> tma_refusal(const TmaMatrix& t);
+
+/// Encodes the tensor map (interleave none, zero fill out of bounds, 256-byte L2 promotion).
+/// Throws gemm::Error with tma_refusal's message, or with the driver's status when the driver
+/// rejects it anyway or the entry point is missing (driver older than CUDA 12.0).
+CUtensorMap make_tma_2d(const TmaMatrix& t);
+
+/// The shape predicate shared by the TMA steps (C = A * B^T, A m x k, B n x k, tiles bm x bn with
+/// M tiles on grid x and N tiles on grid y): K % 8 == 0 (TMA needs a 16-byte row stride, K * 2
+/// bytes), and the grid limits.
+std::optional<std::string> tma_gemm_refusal(int m, int n, int k, int bm, int bn);
+
+}  // namespace gemm

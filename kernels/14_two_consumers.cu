@@ -1,0 +1,121 @@
+// Step 14 — two consumer warpgroups, 128x256 tile, setmaxnreg. Step 13's single consumer kept 128
+// accumulators per thread and the tensor cores idled whenever it waited (for its wgmmas, for a
+// full stage, in its epilogue). Here a 128x256 tile is split between two consumer warpgroups, each
+// running wgmma.m64n256k16 (N = 256, the largest wgmma N) on its own 64 rows against the shared B
+// stage: while one waits, the other's HGMMAs keep the tensor cores busy, and each B byte loaded
+// feeds 128 rows instead of 64... per stage 48 KB, 4 stages. Registers: 384 threads at
+// __launch_bounds__(384, 1) start with 168 each (65536 / 384, rounded down to a multiple of 8); the
+// producer needs few, so it gives them back (setmaxnreg.dec to 40) and the consumers take them
+// (setmaxnreg.inc to 232): 128 * (40 + 2 * 232) = 64512 <= 65536 registers per SM. 232 leaves
+// room for 128 accumulators plus descriptors and addresses without spills.
+// SASS: HGMMA.64x256x16.F32.BF16, USETMAXREG (sass_annotations/14_two_consumers.md).
+// Expected (before measuring): ~1.2x step 13 at 8192 (a public ladder: 524 -> 641 TFLOP/s, 0.83x).
+// Measured (H200): see docs/hopper_ladder.md.
+// Supports: K % 8 == 0, any M, N >= 1 (TMA zero-fills, stores clipped). sm_90a, runs on CC 9.0.
+// Run: make run STEP=14 M=8192 N=8192 K=8192
+#include <cuda_bf16.h>
+
+#include "../common/check.hpp"
+#include "../common/ptx.cuh"
+#include "../common/registry.hpp"
+#include "../common/tma.hpp"
+
+namespace step14 {
+
+constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4;
+constexpr int CONSUMERS = 2;
+constexpr int THREADS = 128 * (1 + CONSUMERS);  // warpgroup 0: producer, 1..2: consumers
+constexpr int WGMMA_M = 64, WGMMA_N = BN, WGMMA_K = 16;
+constexpr int CONSUMER_WARPS = 4 * CONSUMERS;  // arrivals that empty a stage
+constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;
+constexpr uint32_t STAGE_BYTES = (BM + BN) * BK * sizeof(__nv_bfloat16);
+static_assert(BK * sizeof(__nv_bfloat16) == 128, "a K-major tile row must be exactly one 128-byte swizzle span");
+static_assert(BM == CONSUMERS * WGMMA_M, "each consumer warpgroup owns one m64 slab of the tile");
+static_assert(BK % WGMMA_K == 0, "the K tile is a whole number of wgmma k16 steps");
+static_assert(WGMMA_N % 8 == 0 && WGMMA_N <= 256 && BM <= 256, "wgmma N and TMA box limits");
+static_assert(128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) <= 65536, "the register split must fit the SM's 64K registers");
+
+struct SharedStorage {
+  alignas(1024) __nv_bfloat16 a[STAGES][BM * BK];  // 16 KB per stage
+  alignas(1024) __nv_bfloat16 b[STAGES][BN * BK];  // 32 KB per stage
+  uint64_t full[STAGES];
+  uint64_t empty[STAGES];
+};
+constexpr size_t SMEM_BYTES = sizeof(SharedStorage) + 1024;
+
+__global__ void __launch_bounds__(THREADS, 1)  // the ", 1" gives ptxas the entry cap setmaxnreg needs
+gemm_two_consumers(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_a,
+                   const __grid_constant__ CUtensorMap tmap_b, __nv_bfloat16* C) {
+  extern __shared__ uint8_t smem_raw[];
+  SharedStorage& s = *reinterpret_cast<SharedStorage*>(ptx::smem_align_up<1024>(smem_raw));
+  const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+  if (threadIdx.x == 0) {
+    for (int st = 0; st < STAGES; ++st) {
+      ptx::mbarrier_init(&s.full[st], 1);
+      ptx::mbarrier_init(&s.empty[st], CONSUMER_WARPS);
+    }
+    ptx::fence_mbarrier_init();
+  }
+  __syncthreads();
+  const int k_tiles = (K + BK - 1) / BK;
+  const int wg = threadIdx.x / 128;
+
+  if (wg == 0) {  // producer
+    ptx::setmaxnreg_dec<PRODUCER_REGS>();
+    if (threadIdx.x == 0) {
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        const int st = kt % STAGES;
+        ptx::mbarrier_wait_parity(&s.empty[st], ((kt / STAGES) & 1) ^ 1);
+        ptx::mbarrier_arrive_expect_tx(&s.full[st], STAGE_BYTES);
+        ptx::tma_load_2d(s.a[st], &tmap_a, kt * BK, m0, &s.full[st]);
+        ptx::tma_load_2d(s.b[st], &tmap_b, kt * BK, n0, &s.full[st]);
+      }
+    }
+  } else {  // consumer wg - 1: rows (wg - 1) * 64 .. +63 of the tile, all 256 columns
+    ptx::setmaxnreg_inc<CONSUMER_REGS>();
+    const int slab = (wg - 1) * WGMMA_M;
+    float acc[WGMMA_N / 2] = {};
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      const int st = kt % STAGES;
+      ptx::mbarrier_wait_parity(&s.full[st], (kt / STAGES) & 1);
+      ptx::wgmma_fence_operands(acc);
+      ptx::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < BK / WGMMA_K; ++kk)
+        ptx::wgmma_m64n256k16_bf16(acc, ptx::make_desc_k_sw128(s.a[st] + slab * BK + kk * WGMMA_K),
+                                   ptx::make_desc_k_sw128(s.b[st] + kk * WGMMA_K), 1);
+      ptx::wgmma_commit();
+      ptx::wgmma_wait<0>();
+      ptx::wgmma_fence_operands(acc);
+      if (threadIdx.x % 32 == 0) ptx::mbarrier_arrive(&s.empty[st]);
+    }
+    ptx::store_d_fragment_bf16(acc, C, M, N, m0 + slab, n0);
+  }
+}
+
+void launch(const gemm::Bf16Gemm& p, cudaStream_t stream) {
+  const CUtensorMap tmap_a = gemm::make_tma_2d({p.a, uint64_t(p.m), uint64_t(p.k), BM, BK});
+  const CUtensorMap tmap_b = gemm::make_tma_2d({p.b, uint64_t(p.n), uint64_t(p.k), BN, BK});
+  static const bool configured = [] {
+    CUDA_CHECK(cudaFuncSetAttribute(gemm_two_consumers, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
+    return true;
+  }();
+  (void)configured;
+  const dim3 grid((p.m + BM - 1) / BM, (p.n + BN - 1) / BN);
+  gemm_two_consumers<<<grid, THREADS, SMEM_BYTES, stream>>>(p.m, p.n, p.k, tmap_a, tmap_b, p.c);
+  CUDA_CHECK_LAUNCH();
+}
+
+std::optional<std::string> unsupported(int m, int n, int k) { return gemm::tma_gemm_refusal(m, n, k, BM, BN); }
+
+const bool registered = gemm::register_step({
+    .id = "14",
+    .name = "two_consumers",
+    .technique = "128x256 tile, two consumer warpgroups (wgmma m64n256k16), setmaxnreg 40/232",
+    .dtype = gemm::Dtype::bf16,
+    .bf16 = &launch,
+    .unsupported = &unsupported,
+    .required_cc = 90,
+});
+
+}  // namespace step14
