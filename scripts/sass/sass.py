@@ -573,7 +573,14 @@ def category(opcode):
     return None
 
 
+def live(insns):
+    """Instructions that can execute: `@!PT` (predicate never true) ones are placeholders ptxas
+    emits, e.g. `@!PT LDS RZ, [RZ]` next to cp.async waits; rules and the mix ignore them."""
+    return [i for i in insns if i.pred != "@!PT"]
+
+
 def mix(insns):
+    insns = live(insns)
     counts = {"all": len(insns)}
     for ins in insns:
         c = category(ins.opcode)
@@ -799,6 +806,7 @@ def eval_rule(rule, func, ptxas_props, ptxas_lines, consts=None):
         inner = [l for l in func.loops() if lo <= l[0] and l[1] <= hi and (l[0], l[1]) != (lo, hi)]
         n = sum(1 for l in inner if any(is_math(i.opcode) for i in func.insns[l[0]:l[1] + 1]))
         return OPS[g["bop"]](n, int(g["bn"])), f"{n} loop(s) holding math instructions nested in {where}"
+    insns = live(insns)
     if g["verb"] in ("has", "lacks"):
         rx = re.compile(g["pat"])
         hits = [i for i in insns if rx.fullmatch(i.opcode)]
@@ -936,6 +944,12 @@ def maxntid(unit, mangled):
     return int(m.group(1)) * int(m.group(2)) * int(m.group(3)) if m else None
 
 
+def uses_extern_shared(unit):
+    """True when the step's PTX declares `.extern .shared` (dynamic shared memory)."""
+    p = os.path.join(unit.out, unit.name + ".ptx")
+    return os.path.exists(p) and ".extern .shared" in open(p).read()
+
+
 def cmd_resources(args):
     rows = ["# Resources per step (generated: `make resources`; do not edit)", "",
             "Registers, static shared memory, stack and spills from each step's ptxas -v report "
@@ -959,11 +973,15 @@ def cmd_resources(args):
             launch.update({k: eval_count(v, consts) for k, v in parse_expect(f).launch.items()})
         for mangled, p in props.items():
             threads = int(launch["threads"]) if "threads" in launch else maxntid(unit, mangled)
-            dyn = int(launch.get("dynamic_smem", 0))
+            dyn = launch.get("dynamic_smem")
+            uses_dynamic = dyn is None and uses_extern_shared(unit)
+            dyn = int(dyn or 0)
             occ, waves, lim = "", "", ""
-            if threads:
+            if uses_dynamic:
+                lim = "? (dynamic smem not declared)"
+            elif threads:
                 blocks, limiter = occupancy(p["registers"], p["smem"] + dyn, threads)
-                occ = f"{100 * blocks * ((threads + 31) // 32) / H200['max_warps']:.0f} %"
+                occ = f"{100 * blocks * ((threads + 31) // 32) / H200['max_warps']:.1f} %"
                 lim = f"{blocks} ({limiter})"
                 grid = None
                 if "grid" in launch:
@@ -973,10 +991,12 @@ def cmd_resources(args):
                 if grid and blocks:
                     waves = f"{-(-grid // (blocks * H200['sms']))}"
                     waves += f" ({grid / (blocks * H200['sms']):.2f})"
-            rows.append(f"| {unit.step} | `{short_name(mangled)}` | {p['registers']} | {p['smem']} | {dyn} | {p['stack']} | "
+            rows.append(f"| {unit.step} | `{short_name(mangled)}` | {p['registers']} | {p['smem']} | {'?' if uses_dynamic else dyn} | {p['stack']} | "
                         f"{p['spill_stores']}/{p['spill_loads']} | {threads or '?'} | {lim} | {occ} | {waves} |")
     rows += ["", "Waves: whole waves (and the exact ratio); a last partial wave leaves SMs idle. "
-             "Steps without `launch tile_m`/`tile_n` (or `grid`) show none."]
+             "Steps without `launch tile_m`/`tile_n` (or `grid`) show none; "
+             "a kernel with dynamic shared memory (`.extern .shared` in its PTX) needs `launch dynamic_smem` "
+             "in its `.expect` file before its occupancy can be computed."]
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     open(args.out, "w").write("\n".join(rows) + "\n")
     print(f"wrote {args.out}")
