@@ -612,7 +612,7 @@ def mix_table(fa, fb, a_name, b_name):
         h = f.hottest_loop()
         return f"instructions {h[0]}..{h[1]} of {len(f.insns)}" if h else "no loop"
     rows.append("")
-    rows.append(f"hottest loop (innermost loop with the most math instructions): {a_name} {where(fa)}; {b_name} {where(fb)}")
+    rows.append(f"hottest loop (the loop with the most math instructions of its own): {a_name} {where(fa)}; {b_name} {where(fb)}")
     return "\n".join(rows)
 
 
