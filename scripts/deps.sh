@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Checks (and on Debian, as root, installs) what building the series needs besides the CUDA Toolkit:
 #   Catch2 (v2, header-only; Debian package catch2), fmt (libfmt-dev, used header-only),
-#   CLI11 (libcli11-dev, header-only command-line parser).
+#   CLI11 (libcli11-dev, header-only command-line parser); and for the SASS tooling (make test, make
+#   sass), cuobjdump and nvdisasm: from the CUDA Toolkit when it has them, else the pinned PyPI wheels
+#   nvidia-cuda-cuobjdump / nvidia-cuda-nvdisasm (13.2.86 is the oldest 13.x pair that reads nvcc
+#   13.0's sm_90/sm_90a code; PyPI has no 13.0 wheel).
 # Usage: scripts/deps.sh            check, install what is missing when possible, else say what to run
 #        scripts/deps.sh --check    only check (exit 1 and print the install command when missing)
 set -euo pipefail
@@ -19,14 +22,26 @@ missing=()
 for pkg in "${!header_of[@]}"; do
   [ -f "${header_of[$pkg]}" ] || missing+=("$pkg")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-cmd="apt-get install -y ${missing[*]}"
-if [ $check_only -eq 0 ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-  echo "installing ${missing[*]} (Debian packages)"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null
-  exit 0
+status=0
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ $check_only -eq 0 ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    echo "installing ${missing[*]} (Debian packages)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    echo "error: missing ${missing[*]}; install them with: sudo apt-get install -y ${missing[*]}" >&2
+    status=1
+  fi
 fi
-echo "error: missing ${missing[*]}; install them with: sudo $cmd" >&2
-exit 1
+
+wheels="nvidia-cuda-cuobjdump==13.2.86 nvidia-cuda-nvdisasm==13.2.86"
+if ! python3 "$(dirname "$0")/sass/sass.py" tools >/dev/null 2>&1; then
+  if [ $check_only -eq 0 ]; then
+    echo "installing cuobjdump and nvdisasm (PyPI wheels: $wheels)"
+    python3 -m pip install -q $wheels
+  else
+    echo "error: cuobjdump/nvdisasm not found; install them with: python3 -m pip install $wheels" >&2
+    status=1
+  fi
+fi
+exit $status
