@@ -2,16 +2,17 @@
 // memory stages and two roles. Warpgroup 0 is the producer: one thread waits for a stage to be
 // empty, arms its "full" mbarrier with the stage's byte count and issues the two TMA copies.
 // Warpgroup 1 is the consumer: it waits for "full", runs the stage's wgmmas, waits for them, and
-// arrives on "empty" (one arrival per consumer warp) to hand the stage back. Attacks step 12's
-// exposed load latency: up to STAGES K tiles are in flight while the tensor cores work, and the
-// block-wide __syncthreads per K tile is gone (each barrier only involves the two roles).
+// arrives on "empty" (one arrival per consumer warp). Attacks step 12's exposed load latency: up to
+// STAGES K tiles are in flight while the tensor cores work, and no block-wide barrier is left.
 // Phase parity: stage s is reused every STAGES tiles, so K tile kt waits for parity
 // (kt / STAGES) & 1 on full[s]; the producer waits for the opposite parity on empty[s], which a
 // fresh barrier satisfies at once (the first pass needs no consumer release).
-// SASS: the producer loop (SYNCS.PHASECHK on empty, SYNCS.ARRIVE.TRANS64, 2x UTMALDG.2D), the
-// consumer loop (SYNCS.PHASECHK on full, 8x HGMMA.64x128x16.F32.BF16, SYNCS.ARRIVE on empty).
+// SASS: producer SYNCS.PHASECHK (empty), SYNCS.ARRIVE.TRANS64, 2x UTMALDG.2D; consumer
+// SYNCS.PHASECHK (full), 8x HGMMA.64x128x16.F32.BF16, SYNCS.ARRIVE.TRANS64.A1T0 (empty).
 // Expected (before measuring): ~1.2-1.3x step 12 at 8192 (a public ladder: 426 -> 524 TFLOP/s).
-// Measured (H200): see docs/hopper_ladder.md.
+// Measured (H200, 2026-11-30): 556.1 TFLOP/s at 4096 (69.6%), 574.3 at 8192 (79.0%; second run
+// 563.8, 71.2%): below step 12 at 8192. One block per SM (128 KB ring) and one consumer that
+// drains its wgmmas every K tile: nothing fills that bubble, while step 12's 3 blocks did (step 14).
 // Supports: K % 8 == 0, any M, N >= 1 (TMA zero-fills, stores clipped). sm_90a, runs on CC 9.0.
 // Run: make run STEP=13 M=4096 N=4096 K=4096
 #include <cuda_bf16.h>
