@@ -1,0 +1,109 @@
+// GPU tests of the fp32 ladder's later steps (04-09) beyond the generic shape suite of test_gpu.cpp:
+// K tails (an odd number of K tiles, a count that is not a multiple of the pipeline's stages, fewer
+// tiles than stages), shapes of one tile, ragged M and N, and the precise refusal of shapes whose
+// rows are not 16-byte aligned (N % 4 or K % 4 != 0) by the float4 / cp.async steps 06-09.
+// Every shape runs in exact mode (small integers, compared with ==) and random-normal mode.
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <set>
+
+#include "../common/runner.hpp"
+#include "support.hpp"
+
+using namespace gemm;
+
+namespace {
+
+const std::vector<std::string> kLadder{"04", "05", "06", "07", "08", "09"};
+const std::set<std::string> kAligned{"06", "07", "08", "09"};  // need N % 4 == 0 and K % 4 == 0
+
+// K values (all multiples of 4) chosen so that for every BK in {8, 16, 32} and STAGES in {2..5}
+// there is a K with a partial last tile and an odd tile count, one whose tile count is not a
+// multiple of STAGES and larger than STAGES, and one with fewer tiles than STAGES - 1 (the
+// pipeline's prologue runs past the last tile). The coverage is asserted below, not assumed.
+const std::vector<int> kTailK{4, 8, 12, 20, 28, 36, 44, 52, 68, 84, 100, 132, 164, 196, 260, 324, 388};
+
+void run_both_modes(const std::string& id, int m, int n, int k, float alpha = 1, float beta = 0) {
+  const Step step = find_step(id);
+  for (bool exact : {true, false}) {
+    const Problem p{Dtype::fp32, m, n, k, alpha, beta, uint64_t(m * 7 + n * 3 + k), exact};
+    const CheckReport r = check_step(step, p, Oracle::cublas);
+    INFO(fmt::format("step {} M={} N={} K={} alpha={} beta={} {}: {}", id, m, n, k, alpha, beta,
+                     exact ? "exact" : "random", r.summary()));
+    CHECK(r.passed);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the K-tail list covers odd tile counts and counts that are not a multiple of STAGES", "[cpu][fp32_ladder]") {
+  for (int bk : {8, 16, 32}) {
+    for (int stages : {2, 3, 4, 5}) {
+      bool odd_partial = false, not_multiple = false, fewer = false;
+      for (int k : kTailK) {
+        const int tiles = (k + bk - 1) / bk;
+        odd_partial |= tiles % 2 == 1 && tiles > 1 && k % bk != 0;
+        not_multiple |= tiles > stages && tiles % stages != 0;
+        fewer |= tiles < stages - 1;
+      }
+      INFO(fmt::format("BK={} STAGES={}", bk, stages));
+      CHECK(odd_partial);
+      CHECK(not_multiple);
+      if (stages > 2) CHECK(fewer);
+    }
+  }
+}
+
+TEST_CASE("fp32 steps 04-09 handle K tails (odd tile counts, not a multiple of the stage count)", "[gpu][fp32_ladder]") {
+  REQUIRE_GPU_OR_SKIP();
+  for (const std::string& id : kLadder)
+    for (int k : kTailK) run_both_modes(id, 72, 136, k);
+  // A long K whose tile count is odd for BK = 8, 16 and 32 (1044 / 32 -> 33 tiles), on full tiles.
+  for (const std::string& id : kLadder) run_both_modes(id, 256, 256, 1044);
+}
+
+TEST_CASE("fp32 steps 04-09 on shapes of exactly one tile and smaller", "[gpu][fp32_ladder]") {
+  REQUIRE_GPU_OR_SKIP();
+  struct S { int m, n, k; };
+  for (const std::string& id : kLadder)
+    for (S s : {S{64, 64, 8}, S{128, 128, 8}, S{128, 128, 16}, S{128, 128, 32}, S{128, 64, 16}, S{64, 128, 16},
+                S{128, 256, 16}, S{256, 128, 16}, S{4, 4, 4}, S{1, 4, 4}, S{3, 8, 12}})
+      run_both_modes(id, s.m, s.n, s.k);
+}
+
+TEST_CASE("fp32 steps 04-09 handle ragged M and N, with alpha and beta", "[gpu][fp32_ladder]") {
+  REQUIRE_GPU_OR_SKIP();
+  struct S { int m, n, k; };
+  for (const std::string& id : kLadder) {
+    for (S s : {S{1000, 1004, 1028}, S{129, 132, 64}, S{257, 260, 36}, S{130, 4, 12}, S{1, 1024, 256},
+                S{1023, 4, 8}, S{384, 512, 128}})
+      run_both_modes(id, s.m, s.n, s.k);
+    run_both_modes(id, 1000, 1004, 1028, 1.5f, -0.75f);  // beta != 0: C is read, edges included
+    run_both_modes(id, 131, 260, 20, -2.0f, 0.5f);
+  }
+}
+
+TEST_CASE("steps 06-09 refuse N % 4 != 0 and K % 4 != 0 with the reason; 04 and 05 run them", "[gpu][fp32_ladder]") {
+  REQUIRE_GPU_OR_SKIP();
+  struct S { int m, n, k; const char* why; };
+  for (const std::string& id : kLadder) {
+    const Step step = find_step(id);
+    for (S s : {S{64, 66, 64, "N=66 is not a multiple of 4"}, S{64, 64, 66, "K=66 is not a multiple of 4"},
+                S{33, 161, 96, "N=161 is not a multiple of 4"}, S{8, 8, 5, "K=5 is not a multiple of 4"}}) {
+      INFO(fmt::format("step {} M={} N={} K={}", id, s.m, s.n, s.k));
+      if (kAligned.count(id)) {
+        const auto why = shape_refusal(step, s.m, s.n, s.k);
+        REQUIRE(why.has_value());
+        CHECK_THAT(*why, Catch::Contains(s.why) && Catch::Contains("16-byte aligned"));
+        CHECK_THROWS_WITH(check_step(step, {Dtype::fp32, s.m, s.n, s.k, 1, 0, 1, true}), Catch::Contains(s.why));
+      } else {
+        CHECK_FALSE(shape_refusal(step, s.m, s.n, s.k).has_value());
+        CHECK(check_step(step, {Dtype::fp32, s.m, s.n, s.k, 1, 0, 1, true}).passed);
+      }
+    }
+    // Aligned shapes are never refused, however ragged M is.
+    CHECK_FALSE(shape_refusal(step, 1, 4, 4).has_value());
+    CHECK_FALSE(shape_refusal(step, 4097, 4100, 4104).has_value());
+  }
+}
