@@ -9,7 +9,7 @@
 // the load latency is still exposed (no pipeline) and fewer blocks now share each SM.
 // Measured (H200, 2026-11-30): 540.7 TFLOP/s at 4096 (67.7% of cuBLAS), 617.9 at 8192 (82.1%; a
 // second run 609.6, 77.1%): 1.5x / 2.1x step 11, past the guess. 167 registers x 128 threads and
-// 33 KB of shared memory let 3 blocks share an SM: they hide each other's load latency.
+// 34 KB of shared memory let 3 blocks share an SM: they hide each other's load latency.
 // Supports: K % 8 == 0 (16-byte TMA row stride), any M, N >= 1 (TMA zero-fills out-of-bounds
 // loads, stores are clipped). Built for sm_90a, runs on CC 9.0.
 // Run: make run STEP=12 M=4096 N=4096 K=4096
