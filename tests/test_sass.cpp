@@ -204,6 +204,10 @@ TEST_CASE("sass twin local_array: the no-LDL/STL and zero-stack rules flag a run
   check_twin("local_array");
 }
 
+TEST_CASE("sass twin hopper_serialized_wgmma: the no-serialized-wgmma rule flags ptxas's C7515", "[sass]") {
+  check_twin("hopper_serialized_wgmma");
+}
+
 TEST_CASE("sass annotations: every quoted SASS/PTX line is in the current dump", "[sass]") {
   if (!have_objects_or_skip()) return;
   const Run r = sass_py("fresh");
