@@ -98,7 +98,6 @@ N ?= 4096
 K ?= 4096
 RUN_STEP = $(filter $(STEP)_%,$(STEPS))
 run: $(BUILD)/bin/$(RUN_STEP)
-	@test -n "$(RUN_STEP)" || { echo "error: no step '$(STEP)' (steps: $(STEP_IDS))" >&2; exit 2; }
 	$(BUILD)/bin/$(RUN_STEP) --m $(M) --n $(N) --k $(K) $(ARGS)
 
 bench: all
@@ -144,16 +143,12 @@ sass-dumps: $(SASS_STAMPS)
 test: sass-dumps
 
 sass: $(BUILD)/obj/kernels/$(call STEP_OF,$(STEP)).o
-	@test -n "$(call STEP_OF,$(STEP))" || { echo "error: no step '$(STEP)' (steps: $(STEP_IDS))" >&2; exit 2; }
 	@$(SASS) sass $(STEP)
 
 ptx: $(BUILD)/obj/kernels/$(call STEP_OF,$(STEP)).o
-	@test -n "$(call STEP_OF,$(STEP))" || { echo "error: no step '$(STEP)' (steps: $(STEP_IDS))" >&2; exit 2; }
 	@$(SASS) ptx $(STEP)
 
 diff: $(BUILD)/sass/$(call STEP_OF,$(A))/dump.stamp $(BUILD)/sass/$(call STEP_OF,$(B))/dump.stamp
-	@test -n "$(call STEP_OF,$(A))" -a -n "$(call STEP_OF,$(B))" || \
-	  { echo "error: make diff A=NN B=MM needs two steps (steps: $(STEP_IDS))" >&2; exit 2; }
 	@$(SASS) diff --what $(WHAT) $(A) $(B)
 
 sass-check: sass-dumps
@@ -165,3 +160,14 @@ resources: $(KERNEL_OBJS)
 
 clean:
 	rm -rf $(BUILD)
+
+# Step ids named on the command line must exist: say so before make goes looking for a file that
+# cannot exist (build/bin/, build/obj/kernels/.o).
+check_step_id = $(if $(call STEP_OF,$(1)),,$(error no step '$(1)' (steps: $(STEP_IDS))))
+ifneq ($(filter run sass ptx,$(MAKECMDGOALS)),)
+  $(call check_step_id,$(STEP))
+endif
+ifneq ($(filter diff,$(MAKECMDGOALS)),)
+  $(call check_step_id,$(A))
+  $(call check_step_id,$(B))
+endif

@@ -4,8 +4,6 @@
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
-#include <cctype>
-
 #include "check.hpp"
 
 namespace gemm {
@@ -53,16 +51,5 @@ std::string describe(const DeviceInfo& d) {
                      d.driver, d.runtime, d.cublas);
 }
 
-std::string gpu_slug(const std::string& name) {
-  std::string s;
-  for (char c : name) {
-    if (std::isalnum(static_cast<unsigned char>(c)))
-      s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    else if (!s.empty() && s.back() != '_')
-      s += '_';
-  }
-  while (!s.empty() && s.back() == '_') s.pop_back();
-  return s.empty() ? "unknown_gpu" : s;
-}
 
 }  // namespace gemm

@@ -24,7 +24,4 @@ DeviceInfo query_device();
 /// One line: "NVIDIA H200 (cc 9.0, 132 SMs, L2 60 MiB, 1980 MHz), driver CUDA 13.0, runtime 13.0, cuBLAS 13.0.0"
 std::string describe(const DeviceInfo& d);
 
-/// File-name form of the GPU name: "NVIDIA H200" -> "nvidia_h200".
-std::string gpu_slug(const std::string& name);
-
 }  // namespace gemm

@@ -31,6 +31,10 @@ static void validate(const Options& o) {
   if (!std::isfinite(o.alpha) || !std::isfinite(o.beta))
     throw Error("--alpha and --beta must be finite");
   if (o.exact) {
+    // |a|, |b| <= 2 and |alpha| <= 16: |alpha * sum| <= 64 K must stay below 2^24 to be exact in fp32.
+    if (o.k > kMaxExactK)
+      throw Error(fmt::format("--exact needs K <= {} so that every partial sum is an integer below 2^24 "
+                              "(exact in fp32); got K={}", kMaxExactK, o.k));
     for (float v : {o.alpha, o.beta})
       if (v != std::trunc(v) || std::fabs(v) > 16)
         throw Error(fmt::format(

@@ -6,6 +6,9 @@
 
 namespace gemm {
 
+/// Largest K for --exact: 64 * K + 32 (|alpha * sum| + |beta * c0|) must stay below 2^24.
+inline constexpr int kMaxExactK = 262143;
+
 struct Options {
   int m = 4096, n = 4096, k = 4096;
   float alpha = 1.0f, beta = 0.0f;  ///< fp32 steps only (bf16 steps compute C = A * B^T)

@@ -89,6 +89,14 @@ int step_main(int argc, const char* const* argv) {
       fmt::print(stderr, "error: {} refuses M={} N={} K={}: {}\n", program, o.m, o.n, o.k, *why);
       return 2;
     }
+    if (step.dtype == Dtype::bf16 && (o.alpha != 1.0f || o.beta != 0.0f)) {
+      fmt::print(stderr, "error: {} computes C = A * B^T (bf16): --alpha and --beta apply to fp32 steps only\n", program);
+      return 2;
+    }
+    if (!o.csv.empty() && !std::ofstream(o.csv, std::ios::app)) {  // before minutes of work, not after
+      fmt::print(stderr, "error: {}: cannot open --csv {} for appending\n", program, o.csv);
+      return 2;
+    }
     if (cuda_device_count() == 0) {
       fmt::print(stderr, "error: {}: no CUDA device found (this step needs a GPU)\n", program);
       return 2;
@@ -96,10 +104,6 @@ int step_main(int argc, const char* const* argv) {
     const DeviceInfo dev = query_device();
     if (auto why = refusal(step, o.m, o.n, o.k)) {  // the GPU's compute capability
       fmt::print(stderr, "error: {} refuses M={} N={} K={}: {}\n", program, o.m, o.n, o.k, *why);
-      return 2;
-    }
-    if (step.dtype == Dtype::bf16 && (o.alpha != 1.0f || o.beta != 0.0f)) {
-      fmt::print(stderr, "error: {} computes C = A * B^T (bf16): --alpha and --beta apply to fp32 steps only\n", program);
       return 2;
     }
     Problem p{step.dtype, o.m, o.n, o.k, o.alpha, o.beta, o.seed, o.exact};
@@ -118,6 +122,8 @@ int step_main(int argc, const char* const* argv) {
 
     auto run_step = [&](cudaStream_t s) { launch_step(step, ws, s); };
     auto run_ref = [&](cudaStream_t s) { launch_cublas(ws, s); };
+    // With beta != 0 every repetition reads the C the previous one wrote: the work and the bytes
+    // are those of one GEMM each time, only the values drift, and they are not checked again.
     ws.reset_output(nullptr);
     const Timing t = time_launch(run_step, o.warmup, o.reps);
     const Timing ref = time_launch(run_ref, o.warmup, o.reps);

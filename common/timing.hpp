@@ -15,7 +15,7 @@ struct Timing {
 };
 
 /// Runs `launch` `warmup` times untimed, then `reps` times, each preceded (outside the timed region)
-/// by a write of a buffer twice the L2 size so that no repetition finds its inputs in L2.
+/// by a read of a buffer twice the L2 size so that no repetition finds its inputs in L2.
 /// Each repetition is bracketed by its own pair of CUDA events on `stream`. Throws gemm::Error on a
 /// CUDA failure, including one raised by the launched kernel.
 Timing time_launch(const std::function<void(cudaStream_t)>& launch, int warmup, int reps,

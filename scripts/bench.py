@@ -43,7 +43,11 @@ def main():
     ap.add_argument("--max-launch-s", type=float, default=1.0)
     args = ap.parse_args()
 
+    if args.reps < 20:
+        ap.error("--reps must be at least 20 (the harness reports a median of at least 20 launches)")
     build = pathlib.Path(args.build)
+    if not (build / "bin").is_dir():
+        sys.exit(f"error: {build}/bin does not exist: run `make` first (or pass --build)")
     bins = [b for b in steps_in(build) if not args.steps or b.name[:2] in args.steps]
     if not bins:
         sys.exit(f"no step binaries under {build}/bin: run `make` first")

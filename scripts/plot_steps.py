@@ -5,7 +5,12 @@ import argparse
 import csv
 import pathlib
 
-import matplotlib
+import sys
+
+try:
+    import matplotlib
+except ImportError:
+    sys.exit("error: plot_steps.py needs matplotlib (python3 -m pip install matplotlib)")
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402

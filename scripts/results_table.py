@@ -13,10 +13,15 @@ BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 
 def table(csv_path):
-    with open(csv_path) as f:
-        rows = list(csv.DictReader(f))
+    try:
+        with open(csv_path) as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        sys.exit(f"error: cannot read {csv_path}: {e.strerror}")
     if not rows:
-        sys.exit(f"{csv_path}: no rows")
+        sys.exit(f"error: {csv_path}: no rows")
+    if not any(r.get("tflops") for r in rows):
+        sys.exit(f"error: {csv_path}: no step passed its check, nothing to tabulate")
     sizes = sorted({int(r["m"]) for r in rows})
     steps = {}
     for r in rows:

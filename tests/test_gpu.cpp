@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <tuple>
+
 #include "../common/device_info.hpp"
 #include "../common/runner.hpp"
 #include "support.hpp"
@@ -21,61 +23,89 @@ struct Shape {
 std::vector<Shape> shape_suite() {
   std::vector<Shape> s{{512, 512, 512}, {127, 131, 137}, {509, 521, 523}, {1, 300, 200}, {300, 1, 200},
                        {300, 200, 1},   {1, 1, 1},       {257, 129, 5},   {64, 64, 64},  {16, 16, 16}};
-  const int a = 33, b = 96, c = 161;  // six orderings of three distinct sizes
-  for (Shape p : {Shape{a, b, c}, {a, c, b}, {b, a, c}, {b, c, a}, {c, a, b}, {c, b, a}}) s.push_back(p);
+  // Six orderings of three distinct sizes: once with odd sizes (steps that take any shape), once
+  // with multiples of 8 that are still ragged against every tile (steps that need 16-byte rows).
+  for (auto [a, b, c] : {std::tuple{33, 96, 161}, std::tuple{40, 96, 168}})
+    for (Shape p : {Shape{a, b, c}, {a, c, b}, {b, a, c}, {b, c, a}, {c, a, b}, {c, b, a}}) s.push_back(p);
+  // Ragged M and N with N and K multiples of 8, for the vector (N, K % 4) and TMA (K % 8) steps.
+  for (Shape p : {Shape{127, 136, 144}, {509, 520, 536}, {300, 8, 200}, {1, 304, 200}, {257, 128, 8}})
+    s.push_back(p);
   return s;
 }
 
 bool small(const Shape& s) { return double(s.m) * s.n * s.k <= 4e7; }
 
+// The steps this GPU can run (Hopper steps need compute capability 9.0; fixtures are excluded).
 std::vector<Step> real_steps() {
+  const DeviceInfo d = query_device();
   std::vector<Step> out;
   for (const Step& s : registered_steps())
-    if (!s.fixture) out.push_back(s);
+    if (!s.fixture && (!s.required_cc || s.required_cc == d.cc_major * 10 + d.cc_minor)) out.push_back(s);
   return out;
 }
 
-// Runs one check and reports it as a Catch assertion with the harness's own summary.
-void expect_pass(const Step& step, const Problem& p, Oracle oracle) {
-  if (refusal(step, p.m, p.n, p.k)) return;  // refused shapes are tested separately
+// Runs one check and reports it as a Catch assertion with the harness's own summary. Returns false
+// (and checks nothing) for a shape the step refuses: callers require a minimum number of checks
+// per step, so a predicate that wrongly refuses everything fails the test.
+bool expect_pass(const Step& step, const Problem& p, Oracle oracle) {
+  if (shape_refusal(step, p.m, p.n, p.k)) return false;
   const CheckReport r = check_step(step, p, oracle);
   INFO(fmt::format("step {} {} M={} N={} K={} alpha={} beta={} exact={} oracle={}: {}", step.id,
                    dtype_name(step.dtype), p.m, p.n, p.k, p.alpha, p.beta, p.exact,
                    oracle == Oracle::cublas ? "cuBLAS" : "CPU fp64", r.summary()));
   CHECK(r.passed);
+  return true;
+}
+
+// Every step must have run at least `min_checks` of a test's shapes.
+void require_coverage(const Step& step, int checks, int min_checks) {
+  INFO(fmt::format("step {} ran {} of the shapes (at least {} required)", step.id, checks, min_checks));
+  CHECK(checks >= min_checks);
 }
 
 }  // namespace
 
 TEST_CASE("every step matches cuBLAS on the shape suite (random normal inputs)", "[gpu]") {
   REQUIRE_GPU_OR_SKIP();
-  for (const Step& step : real_steps())
-    for (const Shape& s : shape_suite()) expect_pass(step, {step.dtype, s.m, s.n, s.k, 1, 0, 7, false}, Oracle::cublas);
+  for (const Step& step : real_steps()) {
+    int checks = 0;
+    for (const Shape& s : shape_suite()) checks += expect_pass(step, {step.dtype, s.m, s.n, s.k, 1, 0, 7, false}, Oracle::cublas);
+    require_coverage(step, checks, 12);
+  }
 }
 
 TEST_CASE("every step matches the CPU fp64 loop on small shapes", "[gpu]") {
   REQUIRE_GPU_OR_SKIP();
-  for (const Step& step : real_steps())
+  for (const Step& step : real_steps()) {
+    int checks = 0;
     for (const Shape& s : shape_suite())
-      if (small(s)) expect_pass(step, {step.dtype, s.m, s.n, s.k, 1, 0, 11, false}, Oracle::cpu_fp64);
+      if (small(s)) checks += expect_pass(step, {step.dtype, s.m, s.n, s.k, 1, 0, 11, false}, Oracle::cpu_fp64);
+    require_coverage(step, checks, 8);
+  }
 }
 
 TEST_CASE("every step is exact on small-integer inputs (compared with ==)", "[gpu][exact]") {
   REQUIRE_GPU_OR_SKIP();
-  for (const Step& step : real_steps())
-    for (Shape s : {Shape{512, 512, 512}, {127, 131, 137}, {96, 33, 161}, {1, 1, 1}, {257, 129, 5}})
-      expect_pass(step, {step.dtype, s.m, s.n, s.k, 1, 0, 5, true}, Oracle::cublas);
+  for (const Step& step : real_steps()) {
+    int checks = 0;
+    for (Shape s : {Shape{512, 512, 512}, {127, 131, 137}, {96, 33, 161}, {1, 1, 1}, {257, 129, 5},
+                    {127, 136, 144}, {40, 168, 96}, {1, 304, 200}})
+      checks += expect_pass(step, {step.dtype, s.m, s.n, s.k, 1, 0, 5, true}, Oracle::cublas);
+    require_coverage(step, checks, 4);
+  }
 }
 
 TEST_CASE("fp32 steps honour alpha and beta (C read only when beta != 0)", "[gpu]") {
   REQUIRE_GPU_OR_SKIP();
   for (const Step& step : real_steps()) {
     if (step.dtype != Dtype::fp32) continue;
-    for (Shape s : {Shape{127, 131, 137}, {512, 512, 512}, {33, 161, 96}}) {
-      expect_pass(step, {Dtype::fp32, s.m, s.n, s.k, 1.5f, -0.75f, 3, false}, Oracle::cublas);
-      expect_pass(step, {Dtype::fp32, s.m, s.n, s.k, 2.0f, 3.0f, 3, true}, Oracle::cublas);
-      expect_pass(step, {Dtype::fp32, s.m, s.n, s.k, -1.0f, 0.0f, 3, true}, Oracle::cpu_fp64);
+    int checks = 0;
+    for (Shape s : {Shape{127, 131, 137}, {512, 512, 512}, {33, 161, 96}, {127, 136, 144}, {40, 168, 96}}) {
+      checks += expect_pass(step, {Dtype::fp32, s.m, s.n, s.k, 1.5f, -0.75f, 3, false}, Oracle::cublas);
+      checks += expect_pass(step, {Dtype::fp32, s.m, s.n, s.k, 2.0f, 3.0f, 3, true}, Oracle::cublas);
+      checks += expect_pass(step, {Dtype::fp32, s.m, s.n, s.k, -1.0f, 0.0f, 3, true}, Oracle::cpu_fp64);
     }
+    require_coverage(step, checks, 9);
   }
 }
 
@@ -84,15 +114,15 @@ TEST_CASE("the cuBLAS wrapper matches the CPU fp64 loop on small non-square shap
   const Step ref = find_step("00");
   for (Shape s : {Shape{3, 5, 7}, {7, 5, 3}, {1, 64, 33}, {100, 17, 250}})
     for (bool exact : {false, true}) {
-      expect_pass(ref, {Dtype::fp32, s.m, s.n, s.k, 1, 0, 21, exact}, Oracle::cpu_fp64);
-      expect_pass(ref, {Dtype::fp32, s.m, s.n, s.k, 2, 1, 21, exact}, Oracle::cpu_fp64);
+      CHECK(expect_pass(ref, {Dtype::fp32, s.m, s.n, s.k, 1, 0, 21, exact}, Oracle::cpu_fp64));
+      CHECK(expect_pass(ref, {Dtype::fp32, s.m, s.n, s.k, 2, 1, 21, exact}, Oracle::cpu_fp64));
     }
 }
 
 TEST_CASE("a tall matrix past the grid-y limit runs on step 01 (M on grid x)", "[gpu]") {
   REQUIRE_GPU_OR_SKIP();
   const int m = 65535 * 32 + 5;  // ceil(m / 32) = 65536 blocks: over the grid-y limit
-  expect_pass(find_step("01"), {Dtype::fp32, m, 3, 2, 1, 0, 4, true}, Oracle::cublas);
+  CHECK(expect_pass(find_step("01"), {Dtype::fp32, m, 3, 2, 1, 0, 4, true}, Oracle::cublas));
 }
 
 TEST_CASE("the check catches each deliberately broken kernel", "[gpu][fixture]") {

@@ -123,7 +123,7 @@ void expect_pass(const Step& step, const Problem& p, Oracle oracle, const std::s
 }  // namespace
 
 TEST_CASE("Hopper steps match cuBLAS on the shape suite (random normal inputs)", "[gpu][hopper]") {
-  REQUIRE_GPU_OR_SKIP();
+  REQUIRE_HOPPER_OR_SKIP();
   for (const Tiling& t : kTilings) {
     const Step step = find_step(t.id);
     for (const Shape& s : shape_suite(t)) expect_pass(step, {Dtype::bf16, s.m, s.n, s.k, 1, 0, 17, false}, Oracle::cublas, s.what);
@@ -131,7 +131,7 @@ TEST_CASE("Hopper steps match cuBLAS on the shape suite (random normal inputs)",
 }
 
 TEST_CASE("Hopper steps are exact on small-integer inputs (==, against cuBLAS and the CPU fp64 loop)", "[gpu][hopper][exact]") {
-  REQUIRE_GPU_OR_SKIP();
+  REQUIRE_HOPPER_OR_SKIP();
   for (const Tiling& t : kTilings) {
     const Step step = find_step(t.id);
     for (const Shape& s : shape_suite(t)) {
@@ -143,7 +143,7 @@ TEST_CASE("Hopper steps are exact on small-integer inputs (==, against cuBLAS an
 }
 
 TEST_CASE("Hopper steps: two buffers of the same shape back to back", "[gpu][hopper]") {
-  REQUIRE_GPU_OR_SKIP();
+  REQUIRE_HOPPER_OR_SKIP();
   // Guards any caching of tensor maps or launch state: it must key on the pointers, not the shape.
   for (const Tiling& t : kTilings) {
     const Step step = find_step(t.id);
@@ -161,7 +161,7 @@ TEST_CASE("Hopper steps: two buffers of the same shape back to back", "[gpu][hop
 }
 
 TEST_CASE("Hopper steps: ten repeats are bitwise identical", "[gpu][hopper]") {
-  REQUIRE_GPU_OR_SKIP();
+  REQUIRE_HOPPER_OR_SKIP();
   for (const Tiling& t : kTilings) {
     const Step step = find_step(t.id);
     const Problem p{Dtype::bf16, 777, 1000, 1048, 1, 0, 9, false};

@@ -6,11 +6,11 @@ taken from PATH, else $CUDA_HOME/bin, else the nvidia-cuda-cuobjdump / nvidia-cu
 wheels. The PTX comes from the objects too: -lineinfo makes ptxas embed the PTX it assembled in
 the cubin's .nv_debug_ptx_txt section, so `ptx` needs no nvcc either.
 
-  sass.py dump  --build build 06        SASS, clean SASS, source-interleaved view, PTX of step 06
-  sass.py diff  --build build 05 06     unified diff of the clean SASS + instruction-mix table
-  sass.py check --build build [06 ...]  enforce sass_annotations/NN_*.expect (all steps by default)
-  sass.py fresh --build build           every SASS/PTX line quoted in sass_annotations/*.md exists
-  sass.py resources --build build       docs/resources.md (registers, smem, occupancy, waves)
+  sass.py --build build dump 06        SASS, clean SASS, source-interleaved view, PTX of step 06
+  sass.py --build build diff 05 06     unified diff of the clean SASS + instruction-mix table
+  sass.py --build build check [06 ...]  enforce sass_annotations/NN_*.expect (all steps by default)
+  sass.py --build build fresh           every SASS/PTX line quoted in sass_annotations/*.md exists
+  sass.py --build build resources       docs/resources.md (registers, smem, occupancy, waves)
   sass.py selftest                      the parsers and the checker on hand-made listings
 
 The file formats (clean SASS, expectations) are described in sass_annotations/README.md.
