@@ -124,6 +124,8 @@ TEST_CASE("command line: defaults, values and refusals", "[cpu][cli]") {
     CHECK_THROWS_AS(parse_options_or_throw({"--reps", "5"}), Error);
     CHECK_THROWS_AS(parse_options_or_throw({"--check-only", "--no-check"}), Error);
     CHECK_THROWS_AS(parse_options_or_throw({"--exact", "--alpha", "0.3"}), Error);
+    CHECK_THROWS_AS(parse_options_or_throw({"--exact", "--k", std::to_string(kMaxExactK + 1)}), Error);
+    CHECK_NOTHROW(parse_options_or_throw({"--exact", "--k", std::to_string(kMaxExactK)}));
     CHECK_THROWS_AS(parse_options_or_throw({"--alpha", "nan"}), Error);
     CHECK_THROWS_AS(parse_options_or_throw({"--m"}), Error);
   }
