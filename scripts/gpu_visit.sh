@@ -28,15 +28,22 @@ if has sanitizer; then
   # shared-memory races that a lucky comparison could miss.
   # 67 x 92 x 48: M ragged for every tile; N and K multiples of 4 and K of 8 (the vector and TMA
   # steps' row-alignment requirements), so no step refuses it.
+  # Stops starting new runs after SANITIZER_BUDGET_S seconds (default 240) and says how far it got.
   : > "$OUT/sanitizer.log"
-  san_fail=0
-  for b in build/bin/[0-9]*; do
-    for tool in memcheck racecheck synccheck; do
+  san_fail=0 san_runs=0 san_start=$SECONDS
+  for tool in memcheck racecheck synccheck; do
+    for b in build/bin/[0-9]*; do
+      if [ $((SECONDS - san_start)) -gt "${SANITIZER_BUDGET_S:-240}" ]; then
+        echo "sanitizer: time budget spent before $tool on $b" | tee -a "$OUT/sanitizer.log"
+        break 2
+      fi
+      san_runs=$((san_runs + 1))
+      echo "== $tool $b" >> "$OUT/sanitizer.log"
       compute-sanitizer --tool $tool --error-exitcode 99 "$b" --m 67 --n 92 --k 48 --check-only \
         >> "$OUT/sanitizer.log" 2>&1 || { san_fail=$((san_fail + 1)); echo "sanitizer $tool FAILED on $b"; }
     done
   done
-  summary+=("compute-sanitizer memcheck+racecheck+synccheck, 67x92x48, every step: $san_fail failures")
+  summary+=("compute-sanitizer (memcheck, racecheck, synccheck), 67x92x48: $san_runs runs, $san_fail failures")
 fi
 
 if has bench; then
