@@ -215,3 +215,19 @@ TEST_CASE("sass annotations: every quoted SASS/PTX line is in the current dump",
   for (const auto& l : lines_starting(r.out, "STALE ")) FAIL_CHECK(l);
   CHECK(r.status == 0);
 }
+
+TEST_CASE("docs/resources.md is the table the current build generates", "[sass]") {
+  if (!have_objects_or_skip()) return;
+  const fs::path fresh = paths().build / "resources.generated.md";
+  const Run r = sass_py("resources --out " + shell_quote(fresh.string()));
+  INFO(r.out);
+  REQUIRE(r.status == 0);
+  auto slurp = [](const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  INFO("regenerate it with `make resources` and commit it");
+  CHECK(slurp(fresh) == slurp(paths().repo / "docs/resources.md"));
+}
