@@ -12,9 +12,9 @@ namespace gemm {
 static void build_app(CLI::App& app, Options& o) {
   app.option_defaults()->always_capture_default();
   const auto positive = CLI::Range(1, 1 << 30);
-  app.add_option("--m", o.m, "rows of A and C")->check(positive);
-  app.add_option("--n", o.n, "columns of B and C")->check(positive);
-  app.add_option("--k", o.k, "inner dimension")->check(positive);
+  app.add_option("--m", o.m, "rows of A and C")->check(CLI::TypeValidator<int>("an integer"))->check(positive);
+  app.add_option("--n", o.n, "columns of B and C")->check(CLI::TypeValidator<int>("an integer"))->check(positive);
+  app.add_option("--k", o.k, "inner dimension")->check(CLI::TypeValidator<int>("an integer"))->check(positive);
   app.add_option("--alpha", o.alpha, "fp32 steps: scale of A*B");
   app.add_option("--beta", o.beta, "fp32 steps: scale of the C read in (0: C is never read)");
   app.add_option("--reps", o.reps, "timed repetitions (median reported)")->check(CLI::Range(20, 100000));
@@ -52,8 +52,12 @@ Options parse_options(int argc, const char* const* argv, const std::string& prog
     app.parse(argc, argv);
     validate(o);
   } catch (const CLI::ParseError& e) {
-    exit_code = app.exit(e);  // --help: 0 and usage on stdout; errors: message on stderr
-    if (exit_code != 0) exit_code = 2;
+    if (e.get_exit_code() == 0) {
+      exit_code = app.exit(e);  // --help: usage on stdout, exit 0
+    } else {
+      fmt::print(stderr, "error: {}: {}\nRun with --help for the flags.\n", program, e.what());
+      exit_code = 2;
+    }
   } catch (const Error& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     exit_code = 2;
