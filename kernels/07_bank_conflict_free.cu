@@ -114,13 +114,7 @@ void launch(const gemm::Fp32Gemm& p, cudaStream_t stream) { launch_tiles<BM, BN,
 // float4 accesses need 16-byte aligned addresses (CUDA C Programming Guide, "Device Memory
 // Accesses"): cudaMalloc bases are, and row r of A starts r * K floats in, so K % 4 == 0; same for
 // B and C with N.
-std::optional<std::string> unsupported(int m, int n, int k) {
-  if (k % 4 != 0)
-    return "K=" + std::to_string(k) + " is not a multiple of 4: rows of A must be 16-byte aligned for float4 loads";
-  if (n % 4 != 0)
-    return "N=" + std::to_string(n) + " is not a multiple of 4: rows of B and C must be 16-byte aligned for float4 loads/stores";
-  return gemm::grid_refusal("M", m, BM, 1);
-}
+std::optional<std::string> unsupported(int m, int n, int k) { return gemm::float4_rows_refusal(m, n, k, BM); }
 
 const bool registered = gemm::register_step({
     .id = "07",

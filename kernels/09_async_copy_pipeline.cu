@@ -171,13 +171,7 @@ void launch(const gemm::Fp32Gemm& p, cudaStream_t stream) {
 // cp.async of 16 bytes needs 16-byte aligned source and destination (PTX ISA, cp.async): rows of B
 // and C start r * N floats in, so N % 4 == 0. A comes in 4-byte copies and would take any K; the
 // K % 4 == 0 refusal is kept so that steps 06-09 accept the same shapes (step 08 loads A as float4).
-std::optional<std::string> unsupported(int m, int n, int k) {
-  if (k % 4 != 0)
-    return "K=" + std::to_string(k) + " is not a multiple of 4: steps 06-09 need 16-byte aligned rows of A (08's float4 loads; kept here)";
-  if (n % 4 != 0)
-    return "N=" + std::to_string(n) + " is not a multiple of 4: rows of B and C must be 16-byte aligned for 16-byte cp.async / float4 stores";
-  return gemm::grid_refusal("M", m, BM, 1);
-}
+std::optional<std::string> unsupported(int m, int n, int k) { return gemm::float4_rows_refusal(m, n, k, BM); }
 
 const bool registered = gemm::register_step({
     .id = "09",
