@@ -16,6 +16,8 @@ struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The throw_* functions turn a failed status into gemm::Error naming the status, the call's source
+/// text, file and line; the *_CHECK macros below call them. Each always throws.
 [[noreturn]] void throw_cuda(cudaError_t status, const char* expr, const char* file, int line);
 [[noreturn]] void throw_cu(CUresult status, const char* expr, const char* file, int line);
 [[noreturn]] void throw_cublas(cublasStatus_t status, const char* expr, const char* file, int line);

@@ -12,6 +12,7 @@
 namespace gemm {
 
 enum class Dtype { fp32, bf16 };
+/// "fp32" or "bf16": the spelling used in tables and CSV rows.
 const char* dtype_name(Dtype d);
 
 /// fp32 SGEMM problem: C = alpha * A * B + beta * C, all row-major.

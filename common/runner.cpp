@@ -52,11 +52,16 @@ CheckReport check_step(const Step& step, const Problem& problem, Oracle oracle) 
   return check_step(step, ws, oracle);
 }
 
+// Appends `row` to the CSV at `path`, writing `header` first when the file is new or empty; refuses
+// to mix schemas (a file whose first line is another header).
 static void append_csv(const std::string& path, const std::string& header, const std::string& row) {
   bool fresh = true;
   {
     std::ifstream in(path);
-    fresh = !in.good() || in.peek() == std::ifstream::traits_type::eof();
+    std::string first;
+    fresh = !in.good() || !std::getline(in, first) || first.empty();
+    if (!fresh && first != header)
+      throw Error(fmt::format("{} has other columns than this harness writes; use a new --csv file", path));
   }
   std::ofstream out(path, std::ios::app);
   if (!out) throw Error(fmt::format("cannot open {} for writing", path));
@@ -135,7 +140,7 @@ int step_main(int argc, const char* const* argv) {
       append_csv(o.csv,
                  "step,name,technique,dtype,m,n,k,ms,tflops,cublas_ms,cublas_tflops,ratio,check,reps,"
                  "gpu,sm_count,l2_mib,max_sm_clock_mhz,driver_cuda,runtime,cublas,date",
-                 fmt::format("{},{},\"{}\",{},{},{},{},{:.4f},{:.3f},{:.4f},{:.3f},{:.4f},{},{},{},{},{},{},{},{},{},{}",
+                 fmt::format("{},{},\"{}\",{},{},{},{},{:.4f},{:.3f},{:.4f},{:.3f},{:.4f},{},{},\"{}\",{},{},{},{},{},{},{}",
                              step.id, step.name, step.technique, dtype_name(step.dtype), o.m, o.n,
                              o.k, t.median_ms, tf, ref.median_ms, ref_tf, tf / ref_tf, check, o.reps,
                              dev.name, dev.sm_count, dev.l2_bytes >> 20, dev.sm_clock_mhz,
