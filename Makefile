@@ -68,9 +68,10 @@ $(BUILD)/obj/kernels/%.o: kernels/%.cu $(HEADERS) | $(BUILD)/.deps-ok
 	  || { cat $(BUILD)/ptxas/$*.txt >&2; exit 1; }
 	@grep -iE "warning|error" $(BUILD)/ptxas/$*.txt >&2 || true
 
+# A fixture named hopper_* uses sm_90a instructions.
 $(BUILD)/obj/tests/fixtures/%.o: tests/fixtures/%.cu $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) $(FP32_GENCODE) -c $< -o $@
+	$(NVCC) $(NVCCFLAGS) $(if $(filter hopper_%,$*),$(HOPPER_GENCODE),$(FP32_GENCODE)) -c $< -o $@
 
 $(BUILD)/obj/tests/%.o: tests/%.cpp $(HEADERS) $(wildcard tests/*.hpp) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)

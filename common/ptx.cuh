@@ -1,7 +1,6 @@
-// Hopper (sm_90a) PTX wrappers shared by the tensor-core steps (11 and up): mbarriers, TMA loads
-// (cp.async.bulk.tensor), wgmma and its shared-memory descriptors, setmaxnreg, and the store of a
-// wgmma accumulator fragment. (Proxy fences, TMA stores and stmatrix join when the epilogue steps
-// that first use them do.) Each wrapper is one PTX instruction (or a short fixed
+// Hopper (sm_90a) PTX wrappers shared by the tensor-core steps (11 and up): mbarriers, proxy fences,
+// TMA (cp.async.bulk.tensor), wgmma and its shared-memory descriptors, setmaxnreg, stmatrix, and
+// the store of a wgmma accumulator fragment. Each wrapper is one PTX instruction (or a short fixed
 // sequence) and cites the PTX ISA section it follows (PTX ISA 8.x/9.0, "Instruction Set" chapter;
 // section titles are used because their numbers shift between ISA versions).
 // Device code only: include from kernels/*.cu compiled for sm_90a.
@@ -84,6 +83,13 @@ __device__ __forceinline__ void mbarrier_wait_parity(uint64_t* bar, uint32_t par
   }
 }
 
+/// fence.proxy.async.shared::cta: orders this thread's generic-proxy shared-memory accesses
+/// (ordinary loads/stores, stmatrix) with later async-proxy ones (TMA, wgmma) and vice versa
+/// ("Memory Consistency Model: Proxies"; "membar/fence", fence.proxy.async).
+__device__ __forceinline__ void fence_proxy_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
 // ---------------------------------------------------------------------------------------------
 // TMA: PTX ISA, "Data Movement and Conversion Instructions: cp.async.bulk.tensor".
 // The tensor map (built on the host, common/tma.hpp) is a __grid_constant__ kernel parameter;
@@ -98,6 +104,28 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
       ::"r"(smem_addr(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_addr(bar))
       : "memory");
+}
+
+/// cp.async.bulk.tensor.2d shared -> global, tile mode, bulk-group completion: stores `src` to the
+/// box at (c0, c1); elements outside the tensor are not written (the clipping the epilogue needs).
+/// `src` must be 128-byte aligned. Used by the epilogue steps; tested by
+/// tests/fixtures/hopper_epilogue_probe.cu until then.
+/// The shared-memory writes feeding it need fence_proxy_async_shared() first.
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, const void* src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%2, %3}], [%1];"
+               ::"l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(src)), "r"(c0), "r"(c1)
+               : "memory");
+}
+
+/// cp.async.bulk.commit_group: closes the bulk group of this thread's preceding TMA stores
+/// ("cp.async.bulk.commit_group").
+__device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+
+/// cp.async.bulk.wait_group.read N: waits until at most N bulk groups still read their shared
+/// source ("cp.async.bulk.wait_group"); N = 0 before the source buffer is reused.
+template <int N>
+__device__ __forceinline__ void tma_store_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -279,6 +307,19 @@ template <int Regs>
 __device__ __forceinline__ void setmaxnreg_dec() {
   static_assert(Regs % 8 == 0 && Regs >= 24 && Regs <= 256, "setmaxnreg takes a multiple of 8 in [24, 256]");
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(Regs));
+}
+
+// ---------------------------------------------------------------------------------------------
+// stmatrix: PTX ISA, "Data Movement and Conversion Instructions: stmatrix".
+// ---------------------------------------------------------------------------------------------
+
+/// stmatrix.sync.aligned.m8n8.x4.shared.b16: the warp stores four 8x8 b16 matrices; lane l holds
+/// row l/4, columns 2*(l%4)..+1 of each (one 32-bit register per matrix), and lanes 8i..8i+7 give
+/// the 16-byte row addresses of matrix i. Tested by tests/fixtures/hopper_epilogue_probe.cu.
+__device__ __forceinline__ void stmatrix_x4(void* row_addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(smem_addr(row_addr)),
+               "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
 }
 
 }  // namespace ptx
