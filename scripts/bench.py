@@ -118,7 +118,7 @@ def main():
         import matplotlib  # noqa: F401
         subprocess.run([sys.executable, str(ROOT / "scripts" / "plot_steps.py"), str(csv_path)], check=False)
     except ImportError:
-        print("matplotlib not installed: docs/img/steps.png not redrawn")
+        print("matplotlib not installed: docs/img/steps.png not redrawn (python3 -m pip install matplotlib)")
     if failures:
         print("FAILED:", "; ".join(failures))
         sys.exit(1)

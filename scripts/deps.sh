@@ -13,7 +13,7 @@ check_only=0
 
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 if [ ! -x "$CUDA_HOME/bin/nvcc" ]; then
-  echo "error: nvcc not found at $CUDA_HOME/bin/nvcc: install the CUDA Toolkit (12.4 or newer, with cuBLAS and cuRAND) or set CUDA_HOME" >&2
+  echo "error: nvcc not found at $CUDA_HOME/bin/nvcc: install the CUDA Toolkit (13.0 is what the project is tested with; it needs cuBLAS and cuRAND) or set CUDA_HOME" >&2
   exit 1
 fi
 
