@@ -1,4 +1,4 @@
-// Step 04 — 1D blocktiling. Step 03 issues one LDS per FFMA (a row of sA and a column of sB per
+// Step 04 — 1D blocktiling. Step 03 reads two shared values per FFMA (a row of sA, a column of sB per
 // output), so shared-memory bandwidth caps it near 1/4 of the FFMA rate. Here each thread computes a
 // column of TM = 8 outputs: per k it loads one element of sB into a register and reuses it for TM
 // FFMAs against TM broadcast reads of sA, so LDS per FFMA falls from 2 to (1 + TM) / TM ~ 1.1 and the

@@ -1,4 +1,4 @@
-// Step 06 — vectorized loads. Step 05 moves every float with its own 32-bit LDG, STS and LDS: more
+// Step 06 — vectorized loads. Step 05 moves every float with its own 32-bit LDG and STS: more
 // load/store instructions than the FFMA pipe can afford to share issue slots with. Here global loads
 // are float4 (LDG.E.128), A is stored transposed in shared memory (sAT[k][m]) so that a thread's TM
 // values of A for one k are contiguous and, like its TN values of B, come in with LDS.128; C is

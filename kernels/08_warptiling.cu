@@ -1,9 +1,9 @@
 // Step 08 — warptiling. Step 07 maps threads to the block tile as one flat 2-D grid, so a warp's
 // outputs form a 2 x 16 strip of thread tiles: its LDS.128 fetch 16 distinct float4s of sB and
-// only 2 of sAT per k, and the tile shape is tied to the thread count. Here the block tile
+// only 2 of sAT per LDS.128, and the tile shape is tied to the thread count. Here the block tile
 // (BM x BN) is split into warp tiles (WM x WN), each covered by the 32 lanes of one warp as a
 // WTR x WTC grid of thread tiles (TM x TN, float4 groups strided by 4*WTR rows / 4*WTC columns). A
-// warp's shared-memory footprint per k is then WM + WN floats instead of 16 rows of B: fewer
+// warp's shared-memory footprint per k is then WM + WN = 96 floats instead of 07's 144: fewer
 // wavefronts per FFMA, and the three tile levels can be tuned independently for the H200.
 // Expected: 1.2-1.4x step 07; >= 0.9x cuBLAS at 4096 and 8192 once tuned (issue 3).
 // SASS: same instruction kinds as 07 (LDG.E.128, STS, LDS.128, FFMA, STG.E.128), two BAR.SYNC

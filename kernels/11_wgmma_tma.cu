@@ -12,7 +12,7 @@
 // Measured (H200, 2026-11-30): 363.3 TFLOP/s at 4096 (45.7% of cuBLAS), 295.4 at 8192 (39.2%):
 // 8.4x / 6.8x step 10; likely L2-bound at 8192 (each A and B byte is re-read by 128 blocks).
 // Supports: K % 8 == 0 (16-byte TMA row stride), any M, N >= 1: TMA zero-fills the out-of-bounds
-// part of a tile (ragged M, N and the K tail), stores are clipped. Built for sm_90a, runs on CC 9.0.
+// part of a tile (ragged M, N, K tail), stores clipped; ceil(N / BN) <= 65535 (grid y). sm_90a, CC 9.0.
 // Run: make run STEP=11 M=4096 N=4096 K=4096
 #include <cuda_bf16.h>
 

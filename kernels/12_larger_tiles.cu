@@ -11,7 +11,7 @@
 // second run 609.6, 77.1%): 1.5x / 2.1x step 11, past the guess. 167 registers x 128 threads and
 // 34 KB of shared memory let 3 blocks share an SM: they hide each other's load latency.
 // Supports: K % 8 == 0 (16-byte TMA row stride), any M, N >= 1 (TMA zero-fills out-of-bounds
-// loads, stores are clipped). Built for sm_90a, runs on CC 9.0.
+// loads, stores are clipped); ceil(N / BN) <= 65535 (grid y). Built for sm_90a, runs on CC 9.0.
 // Run: make run STEP=12 M=4096 N=4096 K=4096
 #include <cuda_bf16.h>
 

@@ -13,7 +13,7 @@
 // Measured (H200, 2026-11-30): 556.1 TFLOP/s at 4096 (69.6%), 574.3 at 8192 (79.0%; second run
 // 563.8, 71.2%): below step 12 at 8192. One block per SM (128 KB ring) and one consumer that
 // drains its wgmmas every K tile: nothing fills that bubble, while step 12's 3 blocks did (step 14).
-// Supports: K % 8 == 0, any M, N >= 1 (TMA zero-fills, stores clipped). sm_90a, runs on CC 9.0.
+// Supports: K % 8 == 0, any M, N >= 1 (zero-fill, clipped stores), ceil(N / BN) <= 65535. sm_90a.
 // Run: make run STEP=13 M=4096 N=4096 K=4096
 #include <cuda_bf16.h>
 

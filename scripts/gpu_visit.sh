@@ -24,7 +24,7 @@ if has tests; then
 fi
 
 if has sanitizer; then
-  # memcheck and racecheck on small ragged shapes of every step: out-of-bounds accesses and
+  # memcheck, racecheck and synccheck on a small ragged shape of every step: out-of-bounds accesses and
   # shared-memory races that a lucky comparison could miss.
   # 67 x 92 x 48: M ragged for every tile; N and K multiples of 4 and K of 8 (the vector and TMA
   # steps' row-alignment requirements), so no step refuses it.
