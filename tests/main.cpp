@@ -4,6 +4,10 @@
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
 #include <cstdio>
 #include <set>
 #include <string>
@@ -44,6 +48,26 @@ bool have_gpu() {
   static const bool present = gemm::cuda_device_count() > 0;
   if (!present) mark_skipped("no CUDA device");
   return present;
+}
+
+std::filesystem::path binary_dir() {
+  std::array<char, 4096> buf{};
+  const ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+  const std::filesystem::path exe = n > 0 ? std::filesystem::path(std::string(buf.data(), size_t(n)))
+                                          : std::filesystem::path("build/bin/tests");
+  return exe.parent_path();
+}
+
+CommandResult run_command(const std::string& command) {
+  CommandResult r;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> chunk{};
+  while (fgets(chunk.data(), int(chunk.size()), pipe)) r.output += chunk.data();
+  const int st = pclose(pipe);
+  r.exited = WIFEXITED(st);
+  r.status = r.exited ? WEXITSTATUS(st) : -1;
+  return r;
 }
 
 bool have_cc(int cc) {

@@ -2,6 +2,9 @@
 #pragma once
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <string>
+
 namespace gemm_test {
 
 /// True when a CUDA device is present. Otherwise records the current test case as skipped
@@ -10,6 +13,20 @@ bool have_gpu();
 
 /// Records the current test case as skipped with `why`.
 void mark_skipped(const char* why);
+
+/// The folder holding this test binary (BUILD/bin), where the step executables are too.
+std::filesystem::path binary_dir();
+
+/// The outcome of a shell command: exit status (-1 when it ended by a signal, i.e. crashed) and
+/// its stdout and stderr together.
+struct CommandResult {
+  int status = -1;
+  bool exited = false;  ///< false: killed by a signal, or popen failed
+  std::string output;
+};
+
+/// Runs `command` through the shell with stderr merged into stdout and waits for it.
+CommandResult run_command(const std::string& command);
 
 /// True when device 0 has compute capability `cc` (e.g. 90); otherwise records the current test
 /// case as skipped ("needs compute capability 9.0"). Call after have_gpu().

@@ -9,13 +9,7 @@
 // run it and fail on its verdict, its exit status or its absence.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
-
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -38,10 +32,7 @@ struct Paths {
 const Paths& paths() {
   static const Paths p = [] {
     Paths q;
-    std::array<char, 4096> buf{};
-    const ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
-    const fs::path exe = n > 0 ? fs::path(std::string(buf.data(), size_t(n))) : fs::path("build/bin/tests");
-    q.build = exe.parent_path().parent_path();
+    q.build = gemm_test::binary_dir().parent_path();
     q.repo = fs::exists("scripts/sass/sass.py") ? fs::current_path() : q.build.parent_path();
     return q;
   }();
@@ -61,16 +52,10 @@ struct Run {
 
 // Runs sass.py with `args` (already quoted), stdout and stderr together.
 Run sass_py(const std::string& args) {
-  const std::string cmd = "python3 " + shell_quote((paths().repo / "scripts/sass/sass.py").string()) +
-                          " --build " + shell_quote(paths().build.string()) + " " + args + " 2>&1";
-  Run r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf{};
-  while (fgets(buf.data(), int(buf.size()), pipe)) r.out += buf.data();
-  const int st = pclose(pipe);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  const gemm_test::CommandResult r = gemm_test::run_command(
+      "python3 " + shell_quote((paths().repo / "scripts/sass/sass.py").string()) + " --build " +
+      shell_quote(paths().build.string()) + " " + args);
+  return {r.status, r.output};
 }
 
 std::vector<std::string> lines_starting(const std::string& text, const std::string& prefix) {

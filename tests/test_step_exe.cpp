@@ -1,24 +1,13 @@
 // The step executables' contract, run as a user would: exit 0 on success, 2 on refused input
 // (with a message naming the constraint), never a crash. Runs the binaries next to this test binary.
 #include <catch2/catch.hpp>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <string>
 
 #include "../common/device_info.hpp"
+#include "support.hpp"
 
 namespace {
-
-std::string bin_dir() {
-  std::array<char, 4096> buf{};
-  const ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
-  REQUIRE(n > 0);
-  std::string path(buf.data(), size_t(n));
-  return path.substr(0, path.rfind('/'));
-}
 
 struct Outcome {
   int exit_code;
@@ -26,15 +15,10 @@ struct Outcome {
 };
 
 Outcome run(const std::string& step, const std::string& args) {
-  const std::string cmd = bin_dir() + "/" + step + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  std::array<char, 512> chunk{};
-  while (fgets(chunk.data(), int(chunk.size()), p)) out += chunk.data();
-  const int status = pclose(p);
-  REQUIRE(WIFEXITED(status));  // a signal (crash) fails here
-  return {WEXITSTATUS(status), out};
+  const gemm_test::CommandResult r = gemm_test::run_command((gemm_test::binary_dir() / step).string() + " " + args);
+  INFO(r.output);
+  REQUIRE(r.exited);  // a signal (crash) fails here
+  return {r.status, r.output};
 }
 
 }  // namespace
