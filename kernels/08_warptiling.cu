@@ -1,17 +1,19 @@
 // Step 08 — warptiling. Step 07 maps threads to the block tile as one flat 2-D grid, so a warp's
-// outputs form a 2 x 16 strip of thread tiles: its LDS.128 fetch 16 distinct float4s of sB and
-// only 2 of sAT per LDS.128, and the tile shape is tied to the thread count. Here the block tile
-// (BM x BN) is split into warp tiles (WM x WN), each covered by the 32 lanes of one warp as a
-// WTR x WTC grid of thread tiles (TM x TN, float4 groups strided by 4*WTR rows / 4*WTC columns). A
-// warp's shared-memory footprint per k is then WM + WN = 96 floats instead of 07's 144: fewer
-// wavefronts per FFMA, and the three tile levels can be tuned independently for the H200.
-// Expected: 1.2-1.4x step 07; >= 0.9x cuBLAS at 4096 and 8192 once tuned (issue 3).
-// SASS: same instruction kinds as 07 (LDG.E.128, STS, LDS.128, FFMA, STG.E.128), two BAR.SYNC
-// per K tile; MINB (blocks per SM) in __launch_bounds__ caps registers so MINB blocks fit per SM.
-// Measured (H200, same-run cuBLAS 51.4): 43.3 TFLOP/s at 4096 (0.84x), 43.7 at 8192 (0.85x): only
-// 1-3% over step 07, short of the 0.90x target. The tuner's best warp tiling is 07's tile (128x128x16,
-// 8x8) and ncu counts the same shared-load wavefronts (6,291,456 at 1024^3) for both: what remains is
-// latency, not shared-memory traffic (see step 09 and docs/fp32_ladder.md).
+// outputs form a 2 x 16 strip of thread tiles and the tile shape is tied to the thread count. Here
+// the block tile (BM x BN) is split into warp tiles (WM x WN), each covered by the 32 lanes of one
+// warp as a WTR x WTC grid of thread tiles (TM x TN, float4 groups strided by 4*WTR rows / 4*WTC
+// columns), so the three levels are tuned independently; on the H200 the thread tile grows to 8 x 16
+// (128 accumulators). Warp tiling alone, with 07's loop, bought 1-3 % (43.3 / 43.7 TFLOP/s, see
+// docs/fp32_ladder.md): the loop is what CUTLASS's SIMT mainloop adds to it. The next K tile is loaded
+// global -> registers a whole tile ahead (LDG issued right after the STS that emptied the registers,
+// so a tile of math hides its latency), shared memory is double-buffered (one BAR.SYNC per tile
+// instead of 07's two), and the fragments are double-buffered in registers (k + 1 read from shared
+// memory while k's FFMAs issue, across the tile boundary too). The loads are predicated (zero fill
+// past M, N and K) on pointers that advance one tile per iteration.
+// Expected: 1.05-1.15x step 07; >= 0.9x cuBLAS at 4096 and 8192 (issue 3).
+// SASS: LDG.E.128 just after the STS of the previous tile's registers; one BAR.SYNC per K tile; the
+// LDS.128 of k + 1 interleaved with the FFMAs of k. Measured (H200, make bench, same-process cuBLAS
+// 51.4 / 51.3): 49.2 TFLOP/s at 4096 (0.958x), 49.4 at 8192 (0.964x), 1.14x / 1.16x step 07.
 // Supports: K % 4 == 0 and N % 4 == 0 (16-byte aligned rows), any M >= 1; ragged M and N (not
 // multiples of BM, BN) and K tails are zero-filled / masked; ceil(M / BM) <= 65535 (grid y).
 // Run: make run STEP=08 M=4096 N=4096 K=4096
@@ -27,62 +29,103 @@ struct Tiles {
   static constexpr int THREADS = (BM / WM) * (BN / WN) * 32;
   static constexpr int WTR = WM / TM, WTC = WN / TN;  // the lanes of a warp: WTR rows x WTC columns
   static constexpr int SM = 4 * WTR, SN = 4 * WTC;     // stride between a thread's float4 groups
+  static constexpr int A4 = BM * BK / 4 / THREADS;     // float4s of A each thread loads per K tile
+  static constexpr int B4 = BK * BN / 4 / THREADS;     // float4s of B each thread loads per K tile
   static_assert(BM % WM == 0 && BN % WN == 0, "the warp tiles must cover the block tile exactly");
   static_assert(WM % TM == 0 && WN % TN == 0 && WTR * WTC == 32, "32 thread tiles cover a warp tile");
   static_assert(TM % 4 == 0 && TN % 4 == 0 && BK % 4 == 0, "TM, TN and BK are read as float4");
+  static_assert(BK % 2 == 0, "tile kt's last k step and tile kt + 1's first use different fragment buffers");
   static_assert(THREADS <= 1024, "at most 1024 threads per block");
   static_assert(MINB >= 1 && MINB * THREADS <= 2048, "an SM holds at most 2048 threads (sm_90)");
-  static_assert((BM * BK / 4) % THREADS == 0, "each thread loads the same number of float4 of A");
-  static_assert((BK * BN / 4) % THREADS == 0, "each thread loads the same number of float4 of B");
+  static_assert((BM * BK / 4) % THREADS == 0 && A4 >= 1, "each thread loads the same number of float4 of A");
+  static_assert((BK * BN / 4) % THREADS == 0 && B4 >= 1, "each thread loads the same number of float4 of B");
+  static_assert(2 * (BK * (BM + 4) + BK * BN) * 4 <= 48 * 1024, "two static buffers must fit in 48 KB");
 };
 
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int MINB>
 __global__ void __launch_bounds__(Tiles<BM, BN, BK, WM, WN, TM, TN, MINB>::THREADS, MINB)
 sgemm_warptiling(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
   using T = Tiles<BM, BN, BK, WM, WN, TM, TN, MINB>;
-  constexpr int THREADS = T::THREADS, SM = T::SM, SN = T::SN;
+  constexpr int THREADS = T::THREADS, SM = T::SM, SN = T::SN, A4 = T::A4, B4 = T::B4;
   constexpr int PAD = 4;  // rows of sAT 4 banks apart (BM % 32 == 0), still 16-byte aligned
-  __shared__ alignas(16) float sAT[BK][BM + PAD];  // A tile transposed: column k of A is row k here
-  __shared__ alignas(16) float sB[BK][BN];
+  __shared__ alignas(16) float sAT[2][BK][BM + PAD];  // A tile transposed: column k of A is row k here
+  __shared__ alignas(16) float sB[2][BK][BN];
   const int t = threadIdx.x, warp = t / 32, lane = t % 32;
   // This thread's first row and column inside the block tile: warp tile, then lane within it.
   const int row0 = warp / (BN / WN) * WM + lane / T::WTC * 4;
   const int col0 = warp % (BN / WN) * WN + lane % T::WTC * 4;
   const int64_t m0 = blockIdx.y * int64_t(BM), n0 = blockIdx.x * int64_t(BN);
+  const int KT = (K + BK - 1) / BK;
+
+  // Each thread loads the float4s (ra + it * RA, ca..ca+3) of A and (rb + it * RB, cb..cb+3) of B of
+  // every K tile into registers (stA, stB), and stores them one tile later.
+  constexpr int RA = THREADS / (BK / 4), RB = THREADS / (BN / 4);
+  const int ra = t / (BK / 4), ca = t % (BK / 4) * 4, rb = t / (BN / 4), cb = t % (BN / 4) * 4;
+  const float* gA = A + (m0 + ra) * K + ca;         // this thread's first float4 of A, K tile 0
+  const float* gB = B + int64_t(rb) * N + n0 + cb;  // this thread's first float4 of B, K tile 0
+  const int64_t strideA = int64_t(RA) * K, strideB = int64_t(RB) * N;
+  float4 stA[A4], stB[B4];
+  // Load the K tile that starts at column k0 of A (a) / row k0 of B (b), zero what lies outside A or B
+  // (past the last tile: everything, and nothing is read). K % 4 == 0 and N % 4 == 0: a float4 is
+  // wholly inside or wholly outside. Predicated loads, no branch: a branch to an unpredicated
+  // interior path (step 09's) split the basic block around the LDGs and cost 6 % here (44.8 vs 47.9).
+  auto ldg_tile = [&](int k0, const float* a, const float* b) {
+#pragma unroll
+    for (int it = 0; it < A4; ++it)
+      stA[it] = (m0 + ra + it * RA < M && k0 + ca < K) ? *reinterpret_cast<const float4*>(a + it * strideA)
+                                                        : make_float4(0, 0, 0, 0);
+#pragma unroll
+    for (int it = 0; it < B4; ++it)
+      stB[it] = (k0 + rb + it * RB < K && n0 + cb < N) ? *reinterpret_cast<const float4*>(b + it * strideB)
+                                                        : make_float4(0, 0, 0, 0);
+  };
+  auto sts_tile = [&](int buf) {
+#pragma unroll
+    for (int it = 0; it < A4; ++it) {  // transposed: the 4 k of a float4 go to 4 rows of sAT
+      const int r = ra + it * RA;
+      sAT[buf][ca + 0][r] = stA[it].x, sAT[buf][ca + 1][r] = stA[it].y;
+      sAT[buf][ca + 2][r] = stA[it].z, sAT[buf][ca + 3][r] = stA[it].w;
+    }
+#pragma unroll
+    for (int it = 0; it < B4; ++it) *reinterpret_cast<float4*>(&sB[buf][rb + it * RB][cb]) = stB[it];
+  };
 
   float acc[TM][TN] = {};
-  float rA[TM], rB[TN];
-  for (int k0 = 0; k0 < K; k0 += BK) {
+  float rA[2][TM], rB[2][TN];  // fragments, double-buffered: k + 1 is read while k is multiplied
+  auto load_frag = [&](int f, int buf, int kk) {
 #pragma unroll
-    for (int it = 0; it < BM * BK / 4 / THREADS; ++it) {  // a compile-time trip count: fully unrolled
-      const int i = t + it * THREADS, r = i / (BK / 4), c = i % (BK / 4) * 4;  // float4 at (r, c..c+3)
-      // K % 4 == 0: a float4 is wholly inside or wholly outside K.
-      const float4 v = (m0 + r < M && k0 + c < K) ? *reinterpret_cast<const float4*>(&A[(m0 + r) * K + k0 + c])
-                                                  : make_float4(0, 0, 0, 0);
-      sAT[c + 0][r] = v.x, sAT[c + 1][r] = v.y, sAT[c + 2][r] = v.z, sAT[c + 3][r] = v.w;
-    }
+    for (int i = 0; i < TM; i += 4)  // WTR distinct adjacent float4s per warp: no conflict
+      *reinterpret_cast<float4*>(&rA[f][i]) = *reinterpret_cast<const float4*>(&sAT[buf][kk][row0 + i / 4 * SM]);
 #pragma unroll
-    for (int it = 0; it < BK * BN / 4 / THREADS; ++it) {
-      const int i = t + it * THREADS, r = i / (BN / 4), c = i % (BN / 4) * 4;
-      *reinterpret_cast<float4*>(&sB[r][c]) =
-          (k0 + r < K && n0 + c < N) ? *reinterpret_cast<const float4*>(&B[(k0 + r) * int64_t(N) + n0 + c])
-                                     : make_float4(0, 0, 0, 0);
-    }
-    __syncthreads();
+    for (int j = 0; j < TN; j += 4)  // WTC distinct adjacent float4s per warp
+      *reinterpret_cast<float4*>(&rB[f][j]) = *reinterpret_cast<const float4*>(&sB[buf][kk][col0 + j / 4 * SN]);
+  };
+
+  ldg_tile(0, gA, gB);
+  sts_tile(0);
+  ldg_tile(BK, gA + BK, gB + int64_t(BK) * N);  // tile 1 waits in registers during tile 0's math
+  __syncthreads();
+  load_frag(0, 0, 0);
+  const float* a_next = gA + 2 * BK;  // tile kt + 2
+  const float* b_next = gB + int64_t(2 * BK) * N;
+  int buf = 0;  // the shared buffer tile kt is read from
+  for (int kt = 0; kt < KT; ++kt) {
 #pragma unroll
     for (int kk = 0; kk < BK; ++kk) {
-#pragma unroll
-      for (int i = 0; i < TM; i += 4)  // WTR distinct adjacent float4s per warp: no conflict
-        *reinterpret_cast<float4*>(&rA[i]) = *reinterpret_cast<const float4*>(&sAT[kk][row0 + i / 4 * SM]);
-#pragma unroll
-      for (int j = 0; j < TN; j += 4)  // WTC distinct adjacent float4s per warp
-        *reinterpret_cast<float4*>(&rB[j]) = *reinterpret_cast<const float4*>(&sB[kk][col0 + j / 4 * SN]);
+      if (kk == BK - 1) {
+        // The other buffer held tile kt - 1, whose last reads came before the previous barrier.
+        sts_tile(buf ^ 1);                           // tile kt + 1, loaded one tile ago
+        ldg_tile((kt + 2) * BK, a_next, b_next);     // refill the registers at once: a whole tile
+        a_next += BK, b_next += int64_t(BK) * N;     // of math now hides the load's latency
+        __syncthreads();
+        buf ^= 1;
+      }
+      load_frag((kk + 1) % 2, buf, (kk + 1) % BK);  // past the last tile: a harmless read of zeros
 #pragma unroll
       for (int i = 0; i < TM; ++i)
 #pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] += rA[i] * rB[j];
+        for (int j = 0; j < TN; ++j) acc[i][j] += rA[kk % 2][i] * rB[kk % 2][j];
     }
-    __syncthreads();
   }
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
@@ -110,9 +153,12 @@ void launch_tiles(const gemm::Fp32Gemm& p, cudaStream_t stream) {
   CUDA_CHECK_LAUNCH();
 }
 
-// Chosen by scripts/tune_fp32.py on the H200 (results/tuning/fp32_h200.csv, 52 points): 43.3 TFLOP/s
-// at 4096 (0.84x cuBLAS), 43.7 at 8192 (0.85x). MINB = 2 caps registers at 128 (127 used, no spill).
-constexpr int BM = 128, BN = 128, BK = 16, WM = 32, WN = 64, TM = 8, TN = 8, MINB = 2;
+// Chosen by scripts/tune_fp32.py on the H200 (results/tuning/fp32_h200_08_09.csv, 24 points): a
+// 128x128 block tile of 4 warps (128 threads), warp tiles 32x128, 8x16 per thread, BK = 8, and
+// MINB = 2: two blocks per SM (255 registers, no spill), so one block's barrier is the other's
+// math. Tuner: 49.2 / 49.4 TFLOP/s at 4096 / 8192 (0.96x / 0.97x cuBLAS); the 128x256, 16x8, 1 block
+// per SM variant (8 warps) 47.8 / 48.1.
+constexpr int BM = 128, BN = 128, BK = 8, WM = 32, WN = 128, TM = 8, TN = 16, MINB = 2;
 void launch(const gemm::Fp32Gemm& p, cudaStream_t stream) { launch_tiles<BM, BN, BK, WM, WN, TM, TN, MINB>(p, stream); }
 
 // float4 accesses need 16-byte aligned addresses (CUDA C Programming Guide, "Device Memory

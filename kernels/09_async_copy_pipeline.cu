@@ -1,14 +1,20 @@
-// Step 09 — multistage cp.async pipeline. In step 08 every K tile goes global -> registers ->
-// shared, then BAR.SYNC, then math: a warp's FFMAs wait for its own loads, and only other resident
-// blocks hide that latency. Here cp.async (PTX ISA, "Data Movement and Conversion Instructions:
-// cp.async") copies global -> shared without registers, into a ring of STAGES buffers: tiles
-// kt+1 .. kt+STAGES-1 are in flight while tile kt is multiplied, with one BAR.SYNC per tile. B comes
-// as 16-byte copies; A must land transposed (sAT[k][m], 08's inner loop unchanged), so it comes as
-// 4-byte copies, each float to its transposed place. No registers hold tiles in flight, so the
-// thread tile grows to cuBLAS's shape (ncu: its kernel is 256x128x8, 256 threads, 3 stages).
-// Expected: 1.05-1.2x step 08, ~1.0x cuBLAS. SASS: LDGSTS.E.BYPASS.128 (B) and LDGSTS.E (A)
-// replace LDG + STS; LDGDEPBAR / DEPBAR (commit / wait). Measured (H200, same-run cuBLAS 51.1-51.3):
-// 46.6 TFLOP/s at 4096 (0.91x), 46.9 at 8192 (0.92x): 1.08x step 08, short of 1.00x cuBLAS.
+// Step 09 — multistage cp.async pipeline. Step 08 stages every K tile through registers (LDG into
+// registers one tile ahead, STS at the end of the tile): 16 registers hold a tile in flight and each
+// float of the tile costs a load and a store instruction. Here cp.async (PTX ISA, "Data Movement and
+// Conversion Instructions: cp.async") copies global -> shared with no register in between, into a
+// ring of STAGES buffers: tiles kt+1 .. kt+STAGES-1 are in flight while tile kt is multiplied, still
+// one BAR.SYNC per tile. B comes as 16-byte copies; A must land transposed (sAT[k][m], 08's inner
+// loop unchanged), so it comes as 4-byte copies, each float to its transposed place. The inner loop
+// is 08's: fragments double-buffered in registers (k+1 read while k's FFMAs issue, across the tile
+// boundary too) and the barrier placed before the last k step. Interior blocks with whole K tiles
+// (all but the edges) take a copy path with no predicate and no zero fill, on pointers that advance
+// by one tile per iteration; edge blocks and the K tail zero-fill through cp.async's src-size.
+// Expected: +5-10 % over step 08 (no staging instructions or registers), ~1.0x cuBLAS.
+// SASS: LDGSTS.E.BYPASS.128 (B) and LDGSTS.E (A) replace LDG + STS; LDGDEPBAR / DEPBAR.LE SB0
+// (commit / wait). Measured (H200, make bench, same-process cuBLAS 51.4 / 51.3): 51.2 TFLOP/s at
+// 4096 (0.997x), 52.0 at 8192 (1.014x), 1.04x / 1.05x step 08; the tuning sweep's run 1.000x /
+// 1.018x. At 4096 cuBLAS wins back its per-wave deficit in the partial last wave (3.88 waves; at
+// M = 4224, 4.00 waves, this step is 1.03x): docs/fp32_ladder.md, last section.
 // Supports: K % 4 == 0 and N % 4 == 0 (16-byte aligned rows), any M >= 1; ragged M and N and K
 // tails are zero-filled by cp.async's src-size operand / masked; ceil(M / BM) <= 65535 (grid y).
 // Run: make run STEP=09 M=4096 N=4096 K=4096
@@ -19,23 +25,27 @@
 
 namespace step09 {
 
-// 16-byte global -> shared copy that bypasses L1 (.cg); src_bytes = 0 writes 16 zero bytes and
-// reads nothing (the "src-size" operand of cp.async), which is how tiles past M, N or K are zeroed.
-__device__ __forceinline__ void cp_async_16(void* smem, const void* gmem, int src_bytes) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes) : "memory");
+// 16-byte global -> shared copy that bypasses L1 (.cg). `dst` is a shared-state-space address.
+__device__ __forceinline__ void cp_async_16(unsigned dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+}
+// The same with the "src-size" operand: src_bytes = 0 writes 16 zero bytes and reads nothing, which is
+// how tiles past M, N or K are zeroed.
+__device__ __forceinline__ void cp_async_16(unsigned dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
+}
+// 4-byte variants for A (cp.async.cg only takes 16 bytes, .ca goes through L1): one float, written to
+// its transposed place in sAT; src_bytes = 0 writes a zero.
+__device__ __forceinline__ void cp_async_4(unsigned dst, const void* src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_async_4(unsigned dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 // Waits until at most N of this thread's committed groups are still pending.
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
-
-// 4-byte variant for A (cp.async.cg only takes 16 bytes, .ca goes through L1): one float, written
-// to its transposed place in sAT; src_bytes = 0 writes a zero.
-__device__ __forceinline__ void cp_async_4(void* smem, const void* gmem, int src_bytes) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes) : "memory");
-}
 
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int MINB>
 struct Tiles {
@@ -64,8 +74,10 @@ __global__ void __launch_bounds__(Tiles<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB
 sgemm_async_pipeline(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
   using T = Tiles<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB>;
   constexpr int THREADS = T::THREADS, SM = T::SM, SN = T::SN, LDA = T::LDA;
+  constexpr unsigned STAGE_BYTES = T::STAGE_FLOATS * 4;
   extern __shared__ float4 smem4[];  // STAGES x { sAT[BK][LDA], sB[BK][BN] }
-  float* smem = reinterpret_cast<float*>(smem4);
+  const float* smem = reinterpret_cast<const float*>(smem4);
+  const unsigned smem_base = static_cast<unsigned>(__cvta_generic_to_shared(smem4));
   const int t = threadIdx.x, warp = t / 32, lane = t % 32;
   // This thread's first row and column inside the block tile (step 08's warp tiling).
   const int row0 = warp / (BN / WN) * WM + lane / T::WTC * 4;
@@ -73,60 +85,81 @@ sgemm_async_pipeline(int M, int N, int K, float alpha, const float* A, const flo
   const int64_t m0 = blockIdx.y * int64_t(BM), n0 = blockIdx.x * int64_t(BN);
   const int KT = (K + BK - 1) / BK;
 
-  // Each thread copies the floats (ra + it * THREADS / BK, ca) of A and the float4s (rb + it * THREADS
-  // / (BN / 4), cb) of B of every K tile; their global addresses advance by BK columns / rows per tile.
+  // Each thread copies the floats (ra + it * RA, ca) of A and the float4s (rb + it * RB, cb) of B of
+  // every K tile, to fixed offsets of a stage; the global addresses advance by BK columns / rows.
+  constexpr int RA = THREADS / BK, RB = THREADS / (BN / 4);
   const int ra = t / BK, ca = t % BK, rb = t / (BN / 4), cb = t % (BN / 4) * 4;
-  const float* gA = A + (m0 + ra) * K + ca;
-  const float* gB = B + int64_t(rb) * N + n0 + cb;
-  auto load_tile = [&](int stage, int kt) {  // issue (not wait for) the copies of K tile kt
-    float* sAT = smem + stage * T::STAGE_FLOATS;
-    float* sB = sAT + BK * LDA;
-    const int k0 = kt * BK;
+  const float* gA = A + (m0 + ra) * K + ca;         // this thread's first float of A, K tile 0
+  const float* gB = B + int64_t(rb) * N + n0 + cb;  // this thread's first float4 of B, K tile 0
+  const int64_t strideA = int64_t(RA) * K, strideB = int64_t(RB) * N;
+  const unsigned sA_dst = smem_base + (ca * LDA + ra) * 4, sB_dst = smem_base + (BK * LDA + rb * BN + cb) * 4;
+  const bool interior = m0 + BM <= M && n0 + BN <= N;  // no row or column of the block tile is outside C
+  // Issue (not wait for) the copies of the K tile that starts at column k0 of A (a) / row k0 of B (b).
+  auto load_tile = [&](unsigned stage, int k0, const float* a, const float* b) {
+    if (interior && k0 + BK <= K) {  // every block but the edges, every tile but a K tail: no predicate
 #pragma unroll
-    for (int it = 0; it < BM * BK / THREADS; ++it) {  // a warp: 32 / BK rows x BK consecutive k
-      constexpr int R = THREADS / BK;
-      const bool in = m0 + ra + it * R < M && k0 + ca < K;
-      cp_async_4(&sAT[ca * LDA + ra + it * R], in ? gA + int64_t(it * R) * K + k0 : A, in ? 4 : 0);
-    }
+      for (int it = 0; it < BM * BK / THREADS; ++it) cp_async_4(sA_dst + stage + it * RA * 4, a + it * strideA);
 #pragma unroll
-    for (int it = 0; it < BK * BN / 4 / THREADS; ++it) {
-      constexpr int R = THREADS / (BN / 4);
-      const bool in = k0 + rb + it * R < K && n0 + cb < N;
-      cp_async_16(&sB[(rb + it * R) * BN + cb], in ? gB + int64_t(k0 + it * R) * N : B, in ? 16 : 0);
+      for (int it = 0; it < BK * BN / 4 / THREADS; ++it) cp_async_16(sB_dst + stage + it * RB * BN * 4, b + it * strideB);
+    } else {  // zero-fill what lies outside A or B; out-of-range copies read nothing (src-size 0)
+#pragma unroll
+      for (int it = 0; it < BM * BK / THREADS; ++it) {
+        const bool in = m0 + ra + it * RA < M && k0 + ca < K;
+        cp_async_4(sA_dst + stage + it * RA * 4, in ? a + it * strideA : A, in ? 4 : 0);
+      }
+#pragma unroll
+      for (int it = 0; it < BK * BN / 4 / THREADS; ++it) {
+        const bool in = k0 + rb + it * RB < K && n0 + cb < N;
+        cp_async_16(sB_dst + stage + it * RB * BN * 4, in ? b + it * strideB : B, in ? 16 : 0);
+      }
     }
   };
 
-  // Prologue: STAGES - 1 tiles in flight. Every iteration commits one group (empty past the last
-  // tile) so that "wait until STAGES - 2 groups are pending" always means "tile kt has landed".
+  // Prologue: STAGES - 1 tiles in flight. Every iteration below commits one group (empty past the
+  // last tile) so that "wait until STAGES - 2 groups are pending" always means "the next tile landed".
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < KT) load_tile(s, s);
+    if (s < KT) load_tile(s * STAGE_BYTES, s * BK, gA + s * BK, gB + int64_t(s) * BK * N);
     cp_async_commit();
   }
+  cp_async_wait<STAGES - 2>();  // tile 0 has landed for this thread ...
+  __syncthreads();              // ... and for everyone
 
   float acc[TM][TN] = {};
-  float rA[TM], rB[TN];
-  for (int kt = 0; kt < KT; ++kt) {
-    cp_async_wait<STAGES - 2>();  // this thread's copies of tile kt are done ...
-    __syncthreads();  // ... and everyone's; everyone has also finished the math of tile kt - 1
-    const int next = kt + STAGES - 1;  // refill the buffer that tile kt - 1 used
-    if (next < KT) load_tile(next % STAGES, next);
-    cp_async_commit();
-
-    const float* sAT = smem + (kt % STAGES) * T::STAGE_FLOATS;
+  float rA[2][TM], rB[2][TN];  // fragments, double-buffered: k + 1 is read while k is multiplied
+  static_assert(BK % 2 == 0, "tile kt's last k step and tile kt + 1's first use different buffers");
+  auto load_frag = [&](int buf, unsigned stage, int kk) {
+    const float* sAT = smem + stage / 4;
     const float* sB = sAT + BK * LDA;
 #pragma unroll
-    for (int kk = 0; kk < BK; ++kk) {  // step 08's inner loop
+    for (int i = 0; i < TM; i += 4)  // WTR distinct adjacent float4s per warp: no conflict
+      *reinterpret_cast<float4*>(&rA[buf][i]) = *reinterpret_cast<const float4*>(&sAT[kk * LDA + row0 + i / 4 * SM]);
 #pragma unroll
-      for (int i = 0; i < TM; i += 4)  // WTR distinct adjacent float4s per warp: no conflict
-        *reinterpret_cast<float4*>(&rA[i]) = *reinterpret_cast<const float4*>(&sAT[kk * LDA + row0 + i / 4 * SM]);
+    for (int j = 0; j < TN; j += 4)  // WTC distinct adjacent float4s per warp
+      *reinterpret_cast<float4*>(&rB[buf][j]) = *reinterpret_cast<const float4*>(&sB[kk * BN + col0 + j / 4 * SN]);
+  };
+  load_frag(0, 0, 0);
+  unsigned rs = 0, ws = (STAGES - 1) * STAGE_BYTES;  // byte offsets of the stage read and the stage refilled
+  const float* a_next = gA + (STAGES - 1) * BK;      // tile kt + STAGES - 1
+  const float* b_next = gB + int64_t(STAGES - 1) * BK * N;
+  for (int kt = 0; kt < KT; ++kt) {
+    // Refill the stage that tile kt - 1 used: everyone finished reading it before the last barrier.
+    if (kt + STAGES - 1 < KT) load_tile(ws, (kt + STAGES - 1) * BK, a_next, b_next);
+    cp_async_commit();
+    ws = ws == (STAGES - 1) * STAGE_BYTES ? 0 : ws + STAGE_BYTES;
+    a_next += BK, b_next += int64_t(BK) * N;
 #pragma unroll
-      for (int j = 0; j < TN; j += 4)  // WTC distinct adjacent float4s per warp
-        *reinterpret_cast<float4*>(&rB[j]) = *reinterpret_cast<const float4*>(&sB[kk * BN + col0 + j / 4 * SN]);
+    for (int kk = 0; kk < BK; ++kk) {
+      if (kk == BK - 1) {  // the next read is tile kt + 1's first k: wait for it, then switch stages
+        cp_async_wait<STAGES - 2>();
+        __syncthreads();
+        rs = rs == (STAGES - 1) * STAGE_BYTES ? 0 : rs + STAGE_BYTES;
+      }
+      load_frag((kk + 1) % 2, rs, (kk + 1) % BK);  // past the last tile: a harmless read of a stale stage
 #pragma unroll
       for (int i = 0; i < TM; ++i)
 #pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] += rA[i] * rB[j];
+        for (int j = 0; j < TN; ++j) acc[i][j] += rA[kk % 2][i] * rB[kk % 2][j];
     }
   }
   cp_async_wait<0>();  // no copy may still target shared memory when the block exits
@@ -160,10 +193,12 @@ void launch_tiles(const gemm::Fp32Gemm& p, cudaStream_t stream) {
   CUDA_CHECK_LAUNCH();
 }
 
-// cuBLAS's tile shape (256x128, 8 warps of 64x64, 16x8 per thread), BK = 16, 3 stages: 223
-// registers, 1 block/SM; 46.6 / 46.9 TFLOP/s at 4096 / 8192 (results/tuning/fp32_h200_09_sat.csv).
-// BK = 8 (conflict-free A copies): 43.0 / 43.4; 128x128x8, 127 registers, 2 blocks/SM: 41.2.
-constexpr int BM = 256, BN = 128, BK = 16, WM = 64, WN = 64, TM = 16, TN = 8, STAGES = 3, MINB = 1;
+// Chosen by scripts/tune_fp32.py on the H200 (results/tuning/fp32_h200_08_09.csv, 84 points): a
+// 128x256 block tile of 8 warps, warp tiles 32x128, 8x16 per thread, BK = 16, 2 stages, 223
+// registers, 1 block/SM. Tuner: 51.25 / 51.98 TFLOP/s at 4096 / 8192 (1.00x / 1.02x cuBLAS); 3
+// stages 51.17 / 51.98, the 16x8 thread tile 51.04 / 51.66 (3 stages). Hand-measured variants of
+// the loop (FFMA order, BK, load placement, rasterization): results/tuning/fp32_h200_08_09_pipeline.csv.
+constexpr int BM = 128, BN = 256, BK = 16, WM = 32, WN = 128, TM = 8, TN = 16, STAGES = 2, MINB = 1;
 void launch(const gemm::Fp32Gemm& p, cudaStream_t stream) {
   launch_tiles<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB>(p, stream);
 }

@@ -50,7 +50,7 @@ def table(csv_path):
                 cells += ["—", ""]
                 checks.add(r["check"])
             else:
-                cells += [f"{float(r['tflops']):.1f}", f"{100 * float(r['ratio']):.0f}% of {float(r['cublas_tflops']):.1f}"]
+                cells += [f"{float(r['tflops']):.1f}", f"{100 * float(r['ratio']):.1f}% of {float(r['cublas_tflops']):.1f}"]
                 checks.add(r["check"])
         lines.append(f"| {step} {name} | {any_row.get('technique', '')} | {any_row.get('dtype', '')} | "
                      + " | ".join(cells) + f" | {'/'.join(sorted(checks))} |")

@@ -56,22 +56,21 @@ def warptile_grid(step):
         p["MINB"] = minb
         why = None
         threads = (bm // wm) * (bn // wn) * 32 if bm % wm == 0 and bn % wn == 0 else 0
-        # step 09 keeps 08's transposed sAT (rows padded to BM + 4), filled by 4-byte copies of A
-        smem = (stages * (bk * (bm + 4) + bk * bn) * 4) if stages else (bk * (bm + 4) + bk * bn) * 4
+        # both keep the transposed sAT (rows padded to BM + 4); 08 double-buffers it, 09 has STAGES buffers
+        smem = (stages if stages else 2) * (bk * (bm + 4) + bk * bn) * 4
         a_per = 1 if stages else 4  # floats per copy of A: 09 copies single floats, 08 loads float4
         if not threads: why = "invariant: warp tiles do not cover the block tile"
         elif threads > 1024 or minb * threads > 2048: why = "invariant: too many threads (block or SM)"
         elif (bm * bk // a_per) % threads or (bk * bn // 4) % threads: why = "invariant: loads do not divide evenly among threads"
         elif step == "09" and (bm % 32 or 32 % bk): why = "invariant: a warp's copies of A must cover 32 / BK rows x BK k"
-        elif step == "08" and smem > SMEM_STATIC: why = "invariant: static shared memory over 48 KB"
+        elif step == "08" and smem > SMEM_STATIC: why = "invariant: two static buffers over 48 KB"
         elif step == "09" and minb * smem > SMEM_DYNAMIC: why = "invariant: MINB blocks' stages over 227 KB"
         elif step == "08" and bk == 32 and tm * tn > 64: why = "range: BK=32 only with thread tiles <= 64"
         elif tm * tn not in (64, 128): why = "range: thread tile of 64 or 128 outputs"
         elif threads not in (128, 256): why = "range: 128 or 256 threads"
         elif (bm, bn) not in ((128, 64), (64, 128), (128, 128), (128, 256), (256, 128)): why = "range: block tile 128x64, 64x128, 128x128, 128x256 or 256x128"
         elif minb == 2 and tm * tn * threads > 64 * 256: why = "range: MINB=2 only where 2 blocks' accumulators fit in the register file"
-        elif step == "08" and tm != tn and (wtr < wtc) != (tm < tn): why = "range: lanes 4x8 for TM < TN, 8x4 for TM > TN"
-        elif step == "09" and (wtr, wtc) != (4, 8): why = "range: step 09 with 4x8 lanes"
+        elif (wtr, wtc) != (4, 8): why = "range: 4x8 lanes (a warp tile of 4 TM rows x 8 TN columns)"
         elif step == "09" and bk == 32 and stages == 4: why = "range: BK=32 with 2 or 3 stages"
         elif step == "09" and bk == 8 and stages < 4: why = "range: BK=8 only with 4 stages"
         yield p, why
