@@ -1,19 +1,17 @@
-// Step 08 — warptiling. Step 07 maps threads to the block tile as one flat 2-D grid, so a warp's
-// outputs form a 2 x 16 strip of thread tiles and the tile shape is tied to the thread count. Here
-// the block tile (BM x BN) is split into warp tiles (WM x WN), each covered by the 32 lanes of one
-// warp as a WTR x WTC grid of thread tiles (TM x TN, float4 groups strided by 4*WTR rows / 4*WTC
-// columns), so the three levels are tuned independently; on the H200 the thread tile grows to 8 x 16
-// (128 accumulators). Warp tiling alone, with 07's loop, bought 1-3 % (43.3 / 43.7 TFLOP/s, see
-// docs/fp32_ladder.md): the loop is what CUTLASS's SIMT mainloop adds to it. The next K tile is loaded
-// global -> registers a whole tile ahead (LDG issued right after the STS that emptied the registers,
-// so a tile of math hides its latency), shared memory is double-buffered (one BAR.SYNC per tile
-// instead of 07's two), and the fragments are double-buffered in registers (k + 1 read from shared
-// memory while k's FFMAs issue, across the tile boundary too). The loads are predicated (zero fill
-// past M, N and K) on pointers that advance one tile per iteration.
+// Step 08 — warptiling. Step 07 maps threads to the block tile as one flat 2-D grid, so the tile
+// shape is tied to the thread count. Here the block tile (BM x BN) is split into warp tiles (WM x WN),
+// each covered by one warp's lanes as a WTR x WTC grid of thread tiles (TM x TN, float4 groups strided
+// by 4*WTR rows / 4*WTC columns): three levels tuned independently; on the H200 the thread tile grows
+// to 8 x 16 (128 accumulators). With 07's loop that bought 1-3 % (43.3 / 43.7 TFLOP/s against 07's
+// 43.0 / 42.5): a bigger thread tile pays only once the loop hides the loads, so this step also takes
+// CUTLASS's SIMT mainloop: the tile after next is loaded global -> registers right after the STS that
+// emptied them (a whole tile of math hides the latency), shared memory is double-buffered (one
+// BAR.SYNC per tile, 07 has two), and fragments are double-buffered in registers (k + 1 read while
+// k's FFMAs issue, across the tile boundary too). Loads are predicated (zero fill past M, N, K).
 // Expected: 1.05-1.15x step 07; >= 0.9x cuBLAS at 4096 and 8192 (issue 3).
-// SASS: LDG.E.128 just after the STS of the previous tile's registers; one BAR.SYNC per K tile; the
-// LDS.128 of k + 1 interleaved with the FFMAs of k. Measured (H200, make bench, same-process cuBLAS
-// 51.4 / 51.3): 49.2 TFLOP/s at 4096 (0.958x), 49.4 at 8192 (0.964x), 1.14x / 1.16x step 07.
+// SASS: LDG.E.128 right after the STS of the previous tile's registers; one BAR.SYNC per K tile.
+// Measured (H200, make bench, same-process cuBLAS 51.4 / 51.3): 49.2 TFLOP/s at 4096 (0.958x), 49.4
+// at 8192 (0.964x), 1.14x / 1.16x step 07.
 // Supports: K % 4 == 0 and N % 4 == 0 (16-byte aligned rows), any M >= 1; ragged M and N (not
 // multiples of BM, BN) and K tails are zero-filled / masked; ceil(M / BM) <= 65535 (grid y).
 // Run: make run STEP=08 M=4096 N=4096 K=4096
@@ -39,6 +37,7 @@ struct Tiles {
   static_assert(MINB >= 1 && MINB * THREADS <= 2048, "an SM holds at most 2048 threads (sm_90)");
   static_assert((BM * BK / 4) % THREADS == 0 && A4 >= 1, "each thread loads the same number of float4 of A");
   static_assert((BK * BN / 4) % THREADS == 0 && B4 >= 1, "each thread loads the same number of float4 of B");
+  static_assert(THREADS % (BN / 4) == 0, "the threads cover whole rows of the B tile (row stride RB = THREADS / (BN / 4))");
   static_assert(2 * (BK * (BM + 4) + BK * BN) * 4 <= 48 * 1024, "two static buffers must fit in 48 KB");
 };
 
@@ -47,7 +46,7 @@ __global__ void __launch_bounds__(Tiles<BM, BN, BK, WM, WN, TM, TN, MINB>::THREA
 sgemm_warptiling(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
   using T = Tiles<BM, BN, BK, WM, WN, TM, TN, MINB>;
   constexpr int THREADS = T::THREADS, SM = T::SM, SN = T::SN, A4 = T::A4, B4 = T::B4;
-  constexpr int PAD = 4;  // rows of sAT 4 banks apart (BM % 32 == 0), still 16-byte aligned
+  constexpr int PAD = 4;  // rows of sAT 4 banks apart when BM % 32 == 0 (speed only), still 16-byte aligned
   __shared__ alignas(16) float sAT[2][BK][BM + PAD];  // A tile transposed: column k of A is row k here
   __shared__ alignas(16) float sB[2][BK][BN];
   const int t = threadIdx.x, warp = t / 32, lane = t % 32;
@@ -68,7 +67,8 @@ sgemm_warptiling(int M, int N, int K, float alpha, const float* A, const float* 
   // Load the K tile that starts at column k0 of A (a) / row k0 of B (b), zero what lies outside A or B
   // (past the last tile: everything, and nothing is read). K % 4 == 0 and N % 4 == 0: a float4 is
   // wholly inside or wholly outside. Predicated loads, no branch: a branch to an unpredicated
-  // interior path (step 09's) split the basic block around the LDGs and cost 6 % here (44.8 vs 47.9).
+  // interior path (step 09's) split the basic block around the LDGs and cost 6 % on the 128x256
+  // variant of this loop (44.8 vs 47.9 TFLOP/s, results/tuning/fp32_h200_08_09_pipeline.csv).
   auto ldg_tile = [&](int k0, const float* a, const float* b) {
 #pragma unroll
     for (int it = 0; it < A4; ++it)
@@ -154,10 +154,10 @@ void launch_tiles(const gemm::Fp32Gemm& p, cudaStream_t stream) {
 }
 
 // Chosen by scripts/tune_fp32.py on the H200 (results/tuning/fp32_h200_08_09.csv, 24 points): a
-// 128x128 block tile of 4 warps (128 threads), warp tiles 32x128, 8x16 per thread, BK = 8, and
-// MINB = 2: two blocks per SM (255 registers, no spill), so one block's barrier is the other's
-// math. Tuner: 49.2 / 49.4 TFLOP/s at 4096 / 8192 (0.96x / 0.97x cuBLAS); the 128x256, 16x8, 1 block
-// per SM variant (8 warps) 47.8 / 48.1.
+// 128x128 block tile of 4 warps (128 threads), warp tiles 32x128, 8x16 per thread, BK = 8, MINB = 2.
+// 255 registers, no spill: two blocks (8 warps) per SM, so one block's barrier is the other's math.
+// MINB = 1 lands on the same count and occupancy but another schedule (46.0 at 4096). Tuner: 49.2 /
+// 49.4 TFLOP/s at 4096 / 8192 (0.96x / 0.97x cuBLAS); 128x256 with 8 warps, 1 block/SM: 48.1 / 48.4.
 constexpr int BM = 128, BN = 128, BK = 8, WM = 32, WN = 128, TM = 8, TN = 16, MINB = 2;
 void launch(const gemm::Fp32Gemm& p, cudaStream_t stream) { launch_tiles<BM, BN, BK, WM, WN, TM, TN, MINB>(p, stream); }
 

@@ -1,20 +1,17 @@
-// Step 09 — multistage cp.async pipeline. Step 08 stages every K tile through registers (LDG into
-// registers one tile ahead, STS at the end of the tile): 16 registers hold a tile in flight and each
-// float of the tile costs a load and a store instruction. Here cp.async (PTX ISA, "Data Movement and
+// Step 09 — multistage cp.async pipeline. Step 08 stages every K tile through registers (16 of them
+// hold a tile in flight; each float costs an LDG and an STS). cp.async (PTX ISA, "Data Movement and
 // Conversion Instructions: cp.async") copies global -> shared with no register in between, into a
-// ring of STAGES buffers: tiles kt+1 .. kt+STAGES-1 are in flight while tile kt is multiplied, still
-// one BAR.SYNC per tile. B comes as 16-byte copies; A must land transposed (sAT[k][m], 08's inner
-// loop unchanged), so it comes as 4-byte copies, each float to its transposed place. The inner loop
-// is 08's: fragments double-buffered in registers (k+1 read while k's FFMAs issue, across the tile
-// boundary too) and the barrier placed before the last k step. Interior blocks with whole K tiles
-// (all but the edges) take a copy path with no predicate and no zero fill, on pointers that advance
-// by one tile per iteration; edge blocks and the K tail zero-fill through cp.async's src-size.
+// ring of STAGES buffers: tiles kt+1 .. kt+STAGES-1 are in flight while tile kt is multiplied, one
+// BAR.SYNC per tile. B comes as 16-byte copies; A must land transposed (sAT[k][m]), so it comes as
+// 4-byte copies, each float to its transposed place; the inner loop is 08's. Interior blocks with
+// whole K tiles copy with no predicate from pointers advanced one tile per iteration; edge blocks and
+// the K tail zero-fill through cp.async's src-size. On the H200 2 stages suffice (one tile of math
+// hides a copy; 3 measure the same), so the ring is a double buffer here; STAGES stays a parameter.
 // Expected: +5-10 % over step 08 (no staging instructions or registers), ~1.0x cuBLAS.
-// SASS: LDGSTS.E.BYPASS.128 (B) and LDGSTS.E (A) replace LDG + STS; LDGDEPBAR / DEPBAR.LE SB0
-// (commit / wait). Measured (H200, make bench, same-process cuBLAS 51.4 / 51.3): 51.2 TFLOP/s at
-// 4096 (0.997x), 52.0 at 8192 (1.014x), 1.04x / 1.05x step 08; the tuning sweep's run 1.000x /
-// 1.018x. At 4096 cuBLAS wins back its per-wave deficit in the partial last wave (3.88 waves; at
-// M = 4224, 4.00 waves, this step is 1.03x): docs/fp32_ladder.md, last section.
+// SASS: LDGSTS.E.BYPASS.128 (B) and LDGSTS.E (A) replace LDG + STS; LDGDEPBAR / DEPBAR.LE SB0.
+// Measured (H200, make bench, same-process cuBLAS 51.4 / 51.3): 51.2 TFLOP/s at 4096 (0.997x), 52.0
+// at 8192 (1.014x), 1.04x / 1.05x step 08. At 4096 (3.88 waves) cuBLAS wins back in the partial last
+// wave what it loses per full wave (at M = 4224, 4.00 waves: 1.03x): docs/fp32_ladder.md, last section.
 // Supports: K % 4 == 0 and N % 4 == 0 (16-byte aligned rows), any M >= 1; ragged M and N and K
 // tails are zero-filled by cp.async's src-size operand / masked; ceil(M / BM) <= 65535 (grid y).
 // Run: make run STEP=09 M=4096 N=4096 K=4096
@@ -67,6 +64,7 @@ struct Tiles {
   static_assert(MINB * SMEM_BYTES <= 227 * 1024, "MINB blocks' stages must fit in 227 KB of shared memory (sm_90)");
   static_assert((BM * BK) % THREADS == 0, "each thread copies the same number of floats of A");
   static_assert((BK * BN / 4) % THREADS == 0, "each thread copies the same number of float4 of B");
+  static_assert(THREADS % (BN / 4) == 0, "the threads cover whole rows of the B tile (row stride RB = THREADS / (BN / 4))");
 };
 
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int MINB>

@@ -27,23 +27,30 @@ if has sanitizer; then
   # memcheck, racecheck and synccheck on a small ragged shape of every step: out-of-bounds accesses and
   # shared-memory races that a lucky comparison could miss.
   # 67 x 92 x 48: M ragged for every tile; N and K multiples of 4 and K of 8 (the vector and TMA
-  # steps' row-alignment requirements), so no step refuses it.
+  # steps' row-alignment requirements), so no step refuses it. Every block of it is an edge block,
+  # so the fp32 steps 04-09 also run 264 x 520 x 56: two whole 128 x 256 blocks in each direction
+  # plus a ragged one, and 3 whole K tiles of 16 plus a tail, which takes step 09's unpredicated
+  # interior copy path as well as its zero-filling one.
   # Stops starting new runs after SANITIZER_BUDGET_S seconds (default 240) and says how far it got.
   : > "$OUT/sanitizer.log"
   san_fail=0 san_runs=0 san_start=$SECONDS
+  runs=()
+  for b in build/bin/[0-9]*; do runs+=("$b:67:92:48"); done
+  for b in build/bin/0[4-9]_*; do runs+=("$b:264:520:56"); done
   for tool in memcheck racecheck synccheck; do
-    for b in build/bin/[0-9]*; do
+    for run in "${runs[@]}"; do
+      IFS=: read -r b m n k <<< "$run"
       if [ $((SECONDS - san_start)) -gt "${SANITIZER_BUDGET_S:-240}" ]; then
-        echo "sanitizer: time budget spent before $tool on $b" | tee -a "$OUT/sanitizer.log"
+        echo "sanitizer: time budget spent before $tool on $b ${m}x${n}x${k}" | tee -a "$OUT/sanitizer.log"
         break 2
       fi
       san_runs=$((san_runs + 1))
-      echo "== $tool $b" >> "$OUT/sanitizer.log"
-      compute-sanitizer --tool $tool --error-exitcode 99 "$b" --m 67 --n 92 --k 48 --check-only \
-        >> "$OUT/sanitizer.log" 2>&1 || { san_fail=$((san_fail + 1)); echo "sanitizer $tool FAILED on $b"; }
+      echo "== $tool $b ${m}x${n}x${k}" >> "$OUT/sanitizer.log"
+      compute-sanitizer --tool $tool --error-exitcode 99 "$b" --m "$m" --n "$n" --k "$k" --check-only \
+        >> "$OUT/sanitizer.log" 2>&1 || { san_fail=$((san_fail + 1)); echo "sanitizer $tool FAILED on $b ${m}x${n}x${k}"; }
     done
   done
-  summary+=("compute-sanitizer (memcheck, racecheck, synccheck), 67x92x48: $san_runs runs, $san_fail failures")
+  summary+=("compute-sanitizer (memcheck, racecheck, synccheck), 67x92x48 and (04-09) 264x520x56: $san_runs runs, $san_fail failures")
 fi
 
 if has bench; then

@@ -62,6 +62,7 @@ def warptile_grid(step):
         if not threads: why = "invariant: warp tiles do not cover the block tile"
         elif threads > 1024 or minb * threads > 2048: why = "invariant: too many threads (block or SM)"
         elif (bm * bk // a_per) % threads or (bk * bn // 4) % threads: why = "invariant: loads do not divide evenly among threads"
+        elif threads % (bn // 4): why = "invariant: the threads must cover whole rows of the B tile"
         elif step == "09" and (bm % 32 or 32 % bk): why = "invariant: a warp's copies of A must cover 32 / BK rows x BK k"
         elif step == "08" and smem > SMEM_STATIC: why = "invariant: two static buffers over 48 KB"
         elif step == "09" and minb * smem > SMEM_DYNAMIC: why = "invariant: MINB blocks' stages over 227 KB"
