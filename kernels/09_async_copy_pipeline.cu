@@ -10,8 +10,8 @@
 // Expected: +5-10 % over step 08 (no staging instructions or registers), ~1.0x cuBLAS.
 // SASS: LDGSTS.E.BYPASS.128 (B) and LDGSTS.E (A) replace LDG + STS; LDGDEPBAR / DEPBAR.LE SB0.
 // Measured (H200, make bench, same-process cuBLAS 51.4 / 51.3): 51.2 TFLOP/s at 4096 (0.997x), 52.0
-// at 8192 (1.014x), 1.04x / 1.05x step 08. At 4096 (3.88 waves) cuBLAS wins back in the partial last
-// wave what it loses per full wave (at M = 4224, 4.00 waves: 1.03x): docs/fp32_ladder.md, last section.
+// at 8192 (1.014x), 1.04x / 1.05x step 08. Against the same cuBLAS kernel and grid the ratio grows
+// with the waves of blocks (3.88 at 4096, 15.5 at 8192): docs/fp32_ladder.md, last section.
 // Supports: K % 4 == 0 and N % 4 == 0 (16-byte aligned rows), any M >= 1; ragged M and N and K
 // tails are zero-filled by cp.async's src-size operand / masked; ceil(M / BM) <= 65535 (grid y).
 // Run: make run STEP=09 M=4096 N=4096 K=4096
