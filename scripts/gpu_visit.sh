@@ -37,6 +37,11 @@ if has sanitizer; then
   runs=()
   for b in build/bin/[0-9]*; do runs+=("$b:67:92:48"); done
   for b in build/bin/0[4-9]_*; do runs+=("$b:264:520:56"); done
+  # Step 09's stream-K kernel and its fixup run only where the tiles make more than one wave:
+  # 900 x 4868 x 72 is 8 x 20 = 160 tiles of 128 x 256, on 132 SMs one wave plus 28, so all 160
+  # go to stream-K (5 K tiles each, the last a tail): 132 blocks of 6 K tiles, most tiles split
+  # between two blocks.
+  for b in build/bin/09_*; do runs+=("$b:900:4868:72"); done
   for tool in memcheck racecheck synccheck; do
     for run in "${runs[@]}"; do
       IFS=: read -r b m n k <<< "$run"
@@ -50,7 +55,7 @@ if has sanitizer; then
         >> "$OUT/sanitizer.log" 2>&1 || { san_fail=$((san_fail + 1)); echo "sanitizer $tool FAILED on $b ${m}x${n}x${k}"; }
     done
   done
-  summary+=("compute-sanitizer (memcheck, racecheck, synccheck), 67x92x48 and (04-09) 264x520x56: $san_runs runs, $san_fail failures")
+  summary+=("compute-sanitizer (memcheck, racecheck, synccheck), 67x92x48, (04-09) 264x520x56, (09) 900x4868x72: $san_runs runs, $san_fail failures")
 fi
 
 if has bench; then

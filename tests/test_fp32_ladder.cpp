@@ -84,6 +84,29 @@ TEST_CASE("fp32 steps 04-09 handle ragged M and N, with alpha and beta", "[gpu][
   }
 }
 
+TEST_CASE("step 09's stream-K tail: pieces of tiles summed across blocks, counters reset between launches", "[gpu][fp32_ladder]") {
+  REQUIRE_GPU_OR_SKIP();
+  // Step 09 gives the last partial wave of 128 x 256 tiles to its stream-K kernel when the grid has
+  // at least one full wave. On a 132-SM H200 (one block per SM) every shape below reaches it:
+  //   900 x 4868 x 72: 160 tiles = 1 wave + 28, so all 160 are shared (5 K tiles each, a tail);
+  //   1000 x 7424 x 260: 232 tiles = 1 wave + 100, the 100 are shared (17 K tiles, a tail);
+  //   4100 x 4100 x 200: 561 tiles = 4 waves + 33, the last 165 are shared; M and N ragged;
+  //   1000 x 4868 x 1036 with alpha and beta: C is read once, by the block that sums the pieces.
+  // Exact mode compares with ==, so a piece missing or added twice fails. Every shape runs twice in
+  // a row: the second launch finds the per-tile arrival counters only if the first reset them.
+  struct S { int m, n, k; float alpha, beta; };
+  for (S s : {S{900, 4868, 72, 1, 0}, S{1000, 7424, 260, 1, 0}, S{4100, 4100, 200, 1, 0}, S{1000, 4868, 1036, 1.5f, -0.75f}})
+    for (int repeat = 0; repeat < 2; ++repeat) run_both_modes("09", s.m, s.n, s.k, s.alpha, s.beta);
+}
+
+TEST_CASE("step 09 refuses a C of more than 2^30 tiles, whose tile numbers would overflow", "[cpu][fp32_ladder]") {
+  const Step step = find_step("09");
+  const auto why = shape_refusal(step, 65535 * 128, 2147483644, 4);  // 65535 x 8388608 tiles
+  REQUIRE(why.has_value());
+  CHECK_THAT(*why, Catch::Contains("549747425280 tiles of 128x256") && Catch::Contains("2^30"));
+  CHECK_FALSE(shape_refusal(step, 65535 * 128, 4096, 4).has_value());  // 65535 x 16 tiles
+}
+
 TEST_CASE("steps 06-09 refuse N % 4 != 0 and K % 4 != 0 with the reason; 04 and 05 run them", "[gpu][fp32_ladder]") {
   REQUIRE_GPU_OR_SKIP();
   struct S { int m, n, k; const char* why; };

@@ -721,11 +721,12 @@ RULE_RE = re.compile(
 @dataclasses.dataclass
 class Expectations:
     rules: list            # (function regex or None, rule text, line number, file)
-    launch: dict           # threads, tile (BMxBN), grid, dynamic_smem: for the resource table
+    launch: list           # (function regex or None, key, value): threads, tile_m, tile_n, grid,
+                           # dynamic_smem for the resource table; a `function` line scopes them too
 
 
 def parse_expect(path):
-    rules, launch, func_re = [], {}, None
+    rules, launch, func_re = [], [], None
     for n, raw in enumerate(open(path), 1):
         line = raw.split(" #")[0].strip() if not raw.lstrip().startswith("#") else ""
         if not line:
@@ -736,7 +737,7 @@ def parse_expect(path):
         if line.startswith("launch "):
             toks = line.split()[1:]
             for k, v in zip(toks[::2], toks[1::2]):
-                launch[k] = v
+                launch.append((func_re, k, v))
             continue
         if not RULE_RE.match(line):
             raise ToolError(f"{path}:{n}: not a rule: {line!r} (see sass_annotations/README.md)")
@@ -968,10 +969,11 @@ def cmd_resources(args):
         props, _ = parse_ptxas(unit.ptxas)
         if os.path.exists(unit.obj):
             ensure_dumped(unit)
-        launch, consts = {}, source_constants(unit.source)
-        for f in expect_files(unit):
-            launch.update({k: eval_count(v, consts) for k, v in parse_expect(f).launch.items()})
+        consts = source_constants(unit.source)
+        entries = [e for f in expect_files(unit) for e in parse_expect(f).launch]
         for mangled, p in props.items():
+            launch = {k: eval_count(v, consts) for func_re, k, v in entries
+                      if func_re is None or re.search(func_re, short_name(mangled))}
             threads = int(launch["threads"]) if "threads" in launch else maxntid(unit, mangled)
             dyn = launch.get("dynamic_smem")
             uses_dynamic = dyn is None and uses_extern_shared(unit)
