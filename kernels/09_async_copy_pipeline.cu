@@ -18,14 +18,15 @@
 // +2-3 % at 4096 and 8192 (the idle part of the last wave: 0.12 and 0.48 of a wave of 4 and 16).
 // SASS: LDGSTS.E.BYPASS.128 (B) and LDGSTS.E (A) replace LDG + STS; LDGDEPBAR / DEPBAR.LE SB0;
 // PREEXIT (griddepcontrol.launch_dependents); the fixup's MEMBAR.SC.GPU and ATOMG.E.ADD.
-// Measured (H200, make bench, same-process cuBLAS 51.4 / 51.3): 51.7 TFLOP/s at 4096 (1.006x), 52.7
-// at 8192 (1.028x); before stream-K 51.2 (0.997x) / 52.0 (1.014x). Stream-K gained about 1 % /
-// 1.4 %, not 2-3 %: its blocks run 4-6 % slower per K tile (our reading, not profiled: their
-// concurrent copies are at different K and share less of L2) and pay the fixup.
-// docs/fp32_ladder.md, "The wave tail".
+// Measured (H200, make bench, same-process cuBLAS 51.4 / 51.3): 52.0 TFLOP/s at 4096 (1.011x), 53.0
+// at 8192 (1.034x); the bench before, 51.7 / 52.7 (1.006x / 1.028x); before stream-K 51.2 (0.997x) /
+// 52.0 (1.014x). Stream-K gained 1-1.5 % / 1.4-1.9 %, not 2-3 %: its blocks run 4-6 % slower per
+// K tile (our reading, not profiled: their concurrent copies are at different K and share less of
+// L2) and pay the fixup. docs/fp32_ladder.md, "The wave tail".
 // Supports: K % 4 == 0 and N % 4 == 0 (16-byte aligned rows), any M >= 1; ragged M and N and K
 // tails are zero-filled by cp.async's src-size operand / masked; ceil(M / BM) <= 65535 (grid y) and
-// at most 2^30 tiles. The launcher keeps a stream-K workspace per (device, stream) (35 MB on the H200).
+// at most 2^30 tiles. The launcher keeps a stream-K workspace of 35 MB (H200) per (host thread,
+// device, stream).
 // Run: make run STEP=09 M=4096 N=4096 K=4096
 #include <algorithm>
 #include <map>
@@ -210,16 +211,19 @@ __device__ __forceinline__ void store_tile(int M, int N, float alpha, float beta
 
 // The data-parallel kernel: block (x, y) computes the tile at block-tile column x, row y over all of
 // K. The grid has whole rows of tiles; blocks past the first dp_tiles tiles (in row-major order) exit,
-// those tiles are the stream-K kernel's. (A one-dimensional grid, with the tile's row and column
-// from a division, measured 4 % slower: ptxas allocated the main loop's registers differently.)
+// those tiles are the stream-K kernel's. (Small changes around the unchanged main loop moved ptxas's
+// register allocation and the loop's speed by up to 8 %; a one-dimensional grid, and a 2D one with
+// a per-float4 epilogue, were 4 % slower. This form measured as fast as the previous 09: the
+// sk_* rows of results/tuning/fp32_h200_08_09_pipeline.csv.)
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int MINB>
 __global__ void __launch_bounds__(Tiles<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB>::THREADS, MINB)
 sgemm_async_pipeline(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C,
-                     int dp_tiles) {
+                     int dp_tiles, bool stream_k_follows) {
   if (blockIdx.y * gridDim.x + blockIdx.x >= unsigned(dp_tiles)) return;
   // Let the stream-K kernel, launched next with programmatic dependent launch, be scheduled now: its
-  // blocks take SMs as this grid's last blocks leave them (it reads nothing this kernel writes).
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  // blocks take SMs as this grid's last blocks leave them (it reads nothing this kernel writes). Only
+  // then: a later kernel of someone else's with that launch attribute must not start early.
+  if (stream_k_follows) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   const int64_t m0 = blockIdx.y * int64_t(BM), n0 = blockIdx.x * int64_t(BN);
   float acc[TM][TN];
   mma_k_tiles<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB>(M, N, K, A, B, m0, n0, 0, (K + BK - 1) / BK, acc);
@@ -307,19 +311,23 @@ sgemm_stream_k(int M, int N, int K, float alpha, const float* A, const float* B,
   }
 }
 
-// The stream-K workspace of one (device, stream): launches on one stream run one after another and
-// may share it; launches on two streams get two. Allocated on first use and kept for the process.
+// The stream-K workspace of one (host thread, device, stream): launches on one stream from one
+// thread run one after another and may share it; any other pair gets two, including two threads on
+// the per-thread default stream, whose handle is the same. Allocated by the first launch that uses
+// stream-K, kept for the thread's lifetime. (A stream destroyed with work pending and a new stream
+// given the same handle would share one: do not destroy a stream before its work has finished.)
 struct Workspace {
-  int blocks = 0;              // P: stream-K blocks resident at once (SMs x blocks per SM)
-  float4* partials = nullptr;  // 2P slots of BM x BN floats
-  int* arrivals = nullptr;     // 2P counters (a schedule shares fewer than 1.5P tiles), kept at 0
+  int blocks = 0;              // P: stream-K blocks resident at once (SMs x blocks per SM); 0 = not yet queried
+  float4* partials = nullptr;  // 2P slots of BM x BN floats, then the 2P arrival counters (ints)
+  int* arrivals = nullptr;     // (a schedule shares fewer than 1.5P tiles), kept at 0 between launches
 };
 
 // Enqueues C = alpha * A * B + beta * C (Fp32Gemm: row-major, M x K times K x N) on `stream`: the
 // data-parallel kernel for all tiles but the last partial wave, then the stream-K kernel (with
-// SK_STAGES buffers) for those. Throws gemm::Error when a CUDA call fails (workspace allocation
-// included). The first call per (device, stream) allocates 2P * BM * BN * 4 bytes (35 MB for the
-// chosen tiles on 132 SMs) and synchronizes with cudaMalloc; later calls only enqueue.
+// SK_STAGES buffers) for those. The caller has checked `unsupported`. Throws gemm::Error when a CUDA
+// call fails (workspace allocation included). The first launch that uses stream-K on a (host thread,
+// device, stream) allocates 2P * (BM * BN + 1) * 4 bytes (35 MB for the chosen tiles on 132 SMs)
+// with cudaMalloc, which synchronizes the device; later launches only enqueue.
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int MINB, int SK_STAGES = STAGES>
 void launch_tiles(const gemm::Fp32Gemm& p, cudaStream_t stream) {
   using T = Tiles<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB>;
@@ -334,36 +342,43 @@ void launch_tiles(const gemm::Fp32Gemm& p, cudaStream_t stream) {
   CUDA_CHECK(attr[1]);
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
-  static std::map<std::pair<int, cudaStream_t>, Workspace> workspaces;
+  thread_local std::map<std::pair<int, cudaStream_t>, Workspace> workspaces;
   Workspace& w = workspaces[{device, stream}];
   if (w.blocks == 0) {
     int sms = 0, per_sm = 0;
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sk_kernel, TS::THREADS, TS::SMEM_BYTES));
-    const int blocks = sms * std::max(per_sm, 1);
-    CUDA_CHECK(cudaMalloc(&w.partials, size_t(2) * blocks * BM * BN * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&w.arrivals, size_t(2) * blocks * sizeof(int)));
-    CUDA_CHECK(cudaMemsetAsync(w.arrivals, 0, size_t(2) * blocks * sizeof(int), stream));
-    w.blocks = blocks;
+    w.blocks = sms * std::max(per_sm, 1);
   }
   // P blocks run at once, so tiles % P of them make a partial last wave that leaves the other SMs
   // idle. Where there is at least one full wave, stream-K takes the partial wave's tiles, and one
   // full wave more when the partial one is under half of P: then every stream-K block gets at least
   // half a tile of K, and no tile is split between more than three blocks.
-  const int64_t tiles_n = (p.n + BN - 1) / BN, tiles_m = (p.m + BM - 1) / BM, tiles = tiles_m * tiles_n;
-  const int64_t KT = (p.k + BK - 1) / BK, P = w.blocks, waves = tiles / P, rest = tiles % P;
+  const int64_t tiles_n = (int64_t(p.n) + BN - 1) / BN, tiles_m = (int64_t(p.m) + BM - 1) / BM;
+  const int64_t tiles = tiles_m * tiles_n, KT = (int64_t(p.k) + BK - 1) / BK;
+  const int64_t P = w.blocks, waves = tiles / P, rest = tiles % P;
   const int64_t sk_tiles = waves == 0 || rest == 0 ? 0 : 2 * rest >= P ? rest : rest + P;
   const int dp_tiles = int(tiles - sk_tiles);
+  if (sk_tiles > 0 && w.partials == nullptr) {  // one allocation: partial slots, then counters
+    const size_t slots = size_t(2) * P * BM * BN * sizeof(float), counters = size_t(2) * P * sizeof(int);
+    CUDA_CHECK(cudaMalloc(&w.partials, slots + counters));
+    w.arrivals = reinterpret_cast<int*>(reinterpret_cast<char*>(w.partials) + slots);
+    CUDA_CHECK(cudaMemsetAsync(w.arrivals, 0, counters, stream));
+  }
   if (dp_tiles > 0) {
     const dim3 grid(unsigned(tiles_n), unsigned((dp_tiles + tiles_n - 1) / tiles_n));
-    dp_kernel<<<grid, T::THREADS, T::SMEM_BYTES, stream>>>(p.m, p.n, p.k, p.alpha, p.a, p.b, p.beta, p.c, dp_tiles);
+    dp_kernel<<<grid, T::THREADS, T::SMEM_BYTES, stream>>>(p.m, p.n, p.k, p.alpha, p.a, p.b, p.beta, p.c, dp_tiles,
+                                                           sk_tiles > 0);
     CUDA_CHECK_LAUNCH();
   }
   if (sk_tiles > 0) {
     const Schedule sched{int(tiles_n), dp_tiles, int(std::min(P, sk_tiles * KT)), sk_tiles * KT, w.partials, w.arrivals};
     // Programmatic dependent launch (CUDA C Programming Guide, "Programmatic Dependent Launch and
     // Synchronization"): this grid may start once every data-parallel block has executed
-    // griddepcontrol.launch_dependents, instead of after the whole grid has finished.
+    // griddepcontrol.launch_dependents, instead of after the whole grid has finished. Only after our
+    // own data-parallel kernel, which started after all earlier work on the stream had finished; with
+    // no data-parallel kernel before it, the launch is an ordinary one (this kernel has no
+    // griddepcontrol.wait, so it must not start before an unknown predecessor is done).
     cudaLaunchAttribute pdl{};
     pdl.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     pdl.val.programmaticStreamSerializationAllowed = 1;
@@ -373,7 +388,7 @@ void launch_tiles(const gemm::Fp32Gemm& p, cudaStream_t stream) {
     cfg.dynamicSmemBytes = TS::SMEM_BYTES;
     cfg.stream = stream;
     cfg.attrs = &pdl;
-    cfg.numAttrs = 1;
+    cfg.numAttrs = dp_tiles > 0 ? 1 : 0;
     CUDA_CHECK(cudaLaunchKernelEx(&cfg, sk_kernel, p.m, p.n, p.k, p.alpha, p.a, p.b, p.beta, p.c, sched));
   }
 }
@@ -384,7 +399,7 @@ void launch_tiles(const gemm::Fp32Gemm& p, cudaStream_t stream) {
 // stages 51.17 / 51.98, the 16x8 thread tile 51.04 / 51.66 (3 stages). Hand-measured variants of
 // the loop (FFMA order, BK, load placement, rasterization): results/tuning/fp32_h200_08_09_pipeline.csv.
 // The stream-K kernel has 3 stages: its concurrent blocks work at different K, so fewer of their
-// copies hit in L2 (2 stages: 50.7 TFLOP/s at 8192 with every tile in stream-K, 3: 51.2, 4: 50.7).
+// copies hit in L2 (2 stages: 50.6 TFLOP/s at 8192 with every tile in stream-K, 3: 51.2, 4: 50.7).
 constexpr int BM = 128, BN = 256, BK = 16, WM = 32, WN = 128, TM = 8, TN = 16, STAGES = 2, MINB = 1, SK_STAGES = 3;
 void launch(const gemm::Fp32Gemm& p, cudaStream_t stream) {
   launch_tiles<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB, SK_STAGES>(p, stream);

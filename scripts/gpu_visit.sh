@@ -39,7 +39,7 @@ if has sanitizer; then
   for b in build/bin/0[4-9]_*; do runs+=("$b:264:520:56"); done
   # Step 09's stream-K kernel and its fixup run only where the tiles make more than one wave:
   # 900 x 4868 x 72 is 8 x 20 = 160 tiles of 128 x 256, on 132 SMs one wave plus 28, so all 160
-  # go to stream-K (5 K tiles each, the last a tail): 132 blocks of 6 K tiles, most tiles split
+  # go to stream-K (5 K tiles each, the last a tail): 132 blocks of 6 or 7 K tiles, most tiles split
   # between two blocks.
   for b in build/bin/09_*; do runs+=("$b:900:4868:72"); done
   for tool in memcheck racecheck synccheck; do

@@ -94,9 +94,40 @@ TEST_CASE("step 09's stream-K tail: pieces of tiles summed across blocks, counte
   //   1000 x 4868 x 1036 with alpha and beta: C is read once, by the block that sums the pieces.
   // Exact mode compares with ==, so a piece missing or added twice fails. Every shape runs twice in
   // a row: the second launch finds the per-tile arrival counters only if the first reset them.
+  //   900 x 4868 x 16: the same tiles with one K tile each, so no tile is ever split.
   struct S { int m, n, k; float alpha, beta; };
-  for (S s : {S{900, 4868, 72, 1, 0}, S{1000, 7424, 260, 1, 0}, S{4100, 4100, 200, 1, 0}, S{1000, 4868, 1036, 1.5f, -0.75f}})
+  for (S s : {S{900, 4868, 72, 1, 0}, S{1000, 7424, 260, 1, 0}, S{4100, 4100, 200, 1, 0},
+              S{1000, 4868, 1036, 1.5f, -0.75f}, S{900, 4868, 16, 1, 0}})
     for (int repeat = 0; repeat < 2; ++repeat) run_both_modes("09", s.m, s.n, s.k, s.alpha, s.beta);
+}
+
+TEST_CASE("step 09 launched back to back on one stream, with no synchronization between launches", "[gpu][fp32_ladder]") {
+  REQUIRE_GPU_OR_SKIP();
+  // check_step synchronizes after every launch; here five launches are queued at once on the legacy
+  // default stream: a data-parallel-only shape (20 tiles), then a stream-K-only shape (160 tiles on
+  // 132 SMs) twice with beta = 1, so that the second launch reads what the first wrote, then a shape
+  // with both kernels twice. On a 132-SM GPU that is every order of the two kernels.
+  const Step step = find_step("09");
+  Workspace only_dp({Dtype::fp32, 128, 4868, 64, 1, 0, 11, true});
+  Workspace only_sk({Dtype::fp32, 900, 4868, 72, 1, 1, 12, true});
+  Workspace both({Dtype::fp32, 4100, 4100, 200, 1, 0, 13, true});
+  for (Workspace* w : {&only_dp, &only_sk, &both}) w->reset_output(nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<float> c0 = only_sk.download_c();
+  step.fp32(only_dp.fp32_args(), nullptr);
+  step.fp32(only_sk.fp32_args(), nullptr);
+  step.fp32(only_sk.fp32_args(), nullptr);
+  step.fp32(both.fp32_args(), nullptr);
+  step.fp32(both.fp32_args(), nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  CHECK(only_dp.check_against(only_dp.cublas_reference()).passed);
+  CHECK(both.check_against(both.cublas_reference()).passed);
+  // Twice C = A B + C from C0: A B + (A B + C0) = 2 (A B + C0) - C0, exact for these small integers.
+  std::vector<float> want = only_sk.cublas_reference();
+  for (size_t i = 0; i < want.size(); ++i) want[i] = 2 * want[i] - c0[i];
+  const CheckReport r = only_sk.check_against(want);
+  INFO(r.summary());
+  CHECK(r.passed);
 }
 
 TEST_CASE("step 09 refuses a C of more than 2^30 tiles, whose tile numbers would overflow", "[cpu][fp32_ladder]") {

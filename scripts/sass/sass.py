@@ -967,13 +967,16 @@ def cmd_resources(args):
             rows.append(f"| {unit.step} | (not built) | | | | | | | | | |")
             continue
         props, _ = parse_ptxas(unit.ptxas)
+        names = {}  # mangled -> the name a `function` regex is matched against, as for rules
         if os.path.exists(unit.obj):
             ensure_dumped(unit)
+            names = {f.mangled: f.demangled or f.short for f in clean_functions(unit)}
         consts = source_constants(unit.source)
         entries = [e for f in expect_files(unit) for e in parse_expect(f).launch]
         for mangled, p in props.items():
+            fname = names.get(mangled, short_name(mangled))
             launch = {k: eval_count(v, consts) for func_re, k, v in entries
-                      if func_re is None or re.search(func_re, short_name(mangled))}
+                      if func_re is None or re.search(func_re, fname)}
             threads = int(launch["threads"]) if "threads" in launch else maxntid(unit, mangled)
             dyn = launch.get("dynamic_smem")
             uses_dynamic = dyn is None and uses_extern_shared(unit)
