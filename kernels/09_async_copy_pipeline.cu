@@ -314,7 +314,7 @@ sgemm_stream_k(int M, int N, int K, float alpha, const float* A, const float* B,
 // The stream-K workspace of one (host thread, device, stream): launches on one stream from one
 // thread run one after another and may share it; any other pair gets two, including two threads on
 // the per-thread default stream, whose handle is the same. Allocated by the first launch that uses
-// stream-K, kept for the thread's lifetime. (A stream destroyed with work pending and a new stream
+// stream-K and never freed (released with the context at exit). (A stream destroyed with work pending and a new stream
 // given the same handle would share one: do not destroy a stream before its work has finished.)
 struct Workspace {
   int blocks = 0;              // P: stream-K blocks resident at once (SMs x blocks per SM); 0 = not yet queried
