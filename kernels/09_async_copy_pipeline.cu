@@ -258,7 +258,8 @@ sgemm_stream_k(int M, int N, int K, float alpha, const float* A, const float* B,
   auto start = [&](int b) { return b * sched.iters / sched.blocks; };  // block b's first K tile
   // This block's pieces: the first starts at K tile kt0 of `tile`, every later one at K tile 0 of the
   // next tile; `left` K tiles remain to start.
-  int tile = int(start(g) / KT), kt0 = int(start(g) % KT), left = int(start(g + 1) - start(g));
+  const int64_t first = start(g);
+  int tile = int(first / KT), kt0 = int(first % KT), left = int(start(g + 1) - first);
   for (; left > 0; ++tile, kt0 = 0) {
     const int kt1 = min(KT, kt0 + left);  // this piece: K tiles [kt0, kt1)
     left -= kt1 - kt0;

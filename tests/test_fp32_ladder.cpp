@@ -91,10 +91,10 @@ TEST_CASE("step 09's stream-K tail: pieces of tiles summed across blocks, counte
   //   900 x 4868 x 72: 160 tiles = 1 wave + 28, so all 160 are shared (5 K tiles each, a tail);
   //   1000 x 7424 x 260: 232 tiles = 1 wave + 100, the 100 are shared (17 K tiles, a tail);
   //   4100 x 4100 x 200: 561 tiles = 4 waves + 33, the last 165 are shared; M and N ragged;
-  //   1000 x 4868 x 1036 with alpha and beta: C is read once, by the block that sums the pieces.
+  //   1000 x 4868 x 1036 with alpha and beta: C is read once, by the block that sums the pieces;
+  //   900 x 4868 x 16: the same tiles with one K tile each, so no tile is ever split.
   // Exact mode compares with ==, so a piece missing or added twice fails. Every shape runs twice in
   // a row: the second launch finds the per-tile arrival counters only if the first reset them.
-  //   900 x 4868 x 16: the same tiles with one K tile each, so no tile is ever split.
   struct S { int m, n, k; float alpha, beta; };
   for (S s : {S{900, 4868, 72, 1, 0}, S{1000, 7424, 260, 1, 0}, S{4100, 4100, 200, 1, 0},
               S{1000, 4868, 1036, 1.5f, -0.75f}, S{900, 4868, 16, 1, 0}})
