@@ -15,12 +15,20 @@ BUILD     ?= build
 FP32_GENCODE   := -gencode arch=compute_$(ARCH),code=sm_$(ARCH)
 HOPPER_GENCODE := -gencode arch=compute_90a,code=sm_90a
 
+# Parallel by default (a serial build of everything takes minutes); `make -j1` still works.
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
+
+# nvml.h (types only: libnvidia-ml.so.1 is loaded at run time) from PyPI's nvidia-nvml-dev, which
+# scripts/deps.sh installs; without it the harness builds and says "no NVML" for clock and power.
+NVML_INC := $(shell python3 -c 'import nvidia, os; [print(p) for p in (os.path.join(d, "cu13", "include") for d in nvidia.__path__) if os.path.exists(os.path.join(p, "nvml.h"))]' 2>/dev/null | head -n 1)
+NVML_FLAGS := $(if $(NVML_INC),-isystem $(NVML_INC),-DGEMM_NO_NVML_HEADER)
+
 COMMON_FLAGS := -O3 -std=c++20 -DFMT_HEADER_ONLY -I$(CUDA_HOME)/include
 CXXFLAGS     := $(COMMON_FLAGS) -Wall -Wextra
 # nvcc's front end rejects fmt 9's consteval format strings, so .cu files never include fmt:
 # their messages are built by functions in .cpp files (common/check.cpp).
 NVCCFLAGS    := $(COMMON_FLAGS) -lineinfo -Xcompiler -Wall,-Wextra --expt-relaxed-constexpr
-LDLIBS       := -cudart static -lcublas -lcurand
+LDLIBS       := -cudart static -lcublas -lcublasLt -lcurand -ldl
 
 KERNELS  := $(sort $(wildcard kernels/*.cu))
 STEPS    := $(basename $(notdir $(KERNELS)))
@@ -54,7 +62,7 @@ $(BUILD)/.deps-ok:
 
 $(BUILD)/obj/common/%.o: common/%.cpp $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) -c $< -o $@
+	$(CXX) $(CXXFLAGS) $(if $(filter telemetry,$*),$(NVML_FLAGS)) -c $< -o $@
 
 $(BUILD)/obj/common/%.o: common/%.cu $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)

@@ -29,7 +29,7 @@ void throw_allocation_error(size_t bytes) {
   (void)cudaGetLastError();  // clear the (non-sticky) allocation error
   size_t free_b = 0, total_b = 0;
   cudaMemGetInfo(&free_b, &total_b);
-  throw Error(fmt::format("cannot allocate {:.2f} GiB on the device ({:.2f} GiB free of {:.2f}): the "
+  throw OutOfMemory(fmt::format("cannot allocate {:.2f} GiB on the device ({:.2f} GiB free of {:.2f}): the "
                           "shape is too large for this GPU",
                           bytes / 1073741824.0, free_b / 1073741824.0, total_b / 1073741824.0));
 }

@@ -16,13 +16,19 @@ struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// A device allocation that does not fit: the shape is too large for this GPU. The step executables
+/// treat it as refused input (exit 2), not as a failure.
+struct OutOfMemory : Error {
+  using Error::Error;
+};
+
 /// The throw_* functions turn a failed status into gemm::Error naming the status, the call's source
 /// text, file and line; the *_CHECK macros below call them. Each always throws.
 [[noreturn]] void throw_cuda(cudaError_t status, const char* expr, const char* file, int line);
 [[noreturn]] void throw_cu(CUresult status, const char* expr, const char* file, int line);
 [[noreturn]] void throw_cublas(cublasStatus_t status, const char* expr, const char* file, int line);
 [[noreturn]] void throw_curand(int status, const char* expr, const char* file, int line);
-/// cudaMalloc of `bytes` failed for lack of memory: names the size and the free memory.
+/// cudaMalloc of `bytes` failed for lack of memory: throws OutOfMemory naming the size and the free memory.
 [[noreturn]] void throw_allocation_error(size_t bytes);
 
 }  // namespace gemm

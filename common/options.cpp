@@ -24,10 +24,25 @@ static void build_app(CLI::App& app, Options& o) {
   auto* no_check = app.add_flag("--no-check", o.no_check, "time without checking");
   check_only->excludes(no_check);
   app.add_flag("--exact", o.exact, "small-integer inputs compared with == (fp32: |alpha|,|beta| integers <= 16)");
-  app.add_option("--csv", o.csv, "append a result row to this CSV file");
+  app.add_option("--csv", o.csv, "append result rows (one per kernel and mode) to this CSV file");
+  app.add_option("--refs", o.refs, "references timed beside the step, alternating launch by launch")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"cublas", "cublaslt", "cutlass", "none"}));
+  app.add_option("--lt-algos", o.lt_algos, "cuBLASLt heuristic algorithms tried for the cublaslt reference")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--energy-s", o.energy_s, "seconds of back-to-back launches per kernel for energy per GEMM (0: skip)")
+      ->check(CLI::Range(0.0, 60.0));
+  app.add_option("--sustained", o.sustained_s, "also loop each kernel for this many seconds (power-capped steady state)")
+      ->check(CLI::Range(0.0, 600.0));
+  app.add_option("--series", o.series, "sustained mode: write every clock/power sample to this CSV");
+  app.add_option("--profile-once", o.profile_once, "check, then run this kernel once inside cudaProfilerStart/Stop")
+      ->check(CLI::IsMember({"step", "cublas"}));
 }
 
 static void validate(const Options& o) {
+  if (!o.series.empty() && o.sustained_s <= 0) throw Error("--series needs --sustained SECONDS");
+  if (!o.profile_once.empty() && (o.check_only || o.no_check))
+    throw Error("--profile-once runs the check itself and then one launch: drop --check-only/--no-check");
   if (!std::isfinite(o.alpha) || !std::isfinite(o.beta))
     throw Error("--alpha and --beta must be finite");
   if (o.exact) {

@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string>
 #include <vector>
 
 namespace gemm {
@@ -18,7 +19,16 @@ struct Options {
   bool check_only = false;  ///< check against the reference, do not time
   bool no_check = false;    ///< time without checking (the row's check column says "skipped")
   bool exact = false;       ///< small-integer inputs, compared with == (catches indexing bugs)
-  std::string csv;          ///< append one result row to this file (header written when new)
+  std::string csv;          ///< append result rows (one per kernel and mode) to this file
+  /// References timed beside the step, paired: any of "cublas", "cublaslt" (best of the top
+  /// lt_algos heuristic algorithms), "cutlass" (bf16 only; every compiled configuration), "none".
+  std::vector<std::string> refs{"cublas", "cublaslt", "cutlass"};
+  int lt_algos = 8;          ///< cuBLASLt heuristic algorithms to try for "cublaslt"
+  double energy_s = 0.6;     ///< back-to-back seconds per kernel for the burst rows' energy (0: skip)
+  double sustained_s = 0;    ///< > 0: also loop each kernel this long and report the settled state
+  std::string series;        ///< sustained mode: write every NVML sample to this CSV
+  std::string profile_once;  ///< "step" or "cublas": check, then run it once between
+                             ///< cudaProfilerStart/Stop (for ncu --profile-from-start off), no timing
 };
 
 /// Parses argv into Options. Returns std::nullopt-like via `exit_code`: on --help, prints usage and

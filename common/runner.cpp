@@ -2,13 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <fstream>
 
 #include "device_info.hpp"
-#include "timing.hpp"
+#include "measure.hpp"
 
 namespace gemm {
 
@@ -50,31 +48,6 @@ CheckReport check_step(const Step& step, Workspace& ws, Oracle oracle) {
 CheckReport check_step(const Step& step, const Problem& problem, Oracle oracle) {
   Workspace ws(problem);
   return check_step(step, ws, oracle);
-}
-
-// Appends `row` to the CSV at `path`, writing `header` first when the file is new or empty; refuses
-// to mix schemas (a file whose first line is another header).
-static void append_csv(const std::string& path, const std::string& header, const std::string& row) {
-  bool fresh = true;
-  {
-    std::ifstream in(path);
-    std::string first;
-    fresh = !in.good() || !std::getline(in, first) || first.empty();
-    if (!fresh && first != header)
-      throw Error(fmt::format("{} has other columns than this harness writes; use a new --csv file", path));
-  }
-  std::ofstream out(path, std::ios::app);
-  if (!out) throw Error(fmt::format("cannot open {} for writing", path));
-  if (fresh) out << header << '\n';
-  out << row << '\n';
-  if (!out) throw Error(fmt::format("cannot write {}", path));
-}
-
-static std::string today() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
-  return buf;
 }
 
 int step_main(int argc, const char* const* argv) {
@@ -125,28 +98,17 @@ int step_main(int argc, const char* const* argv) {
     }
     if (o.check_only) return 0;
 
-    auto run_step = [&](cudaStream_t s) { launch_step(step, ws, s); };
-    auto run_ref = [&](cudaStream_t s) { launch_cublas(ws, s); };
+    if (!o.profile_once.empty()) {
+      profile_once(step, ws, o.profile_once);
+      return 0;
+    }
     // With beta != 0 every repetition reads the C the previous one wrote: the work and the bytes
     // are those of one GEMM each time, only the values drift, and they are not checked again.
     ws.reset_output(nullptr);
-    const Timing t = time_launch(run_step, o.warmup, o.reps);
-    const Timing ref = time_launch(run_ref, o.warmup, o.reps);
-    const double tf = tflops(o.m, o.n, o.k, t.median_ms), ref_tf = tflops(o.m, o.n, o.k, ref.median_ms);
-    fmt::print("{:<24} {:<5} {:>6} {:>6} {:>6}  {:>9.3f} ms  {:>8.2f} TFLOP/s  cuBLAS {:>8.2f} TFLOP/s  {:>6.1f}%  {}\n",
-               program, dtype_name(step.dtype), o.m, o.n, o.k, t.median_ms, tf, ref_tf,
-               100.0 * tf / ref_tf, check);
-    if (!o.csv.empty()) {
-      append_csv(o.csv,
-                 "step,name,technique,dtype,m,n,k,ms,tflops,cublas_ms,cublas_tflops,ratio,check,reps,"
-                 "gpu,sm_count,l2_mib,max_sm_clock_mhz,driver_cuda,runtime,cublas,date",
-                 fmt::format("{},{},\"{}\",{},{},{},{},{:.4f},{:.3f},{:.4f},{:.3f},{:.4f},{},{},\"{}\",{},{},{},{},{},{},{}",
-                             step.id, step.name, step.technique, dtype_name(step.dtype), o.m, o.n,
-                             o.k, t.median_ms, tf, ref.median_ms, ref_tf, tf / ref_tf, check, o.reps,
-                             dev.name, dev.sm_count, dev.l2_bytes >> 20, dev.sm_clock_mhz,
-                             dev.driver, dev.runtime, dev.cublas, today()));
-    }
-    return 0;
+    return measure_step(step, ws, o, dev, program, check);
+  } catch (const OutOfMemory& e) {  // a shape too large for this GPU is refused input, not a failure
+    fmt::print(stderr, "error: {} refuses M={} N={} K={}: {}\n", program, o.m, o.n, o.k, e.what());
+    return 2;
   } catch (const Error& e) {
     fmt::print(stderr, "error: {}: {}\n", program, e.what());
     return 1;

@@ -1,27 +1,52 @@
 #!/usr/bin/env python3
-"""Runs every built step at 4096^3 and 8192^3 (each step times cuBLAS in the same process), writes
-results/<gpu>.csv and results/<gpu>.meta.json, prints the table, and redraws the figure and the
-README table when matplotlib is present.
+"""The benchmark. Every built step runs in its own process at each size; inside it the step and its
+references (cuBLAS; cuBLASLt best of its top heuristic algorithms; for bf16 the CUTLASS Hopper
+kernels) alternate launch by launch after the same L2 flush, and every row carries the SM clock
+measured beside the launches, the power and the energy per GEMM (NVML). A ratio is the median of
+the per-pair ratios, with its interquartile range.
 
-Usage: scripts/bench.py [--build build] [--sizes 4096 8192] [--steps 01 02 ...] [--out results]
-A step that fails its check gets a FAIL row with no timing and makes the script exit 1.
-Step 01 is skipped at a size where its launch would take over --max-launch-s seconds (estimated
-from the previous size, time ~ n^3), and the table says so."""
+  scripts/bench.py                    every step at 4096^3 and 8192^3 (burst), plus the sustained
+                                      (power-capped) state of the last step of each ladder and its
+                                      references, and the 5-process stability of the last bf16 step
+                                      -> results/<gpu>.csv, _sustained.csv, _series.csv, _stability.csv
+  scripts/bench.py --sweep            the last step of each ladder over square 2048-16384 and
+                                      transformer-layer shapes -> results/<gpu>_sweep.csv
+Options: --build DIR --out DIR --sizes N.. --steps ID.. --reps R --sustained S --stability P
+A step that fails its check gets a FAIL row with no timing and makes the script exit 1. Step 01 is
+skipped at a size where one launch would take over --max-launch-s seconds (estimated from the
+previous size, time ~ n^3), and the notes say so."""
 import argparse
 import csv
 import datetime
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+STEP_RE = re.compile(r"^(\d\d[a-z]?)_")
+
+# Shapes of the sweep (M, N, K): square, then GEMMs of transformer layers (a 4096-wide model with a
+# 14336 MLP, 16384 tokens; a wide 28672 projection), then one N that is not a multiple of 256 and
+# one M that is not a multiple of 128 (the tiles' edges).
+SWEEP = [(s, s, s) for s in (2048, 4096, 6144, 8192, 12288, 16384)] + [
+    (16384, 4096, 4096), (16384, 14336, 4096), (16384, 4096, 14336), (8192, 28672, 4096),
+    (8192, 8000, 8192), (8000, 8192, 8192)]
+
+
+def step_id(path):
+    m = STEP_RE.match(path.name)
+    return m.group(1) if m else None
+
+
+def is_fp32(sid):
+    return sid < "10"
 
 
 def steps_in(build):
-    bins = sorted(p for p in (build / "bin").iterdir() if p.name[:2].isdigit() and os.access(p, os.X_OK))
-    return bins
+    return sorted((p for p in (build / "bin").iterdir() if step_id(p) and os.access(p, os.X_OK)), key=step_id)
 
 
 def nvidia_smi(query):
@@ -33,14 +58,98 @@ def nvidia_smi(query):
         return "unknown"
 
 
+def slug_of(gpu):
+    s = "".join(c.lower() if c.isalnum() else "_" for c in gpu).strip("_")
+    while "__" in s:
+        s = s.replace("__", "_")
+    return s
+
+
+def read_rows(path):
+    if not path.exists():
+        return []
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def run_step(binary, m, n, k, reps, csv_path, extra=()):
+    """Runs one step process; returns (exit code, stdout)."""
+    refs = "cublas,cublaslt" if is_fp32(step_id(binary)) else "cublas,cublaslt,cutlass"
+    cmd = [str(binary), "--m", str(m), "--n", str(n), "--k", str(k), "--reps", str(reps), "--refs", refs,
+           "--csv", str(csv_path), *extra]
+    print("$", " ".join(cmd), flush=True)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    sys.stdout.write(r.stdout)
+    sys.stderr.write(r.stderr)
+    sys.stdout.flush()
+    return r.returncode, r.stdout
+
+
+def write_csv(path, rows):
+    if not rows:
+        return
+    fields = list(rows[0].keys())
+    for r in rows:
+        fields += [k for k in r if k not in fields]
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def fail_row(binary, m, n, k, code):
+    return {"step": step_id(binary), "name": binary.name[len(step_id(binary)) + 1:], "m": m, "n": n, "k": k,
+            "mode": "burst", "kernel": "step", "check": f"FAIL (exit {code})"}
+
+
+def stability(binary, sizes, processes, reps, out_csv):
+    """Runs `binary` in `processes` separate processes per size, cuBLAS as the only reference, and
+    reports the spread of the paired ratio and of cuBLAS's own speed across processes."""
+    rows = []
+    tmp = out_csv.with_suffix(".tmp.csv")
+    for size in sizes:
+        for proc in range(processes):
+            tmp.unlink(missing_ok=True)
+            code, _ = run_step(binary, size, size, size, reps, tmp, ["--refs", "cublas", "--energy-s", "0"])
+            got = [r for r in read_rows(tmp) if r["mode"] == "burst"]
+            if code != 0 or len(got) != 2:
+                rows.append({"step": step_id(binary), "size": size, "process": proc + 1, "check": f"FAIL (exit {code})"})
+                continue
+            step, ref = got
+            rows.append({"step": step_id(binary), "size": size, "process": proc + 1,
+                         "step_tflops": step["tflops"], "cublas_tflops": ref["tflops"],
+                         "ratio": ref["step_ratio"], "ratio_q25": ref["step_ratio_q25"],
+                         "ratio_q75": ref["step_ratio_q75"], "step_clock_mhz": step["clock_mhz"],
+                         "cublas_clock_mhz": ref["clock_mhz"], "clock_reasons": ref["clock_reasons"],
+                         "date": ref["date"]})
+    tmp.unlink(missing_ok=True)
+    write_csv(out_csv, rows)
+    lines = []
+    for size in sizes:
+        ok = [r for r in rows if r["size"] == size and "ratio" in r]
+        if not ok:
+            continue
+        ratios = [float(r["ratio"]) for r in ok]
+        cub = [float(r["cublas_tflops"]) for r in ok]
+        lines.append(f"stability {step_id(binary)} vs cuBLAS at {size}^3 over {len(ok)} processes: paired ratio "
+                     f"{min(ratios):.3f}-{max(ratios):.3f} (spread {100 * (max(ratios) / min(ratios) - 1):.1f}%), "
+                     f"cuBLAS alone {min(cub):.0f}-{max(cub):.0f} TFLOP/s (spread {100 * (max(cub) / min(cub) - 1):.1f}%)")
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=str(ROOT / "build"))
     ap.add_argument("--out", default=str(ROOT / "results"))
     ap.add_argument("--sizes", type=int, nargs="+", default=[4096, 8192])
     ap.add_argument("--steps", nargs="*", help="step ids (default: all built)")
-    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--reps", type=int, default=30, help="paired rounds per process (>= 20)")
+    ap.add_argument("--sustained", type=float, default=4.0,
+                    help="seconds of back-to-back launches per kernel for the last step of each ladder (0: skip)")
+    ap.add_argument("--stability", type=int, default=5, help="processes for the stability runs (0: skip)")
+    ap.add_argument("--sweep", action="store_true", help="the shape sweep instead of the step table")
     ap.add_argument("--max-launch-s", type=float, default=1.0)
+    ap.add_argument("--no-docs", action="store_true", help="do not rewrite the README table and figures")
     args = ap.parse_args()
 
     if args.reps < 20:
@@ -48,12 +157,43 @@ def main():
     build = pathlib.Path(args.build)
     if not (build / "bin").is_dir():
         sys.exit(f"error: {build}/bin does not exist: run `make` first (or pass --build)")
-    bins = [b for b in steps_in(build) if not args.steps or b.name[:2] in args.steps]
+    bins = [b for b in steps_in(build) if not args.steps or step_id(b) in args.steps]
     if not bins:
-        sys.exit(f"no step binaries under {build}/bin: run `make` first")
+        sys.exit(f"error: no step binaries under {build}/bin" + (f" for steps {args.steps}" if args.steps else ""))
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
     tmp = build / "bench_rows.csv"
     tmp.unlink(missing_ok=True)
-    failures, notes, last_ms = [], [], {}
+    fp32 = [b for b in bins if is_fp32(step_id(b)) and step_id(b) != "00"]
+    bf16 = [b for b in bins if not is_fp32(step_id(b))]
+    last = [x[-1] for x in (fp32, bf16) if x]
+    failures, notes, extra_rows = [], [], []
+
+    if args.sweep:
+        series = build / "bench_series.csv"
+        for (m, n, k) in SWEEP:
+            for b in last:
+                code, _ = run_step(b, m, n, k, args.reps, tmp, ["--energy-s", "0"])
+                if code != 0:
+                    failures.append(f"{b.name} at {m}x{n}x{k}: exit {code}")
+                    extra_rows.append(fail_row(b, m, n, k, code))
+        rows = read_rows(tmp) + extra_rows
+        if not rows:
+            sys.exit("no step produced a result")
+        slug = slug_of(rows[0].get("gpu", "gpu"))
+        write_csv(out / f"{slug}_sweep.csv", rows)
+        print(f"\nwrote {out / (slug + '_sweep.csv')}")
+        if not args.no_docs:
+            subprocess.run([sys.executable, str(ROOT / "scripts" / "plot_sweep.py"), str(out / f"{slug}_sweep.csv")],
+                           check=False)
+        if failures:
+            print("FAILED:", "; ".join(failures))
+            sys.exit(1)
+        return
+
+    series = build / "bench_series.csv"
+    series.unlink(missing_ok=True)
+    last_ms = {}
     for size in args.sizes:
         for b in bins:
             prev = last_ms.get(b.name)
@@ -62,63 +202,60 @@ def main():
                              f"{prev[1] * (size / prev[0]) ** 3 / 1e3:.1f} s (from {prev[1]:.0f} ms at {prev[0]})")
                 print(notes[-1], flush=True)
                 continue
-            cmd = [str(b), "--m", str(size), "--n", str(size), "--k", str(size), "--reps", str(args.reps),
-                   "--csv", str(tmp)]
-            print("$", " ".join(cmd), flush=True)
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            sys.stdout.write(r.stdout)
-            sys.stderr.write(r.stderr)
-            if r.returncode != 0:
-                failures.append(f"{b.name} at {size}: exit {r.returncode}")
+            extra = []
+            if b in last and args.sustained > 0:
+                extra = ["--sustained", str(args.sustained), "--series", str(series)]
+            code, _ = run_step(b, size, size, size, args.reps, tmp, extra)
+            if code != 0:
+                failures.append(f"{b.name} at {size}: exit {code}")
+                extra_rows.append(fail_row(b, size, size, size, code))
                 continue
-            with open(tmp) as f:
-                rows = list(csv.DictReader(f))
-            last_ms[b.name] = (size, float(rows[-1]["ms"]))
+            mine = [r for r in read_rows(tmp) if r["step"] == step_id(b) and int(r["m"]) == size and r["kernel"] == "step"]
+            if mine:
+                last_ms[b.name] = (size, float(mine[-1]["ms"]))
 
-    rows = []
-    if tmp.exists():
-        with open(tmp) as f:
-            rows = list(csv.DictReader(f))
+    rows = read_rows(tmp) + extra_rows
     if not rows:
         sys.exit("no step produced a result")
-    gpu = rows[0]["gpu"]
-    slug = "".join(c.lower() if c.isalnum() else "_" for c in gpu).strip("_")
-    while "__" in slug:
-        slug = slug.replace("__", "_")
-    out = pathlib.Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    fields = list(rows[0].keys())
-    for fail in failures:  # a failed step has a row without timing
-        name, size = fail.split(" at ")[0], int(fail.split(" at ")[1].split(":")[0])
-        rows.append({**{k: "" for k in fields}, "step": name[:2], "name": name[3:], "m": size, "n": size,
-                     "k": size, "check": "FAIL", "gpu": gpu})
-    rows.sort(key=lambda r: (r["step"], int(r["m"])))
-    csv_path = out / f"{slug}.csv"
-    with open(csv_path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields)
-        w.writeheader()
-        w.writerows(rows)
+    gpu = next((r["gpu"] for r in rows if r.get("gpu")), "gpu")
+    slug = slug_of(gpu)
+    burst = [r for r in rows if r.get("mode") == "burst"]
+    sustained = [r for r in rows if r.get("mode") == "sustained"]
+    write_csv(out / f"{slug}.csv", burst)
+    write_csv(out / f"{slug}_sustained.csv", sustained)
+    if series.exists():
+        (out / f"{slug}_series.csv").write_text(series.read_text())
+    stab_lines = []
+    if args.stability > 0 and bf16:
+        stab_lines = stability(bf16[-1], args.sizes, args.stability, args.reps, out / f"{slug}_stability.csv")
     meta = {
         "gpu": gpu,
         "driver_version": nvidia_smi("driver_version"),
         "max_sm_clock_mhz": nvidia_smi("clocks.max.sm"),
-        "sm_clock_at_end_mhz": nvidia_smi("clocks.sm"),
         "power_limit": nvidia_smi("power.limit"),
         "date": datetime.date.today().isoformat(),
         "clocks": "left as found (never locked or changed)",
+        "rounds": args.reps,
+        "sustained_s": args.sustained,
+        "energy_s": 0.6,
         "notes": notes,
+        "stability": stab_lines,
         "failures": failures,
     }
     (out / f"{slug}.meta.json").write_text(json.dumps(meta, indent=2) + "\n")
-    print(f"\nwrote {csv_path} and {out / (slug + '.meta.json')}")
-
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "results_table.py"), str(csv_path), "--readme",
-                    str(ROOT / "README.md")], check=False)
-    try:
-        import matplotlib  # noqa: F401
-        subprocess.run([sys.executable, str(ROOT / "scripts" / "plot_steps.py"), str(csv_path)], check=False)
-    except ImportError:
-        print("matplotlib not installed: docs/img/steps.png not redrawn (python3 -m pip install matplotlib)")
+    print(f"\nwrote {out / (slug + '.csv')}, _sustained.csv, _series.csv, _stability.csv and .meta.json")
+    if not args.no_docs:
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "results_table.py"), str(out / f"{slug}.csv"),
+                        "--readme", str(ROOT / "README.md")], check=False)
+        try:
+            import matplotlib  # noqa: F401
+            subprocess.run([sys.executable, str(ROOT / "scripts" / "plot_steps.py"), str(out / f"{slug}.csv")], check=False)
+        except ImportError:
+            print("matplotlib not installed: figures not redrawn (python3 -m pip install matplotlib)")
+    else:
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "results_table.py"), str(out / f"{slug}.csv")], check=False)
+    for line in stab_lines:
+        print(line)
     if failures:
         print("FAILED:", "; ".join(failures))
         sys.exit(1)

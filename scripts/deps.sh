@@ -44,4 +44,16 @@ if ! python3 "$(dirname "$0")/sass/sass.py" tools >/dev/null 2>&1; then
     status=1
   fi
 fi
+# nvml.h for the clock/power telemetry (common/telemetry.cpp loads libnvidia-ml.so.1 at run time; the
+# toolkit ships no nvml.h). Without it the harness still builds and prints "no NVML".
+nvml_wheel="nvidia-nvml-dev==13.5.37"
+if ! python3 -c 'import nvidia, os, sys; sys.exit(not any(os.path.exists(os.path.join(d, "cu13", "include", "nvml.h")) for d in nvidia.__path__))' 2>/dev/null; then
+  if [ $check_only -eq 0 ]; then
+    echo "installing nvml.h (PyPI wheel: $nvml_wheel)"
+    python3 -m pip install -q --no-deps "$nvml_wheel"
+  else
+    echo "error: nvml.h not found; install it with: python3 -m pip install --no-deps $nvml_wheel" >&2
+    status=1
+  fi
+fi
 exit $status

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Prints the results table of a results/<gpu>.csv in step order (one row per step, one column pair
-per size: TFLOP/s and the ratio to cuBLAS timed in the same process), as Markdown.
-With --readme FILE, rewrites the table between <!-- results:begin --> and <!-- results:end -->."""
+"""Prints the results of a results/<gpu>.csv (paired burst rows; see scripts/bench.py) as Markdown:
+one table per size in step order, each step's TFLOP/s and its paired ratio to cuBLAS (median
+[interquartile range]), to cuBLASLt's best algorithm and to the best CUTLASS configuration, with
+the SM clock measured beside the launches, power and TFLOP/J; then the references themselves; then
+the sustained (power-capped) rows of <gpu>_sustained.csv and the stability lines of the .meta.json.
+With --readme FILE, rewrites the text between <!-- results:begin --> and <!-- results:end -->."""
 import argparse
 import csv
 import json
@@ -12,48 +15,101 @@ import sys
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 
+def read(path):
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
+def f(v, fmt="{:.1f}"):
+    try:
+        return fmt.format(float(v)) if v not in ("", None) else ""
+    except ValueError:
+        return ""
+
+
+def best_cutlass(group):
+    cut = [r for r in group if r["kernel"].startswith("cutlass") and r.get("tflops")]
+    return max(cut, key=lambda r: float(r["tflops"])) if cut else None
+
+
 def table(csv_path):
     try:
-        with open(csv_path) as f:
-            rows = list(csv.DictReader(f))
+        rows = read(csv_path)
     except OSError as e:
         sys.exit(f"error: cannot read {csv_path}: {e.strerror}")
-    if not rows:
-        sys.exit(f"error: {csv_path}: no rows")
-    if not any(r.get("tflops") for r in rows):
+    if not rows or "kernel" not in rows[0]:
+        sys.exit(f"error: {csv_path}: no rows in the paired format (scripts/bench.py writes it)")
+    ok = [r for r in rows if r.get("tflops")]
+    if not ok:
         sys.exit(f"error: {csv_path}: no step passed its check, nothing to tabulate")
-    sizes = sorted({int(r["m"]) for r in rows})
-    steps = {}
-    for r in rows:
-        steps.setdefault((r["step"], r["name"]), {})[int(r["m"])] = r
-    first = next(r for r in rows if r.get("tflops"))
+    first = ok[0]
     meta_path = pathlib.Path(csv_path).with_suffix(".meta.json")
     meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
     lines = [
         f"GPU: {first['gpu']} ({first['sm_count']} SMs, L2 {first['l2_mib']} MiB, max SM clock "
-        f"{first['max_sm_clock_mhz']} MHz, clocks left as found); driver {meta.get('driver_version', '?')} "
-        f"(CUDA {first['driver_cuda']}), CUDA runtime {first['runtime']}, cuBLAS {first['cublas']}; "
-        f"measured {first['date']}. Square M = N = K; median of {first['reps']} launches with L2 flushed; "
-        f"cuBLAS timed in the same process at the same shape.",
-        "",
-        "| step | technique | dtype | " + " | ".join(f"{s} TFLOP/s | {s} vs cuBLAS" for s in sizes) + " | check |",
-        "|---|---|---|" + "---:|---:|" * len(sizes) + "---|",
+        f"{first['max_sm_clock_mhz']} MHz, power limit {first.get('power_limit_w') or '?'} W, clocks left as found); "
+        f"driver {meta.get('driver_version', '?')} (CUDA {first['driver_cuda']}), CUDA runtime {first['runtime']}, "
+        f"cuBLAS {first['cublas']}; measured {first['date']}. Square M = N = K. **Paired**: in each step's process "
+        f"the step and every reference alternate launch by launch ({first['rounds']} rounds, L2 flushed before "
+        f"every launch); a ratio is the median of the per-round ratios (step speed / reference speed) with its "
+        f"interquartile range. SM clock: median of a %clock64/%globaltimer probe run right after each launch; "
+        f"W and TFLOP/J: NVML energy counter over {meta.get('energy_s', 0.25)} s of back-to-back launches of "
+        f"that kernel alone.",
     ]
-    for (step, name), by_size in sorted(steps.items()):
-        any_row = next(iter(by_size.values()))
-        cells, checks = [], set()
-        for s in sizes:
-            r = by_size.get(s)
-            if r is None:
-                cells += ["skipped", ""]
-            elif not r.get("tflops"):
-                cells += ["—", ""]
-                checks.add(r["check"])
-            else:
-                cells += [f"{float(r['tflops']):.1f}", f"{100 * float(r['ratio']):.1f}% of {float(r['cublas_tflops']):.1f}"]
-                checks.add(r["check"])
-        lines.append(f"| {step} {name} | {any_row.get('technique', '')} | {any_row.get('dtype', '')} | "
-                     + " | ".join(cells) + f" | {'/'.join(sorted(checks))} |")
+    sizes = sorted({int(r["m"]) for r in rows})
+    for size in sizes:
+        lines += ["", f"**{size}^3**", "",
+                  "| step | technique | TFLOP/s | × cuBLAS [IQR] | × cuBLASLt best | × CUTLASS best | SM MHz | W | TFLOP/J | check |",
+                  "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+        by_step = {}
+        for r in rows:
+            if int(r["m"]) == size:
+                by_step.setdefault(r["step"], []).append(r)
+        for step in sorted(by_step):
+            group = by_step[step]
+            me = next((r for r in group if r["kernel"] == "step"), None)
+            if me is None:
+                continue
+            if not me.get("tflops"):
+                lines.append(f"| {step} {me['name']} | {me.get('technique', '')} | — | | | | | | | {me['check']} |")
+                continue
+            cub = next((r for r in group if r["kernel"] == "cublas"), None)
+            lt = next((r for r in group if r["kernel"] == "cublaslt_best"), None)
+            cut = best_cutlass(group)
+            ratio = (f"{float(cub['step_ratio']):.3f} [{f(cub['step_ratio_q25'], '{:.3f}')}–{f(cub['step_ratio_q75'], '{:.3f}')}]"
+                     if cub else "")
+            lines.append(
+                f"| {step} {me['name']} | {me['technique']} | {f(me['tflops'])} | {ratio} | "
+                f"{f(lt['step_ratio'], '{:.3f}') if lt else ''} | {f(cut['step_ratio'], '{:.3f}') if cut else ''} | "
+                f"{f(me['clock_mhz'], '{:.0f}')} | {f(me['power_w'], '{:.0f}')} | {f(me['tflop_per_j'], '{:.2f}')} | {me['check']} |")
+        # The references, as measured in the process of the last step of each ladder.
+        refs = []
+        for ladder in (lambda s: s < "10", lambda s: s >= "10"):
+            steps = [s for s in sorted(by_step) if ladder(s) and s != "00"
+                     and any(r["kernel"] != "step" and r.get("tflops") for r in by_step[s])]
+            if steps:
+                refs += [r for r in by_step[steps[-1]] if r["kernel"] != "step" and r.get("tflops")]
+        if refs:
+            lines += ["", "| reference (in the process of) | dtype | TFLOP/s | SM MHz | W | TFLOP/J | detail |",
+                      "|---|---|---:|---:|---:|---:|---|"]
+            for r in refs:
+                lines.append(f"| {r['kernel']} ({r['step']}) | {r['dtype']} | {f(r['tflops'])} | {f(r['clock_mhz'], '{:.0f}')} | "
+                             f"{f(r['power_w'], '{:.0f}')} | {f(r['tflop_per_j'], '{:.2f}')} | {r['detail']} |")
+    sus_path = pathlib.Path(str(csv_path).replace(".csv", "_sustained.csv"))
+    if sus_path.exists():
+        sus = [r for r in read(sus_path) if r.get("tflops")]
+        if sus:
+            lines += ["", f"**Sustained** (each kernel alone, back to back without flushes, for {meta.get('sustained_s', '?')} s; "
+                      "the second half, after the power limiter settled; clock and power: NVML mean):", "",
+                      "| size | kernel | TFLOP/s | step / kernel | SM MHz | W | TFLOP/J | clock reasons |",
+                      "|---:|---|---:|---:|---:|---:|---:|---|"]
+            for r in sus:
+                name = f"{r['step']} {r['name']}" if r["kernel"] == "step" else f"{r['kernel']} ({r['step']})"
+                lines.append(f"| {r['m']} | {name} | {f(r['tflops'])} | {f(r['step_ratio'], '{:.3f}')} | "
+                             f"{f(r['clock_mhz'], '{:.0f}')} | {f(r['power_w'], '{:.0f}')} | {f(r['tflop_per_j'], '{:.2f}')} | "
+                             f"{r['clock_reasons']} |")
+    for line in meta.get("stability", []):
+        lines.append(f"\n{line}")
     for note in meta.get("notes", []):
         lines.append(f"\n{note}")
     return "\n".join(lines)

@@ -1,0 +1,30 @@
+// The measurement of one step executable after its check passed: the step and its references
+// (cuBLAS, cuBLASLt best-of-N, CUTLASS) timed paired, with the SM clock, power and energy beside
+// every number, and optionally the sustained (power-capped) steady state.
+#pragma once
+#include <string>
+
+#include "device_info.hpp"
+#include "options.hpp"
+#include "registry.hpp"
+#include "workspace.hpp"
+
+namespace gemm {
+
+/// Dense FLOP per SM clock cycle of the whole GPU for the dtype: bf16 on the tensor cores
+/// 4096 per SM (132 SMs: 540,672; H100/H200 datasheet 989 TFLOP/s dense at 1.83 GHz boost is
+/// 540,672 x 1.83e9), fp32 FFMA on the CUDA cores 2 x 128 lanes per SM.
+double flop_per_clock(Dtype dtype, int sm_count);
+
+/// Measures `step` on the buffers of `ws` (whose check already passed) as `o` asks: references
+/// checked against cuBLAS first (one that fails is dropped with an error line, and the result is 1);
+/// paired burst timing; energy per GEMM from back-to-back blocks; sustained mode. Prints the table
+/// and appends rows to o.csv. Returns the exit code (0, or 1 when a reference failed its check).
+/// Throws gemm::Error on a CUDA, cuBLAS or CUTLASS failure.
+int measure_step(const Step& step, Workspace& ws, const Options& o, const DeviceInfo& dev,
+                 const std::string& program, const std::string& check);
+
+/// --profile-once: runs `what` ("step" or "cublas") once inside cudaProfilerStart/Stop.
+void profile_once(const Step& step, Workspace& ws, const std::string& what);
+
+}  // namespace gemm

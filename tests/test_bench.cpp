@@ -1,0 +1,88 @@
+// CPU tests of the benchmark's arithmetic: paired ratios and quantiles, the NVML summary (energy
+// from counter updates only, idle excluded from the reasons), the clock-reason names, the speed of
+// light per clock, and the benchmark flags. No GPU or NVML needed.
+#include <catch2/catch.hpp>
+
+#include "../common/check.hpp"
+#include "../common/measure.hpp"
+#include "../common/options.hpp"
+#include "../common/telemetry.hpp"
+#include "../common/timing.hpp"
+
+using namespace gemm;
+
+TEST_CASE("quantile interpolates between order statistics", "[cpu][bench]") {
+  CHECK(quantile({}, 0.5) == 0);
+  CHECK(quantile({3, 1, 2}, 0.5) == 2);
+  CHECK(quantile({1, 2, 3, 4}, 0.5) == Approx(2.5));
+  CHECK(quantile({1, 2, 3, 4, 5}, 0.25) == Approx(2));
+  CHECK(quantile({10, 0}, 1.0) == 10);
+}
+
+TEST_CASE("paired ratios are per round, not a ratio of medians", "[cpu][bench]") {
+  // The reference is slow in rounds 0-1 (a power dip) and fast in 2-4; the step follows the same
+  // power state, so every per-round ratio is exactly 1.25, while the medians alone give 1.0.
+  const Timing step = make_timing({2.0, 2.0, 1.6, 1.6, 1.6});
+  const Timing ref = make_timing({2.5, 2.5, 2.0, 2.0, 2.0});
+  const RatioStats r = paired_ratio(step, ref);
+  CHECK(r.median == Approx(1.25));
+  CHECK(r.q25 == Approx(1.25));
+  CHECK(r.q75 == Approx(1.25));
+  CHECK(step.median_ms == Approx(1.6));
+  CHECK(ref.median_ms == Approx(2.0));
+  // A step faster in alternate rounds shows a spread.
+  const RatioStats s = paired_ratio(make_timing({1, 2, 1, 2}), make_timing({2, 2, 2, 2}));
+  CHECK(s.min == Approx(1.0));
+  CHECK(s.max == Approx(2.0));
+  CHECK(s.median == Approx(1.5));
+}
+
+TEST_CASE("the NVML summary takes energy from counter updates and ignores idle", "[cpu][bench]") {
+  // The counter refreshes every 100 ms (samples every 25 ms repeat the old value): 700 W.
+  std::vector<TelemetrySample> s;
+  for (int i = 0; i <= 40; ++i) {
+    const double t = 0.025 * i;
+    const unsigned long long e = 1000000 + 70000ULL * unsigned(i / 4);  // +70 J every 100 ms
+    s.push_back({t, unsigned(1400 + i), 690.0, e, i == 3 ? 0x1ULL : 0x4ULL});
+  }
+  const TelemetrySummary w = summarize(s, 0.0, 1.0);
+  CHECK(w.available);
+  CHECK(w.samples == 41);
+  CHECK(w.counter_watts() == Approx(700.0));
+  CHECK(w.clock_min_mhz == 1400);
+  CHECK(w.clock_max_mhz == 1440);
+  CHECK(w.reasons == 0x4ULL);  // the idle bit of sample 3 is dropped
+  // A window with a single counter update has no energy rate (rather than a wrong one).
+  const TelemetrySummary short_w = summarize(s, 0.09, 0.16);
+  CHECK(short_w.available);
+  CHECK(short_w.counter_watts() == 0);
+  // No samples: not available.
+  CHECK_FALSE(summarize({}, 0, 1).available);
+}
+
+TEST_CASE("clock reasons are named", "[cpu][bench]") {
+  CHECK(clock_reason_names(0) == "none");
+  CHECK(clock_reason_names(0x4) == "sw_power_cap");
+  CHECK(clock_reason_names(0x4 | 0x80) == "sw_power_cap+hw_power_brake");
+}
+
+TEST_CASE("speed of light per SM clock", "[cpu][bench]") {
+  // 132 SMs x 4 tensor cores x 1024 dense bf16 FLOP per clock (the datasheet's 989 TFLOP/s at 1.83 GHz).
+  CHECK(flop_per_clock(Dtype::bf16, 132) == 540672);
+  CHECK(flop_per_clock(Dtype::bf16, 132) * 1.83e9 / 1e12 == Approx(989.4).epsilon(1e-3));
+  CHECK(flop_per_clock(Dtype::fp32, 132) == 132 * 128 * 2);
+}
+
+TEST_CASE("benchmark flags are parsed and refused by name", "[cpu][bench]") {
+  const Options d = parse_options_or_throw({});
+  CHECK(d.refs == std::vector<std::string>{"cublas", "cublaslt", "cutlass"});
+  CHECK(d.sustained_s == 0);
+  const Options o = parse_options_or_throw({"--refs", "cublas,cutlass", "--sustained", "3", "--series", "s.csv"});
+  CHECK(o.refs == std::vector<std::string>{"cublas", "cutlass"});
+  CHECK(o.sustained_s == 3);
+  CHECK_THROWS_AS(parse_options_or_throw({"--refs", "mkl"}), Error);
+  CHECK_THROWS_WITH(parse_options_or_throw({"--series", "s.csv"}), Catch::Contains("--sustained"));
+  CHECK_THROWS_AS(parse_options_or_throw({"--sustained", "-1"}), Error);
+  CHECK_THROWS_AS(parse_options_or_throw({"--profile-once", "cutlass"}), Error);
+  CHECK_THROWS_WITH(parse_options_or_throw({"--profile-once", "step", "--check-only"}), Catch::Contains("--profile-once"));
+}
