@@ -108,7 +108,7 @@ bench: all
 bench-run:
 	python3 scripts/bench.py --build $(BUILD)
 
-# ---- PTX/SASS tooling (scripts/sass/sass.py; formats in sass_annotations/README.md) ----------------
+# ---- PTX/SASS tooling (scripts/sass/sass.py + sasslib/; formats in sass_annotations/README.md) -----
 # Needs no GPU: cuobjdump and nvdisasm come from PATH, $(CUDA_HOME)/bin or the nvidia-cuda-cuobjdump /
 # nvidia-cuda-nvdisasm pip wheels. The PTX is the one ptxas assembled, read back from the cubin
 # (-lineinfo embeds it), so no nvcc run is needed either.
@@ -118,6 +118,8 @@ bench-run:
 #   make sass-check            the per-step SASS expectations (sass_annotations/NN_*.expect)
 #   make resources             regenerate docs/resources.md (registers, smem, occupancy, waves on the H200)
 SASS_PY     := scripts/sass/sass.py
+# The entry point and the package it runs (scripts/sass/sasslib/): a change to either redoes the dumps.
+SASS_CODE   := $(SASS_PY) $(wildcard scripts/sass/sasslib/*.py)
 SASS        := python3 $(SASS_PY) --build $(BUILD)
 SASS_TWINS  := $(basename $(notdir $(wildcard tests/sass_twins/*.cu)))
 SASS_STAMPS := $(STEPS:%=$(BUILD)/sass/%/dump.stamp) $(SASS_TWINS:%=$(BUILD)/sass_twins/%/dump.stamp)
@@ -125,7 +127,7 @@ STEP_OF      = $(filter $(1)_%,$(STEPS))
 WHAT        ?= sass
 .PHONY: sass ptx diff sass-dumps sass-check resources
 
-$(BUILD)/sass/%/dump.stamp: $(BUILD)/obj/kernels/%.o $(SASS_PY)
+$(BUILD)/sass/%/dump.stamp: $(BUILD)/obj/kernels/%.o $(SASS_CODE)
 	@$(SASS) dump --quiet $*
 
 # Deliberately bad twins of real steps (never linked, never registered): the SASS tests prove each
@@ -136,7 +138,7 @@ $(BUILD)/obj/tests/sass_twins/%.o: tests/sass_twins/%.cu $(HEADERS) | $(BUILD)/.
 	@$(NVCC) $(NVCCFLAGS) $(if $(filter hopper_%,$*),$(HOPPER_GENCODE),$(FP32_GENCODE)) -Xptxas -v -c $< -o $@ \
 	  2> $(BUILD)/ptxas/sass_twins/$*.txt || { cat $(BUILD)/ptxas/sass_twins/$*.txt >&2; exit 1; }
 
-$(BUILD)/sass_twins/%/dump.stamp: $(BUILD)/obj/tests/sass_twins/%.o $(SASS_PY)
+$(BUILD)/sass_twins/%/dump.stamp: $(BUILD)/obj/tests/sass_twins/%.o $(SASS_CODE)
 	@$(SASS) dump --quiet twin:$*
 
 # `make test` checks the dumps of every step and twin (tests/test_sass.cpp), so it makes them first.

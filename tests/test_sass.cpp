@@ -216,3 +216,40 @@ TEST_CASE("docs/resources.md is the table the current build generates", "[sass]"
   INFO("regenerate it with `make resources` and commit it");
   CHECK(slurp(fresh) == slurp(paths().repo / "docs/resources.md"));
 }
+
+// The constant reader evaluates initialisers as C++ integer arithmetic (it once took the first number
+// of a declaration: 14's THREADS read as 128) and refuses, by name, what it cannot evaluate.
+TEST_CASE("sass constants: step 14's THREADS = 128 * (1 + CONSUMERS) reads as 384; a call is refused by name", "[sass]") {
+  if (!have_objects_or_skip()) return;
+  if (fs::exists(paths().repo / "kernels/14_two_consumers.cu")) {
+    const Run r = sass_py("constants 14 --eval THREADS");
+    INFO(r.out);
+    CHECK(r.status == 0);
+    CHECK(r.out == "384\n");
+    const Run all = sass_py("constants 14");
+    INFO(all.out);
+    CHECK(all.out.find("THREADS = 384\n") != std::string::npos);
+    CHECK(all.out.find("CONSUMER_WARPS = 8\n") != std::string::npos);
+    CHECK(all.out.find("STAGE_BYTES = 49152\n") != std::string::npos);  // (BM + BN) * BK * sizeof(__nv_bfloat16)
+  }
+  const fs::path src = paths().build / "constants_refusal.cu";
+  {
+    std::ofstream out(src);
+    out << "constexpr int GOOD = 2 * (3 + 4);\nconstexpr int BAD = foo(3);\nconstexpr int AFTER = BAD + 1;\n";
+  }
+  const Run good = sass_py("constants --source " + shell_quote(src.string()) + " --eval 'GOOD % 5'");
+  INFO(good.out);
+  CHECK(good.status == 0);
+  CHECK(good.out == "4\n");
+  const Run bad = sass_py("constants --source " + shell_quote(src.string()) + " --eval 'BAD * 2'");
+  INFO(bad.out);
+  CHECK(bad.status == 2);
+  CHECK(bad.out.find("BAD = `foo(3)`") != std::string::npos);
+  CHECK(bad.out.find("cannot be evaluated") != std::string::npos);
+  const Run list = sass_py("constants --source " + shell_quote(src.string()));
+  INFO(list.out);
+  CHECK(list.out.find("GOOD = 14\n") != std::string::npos);
+  CHECK(list.out.find("BAD refused: ") != std::string::npos);
+  CHECK(list.out.find("AFTER refused: ") != std::string::npos);
+  fs::remove(src);
+}
