@@ -117,15 +117,20 @@ bench-run:
 #   make diff A=05 B=06        unified diff of the clean SASS (WHAT=ptx: of the PTX) + instruction-mix table
 #   make sass-check            the per-step SASS expectations (sass_annotations/NN_*.expect)
 #   make resources             regenerate docs/resources.md (registers, smem, occupancy, waves on the H200)
+#   make sass-html             build/sass-html/: every step's page (source beside SASS), the diffs of consecutive
+#                              steps and index.html; STEP=06: one step's page; A=05 B=06: the diff page
+#   make docs-sass-screenshot  docs/img/sass_html.png: step 14's page in headless Chromium
 SASS_PY     := scripts/sass/sass.py
 # The entry point and the package it runs (scripts/sass/sasslib/): a change to either redoes the dumps.
-SASS_CODE   := $(SASS_PY) $(wildcard scripts/sass/sasslib/*.py)
+# (The HTML pages' modules are not part of a dump.)
+SASS_HTML_PY := $(addprefix scripts/sass/sasslib/,page.py page_assets.py pagecheck.py markdown.py browser.py)
+SASS_CODE   := $(SASS_PY) $(filter-out $(SASS_HTML_PY),$(wildcard scripts/sass/sasslib/*.py))
 SASS        := python3 $(SASS_PY) --build $(BUILD)
 SASS_TWINS  := $(basename $(notdir $(wildcard tests/sass_twins/*.cu)))
 SASS_STAMPS := $(STEPS:%=$(BUILD)/sass/%/dump.stamp) $(SASS_TWINS:%=$(BUILD)/sass_twins/%/dump.stamp)
 STEP_OF      = $(filter $(1)_%,$(STEPS))
 WHAT        ?= sass
-.PHONY: sass ptx diff sass-dumps sass-check resources
+.PHONY: sass ptx diff sass-dumps sass-check resources sass-html docs-sass-screenshot
 
 $(BUILD)/sass/%/dump.stamp: $(BUILD)/obj/kernels/%.o $(SASS_CODE)
 	@$(SASS) dump --quiet $*
@@ -160,6 +165,18 @@ sass-check: sass-dumps
 resources: $(KERNEL_OBJS)
 	@$(SASS) resources
 
+# STEP has a default (01) for `make run`; the pages take it only when it is given.
+HTML_STEP   = $(if $(filter file,$(origin STEP)),,$(STEP))
+STEP_STAMPS = $(STEPS:%=$(BUILD)/sass/%/dump.stamp)
+stamp_of    = $(BUILD)/sass/$(call STEP_OF,$(1))/dump.stamp
+sass-html: $(if $(A),$(call stamp_of,$(A)) $(call stamp_of,$(B)),$(if $(HTML_STEP),$(call stamp_of,$(HTML_STEP)),$(STEP_STAMPS)))
+	@$(SASS) html $(if $(A),--diff $(A) $(B),$(HTML_STEP))
+
+SCREENSHOT_STEP := 14_two_consumers
+docs-sass-screenshot: $(BUILD)/sass/$(SCREENSHOT_STEP)/dump.stamp
+	@$(SASS) html --out $(BUILD)/sass-html $(SCREENSHOT_STEP)
+	@$(SASS) html-screenshot --fragment L84 --size 1600,1000 $(BUILD)/sass-html/$(SCREENSHOT_STEP).html docs/img/sass_html.png
+
 
 clean:
 	rm -rf $(BUILD)
@@ -173,4 +190,12 @@ endif
 ifneq ($(filter diff,$(MAKECMDGOALS)),)
   $(call check_step_id,$(A))
   $(call check_step_id,$(B))
+endif
+ifneq ($(filter sass-html,$(MAKECMDGOALS)),)
+  ifneq ($(A)$(B),)
+    $(call check_step_id,$(A))
+    $(call check_step_id,$(B))
+  else ifneq ($(HTML_STEP),)
+    $(call check_step_id,$(HTML_STEP))
+  endif
 endif

@@ -9,5 +9,10 @@
   checks     ptxas reports, expectations (`check`) and quote freshness (`fresh`)
   resources  docs/resources.md
   selftest   the parsers and rules on hand-made input
+  page       `html`: the per-step pages (source beside SASS), the diff page, the index
+  page_assets the pages' inlined stylesheet and script
+  markdown   the little Markdown the walkthrough notes need
+  pagecheck  `html-check`: the pages' structure, read back with html.parser
+  browser    `html-browser-check` / `html-screenshot`: headless Chromium
   cli        the command line
 """

@@ -11,6 +11,7 @@ the cubin's .nv_debug_ptx_txt section, so `ptx` needs no nvcc either.
   sass.py --build build fresh           every SASS/PTX line quoted in sass_annotations/*.md exists
   sass.py --build build resources       docs/resources.md (registers, smem, occupancy, waves)
   sass.py --build build constants 14    the constants of step 14's source (`--eval EXPR`: one value)
+  sass.py --build build html [06]       build/sass-html/: source beside SASS (--diff 05 06: diff page)
   sass.py selftest                      the parsers and the checker on hand-made listings
 
 The file formats (clean SASS, expectations) are described in sass_annotations/README.md.
@@ -59,6 +60,20 @@ def main():
     p.add_argument("step", nargs="?", help="step number or name (or use --source)")
     p.add_argument("--source", help="read this file instead of a step's kernels/NN_*.cu")
     p.add_argument("--eval", help="print the value of this expression of the constants (exit 2 when refused)")
+    p = sub.add_parser("html", help="HTML pages: source beside SASS per step (all steps + index.html by default)")
+    p.add_argument("steps", nargs="*", help="step numbers or names (default: every step, an index and the diffs)")
+    p.add_argument("--diff", nargs=2, metavar=("A", "B"), help="the diff page of two steps instead")
+    p.add_argument("--out", help="the folder (default BUILD/sass-html)")
+    p.add_argument("--no-diffs", action="store_true", help="without steps: skip the consecutive-step diff pages")
+    p = sub.add_parser("html-check", help="check the structure of generated pages (html.parser)")
+    p.add_argument("files", nargs="+", help="pages to check; an index.html must link every step")
+    p = sub.add_parser("html-browser-check", help="load pages in headless Chromium: no script error, hover works (77: skipped)")
+    p.add_argument("pages", nargs="+")
+    p = sub.add_parser("html-screenshot", help="a PNG of a page in headless Chromium")
+    p.add_argument("page")
+    p.add_argument("png")
+    p.add_argument("--fragment", default="", help="the #fragment: L84 pins source line 84, k1 selects kernel 1")
+    p.add_argument("--size", default="1600,1000", help="window size W,H")
     sub.add_parser("selftest")
     sub.add_parser("tools", help="print where cuobjdump and nvdisasm were found")
     args = ap.parse_args()
@@ -88,6 +103,18 @@ def main():
             if not args.source and not args.step:
                 raise ToolError("constants: name a step or give --source FILE")
             return cmd_constants(args, args.source or find_unit(args.build, args.step).source)
+        elif args.cmd == "html":
+            from .page import cmd_html
+            return cmd_html(args)
+        elif args.cmd == "html-check":
+            from .pagecheck import cmd_html_check
+            return cmd_html_check(args)
+        elif args.cmd == "html-browser-check":
+            from .browser import cmd_browser_check
+            return cmd_browser_check(args)
+        elif args.cmd == "html-screenshot":
+            from .browser import cmd_screenshot
+            return cmd_screenshot(args)
         elif args.cmd == "selftest":
             return selftest()
         elif args.cmd == "tools":

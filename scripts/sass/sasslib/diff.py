@@ -58,14 +58,23 @@ def loop_insns(func):
     return func.insns[h[0]:h[1] + 1] if h else []
 
 
+def mix_counts(f):
+    """(whole kernel, hottest loop) instruction mix of one clean function, backward branches included."""
+    whole, loop = mix(f.insns), mix(loop_insns(f))
+    whole["backward branches"] = len(f.backedges())
+    h = f.hottest_loop()
+    loop["backward branches"] = sum(1 for b, t in f.backedges() if h and h[0] <= t and b <= h[1])
+    return whole, loop
+
+
+def mix_keys(*counts):
+    """The rows of a mix table: `all` first, then the categories by name, backward branches last."""
+    return sorted(set().union(*counts), key=lambda k: (k != "all", k == "backward branches", k))
+
+
 def mix_table(fa, fb, a_name, b_name):
-    whole_a, whole_b = mix(fa.insns), mix(fb.insns)
-    loop_a, loop_b = mix(loop_insns(fa)), mix(loop_insns(fb))
-    for f, whole, loop in ((fa, whole_a, loop_a), (fb, whole_b, loop_b)):
-        whole["backward branches"] = len(f.backedges())
-        h = f.hottest_loop()
-        loop["backward branches"] = sum(1 for b, t in f.backedges() if h and h[0] <= t and b <= h[1])
-    keys = sorted(set(whole_a) | set(whole_b), key=lambda k: (k != "all", k == "backward branches", k))
+    (whole_a, loop_a), (whole_b, loop_b) = mix_counts(fa), mix_counts(fb)
+    keys = mix_keys(whole_a, whole_b)
     rows = [f"| {'instruction':<20} | {a_name:>8} | {b_name:>8} | {'delta':>7} | {'loop ' + a_name:>9} | {'loop ' + b_name:>9} | {'delta':>7} |",
             "|" + "|".join(["-" * 22, "-" * 10, "-" * 10, "-" * 9, "-" * 11, "-" * 11, "-" * 9]) + "|"]
     for k in keys:

@@ -47,6 +47,21 @@ def interleave(func, source_cache):
     return out
 
 
+def file_bases(funcs):
+    """The clean files' base names of a cubin's functions, in order: the short name, numbered _1, _2,
+    ... in object order when template instantiations share it."""
+    shorts, used, out = {}, {}, []
+    for f in funcs:
+        shorts[f.short] = shorts.get(f.short, 0) + 1
+    for f in funcs:
+        base = f.short
+        if shorts[base] > 1:
+            used[base] = used.get(base, 0) + 1
+            base = f"{base}_{used[base]}"
+        out.append(base)
+    return out
+
+
 def dump(unit, quiet=False):
     if not os.path.exists(unit.obj):
         raise ToolError(f"{unit.obj} does not exist: build it first (make {unit.step or 'test'})")
@@ -81,10 +96,7 @@ def dump(unit, quiet=False):
             "nvdisasm": tool_version(nvdisasm)}
     funcs = parse_nvdisasm(dis)
     names = demangle([f.mangled for f in funcs])
-    shorts = {}
-    for f in funcs:
-        shorts[f.short] = shorts.get(f.short, 0) + 1
-    used, cache, written = {}, {}, []
+    cache, written = {}, []
     ptx_raw = sections.get(".nv_debug_ptx_txt", b"")
     ptx_text = "\n".join(s.decode(errors="replace") for s in ptx_raw.split(b"\0"))
     ptx_entries = split_ptx(ptx_text)
@@ -92,11 +104,7 @@ def dump(unit, quiet=False):
         with open(os.path.join(unit.out, unit.name + ".ptx"), "w") as f:
             f.write(f"// PTX of {unit.name} as ptxas assembled it (the cubin's .nv_debug_ptx_txt section, "
                     f"embedded by -lineinfo) | {meta['compiler']}\n{ptx_text}\n")
-    for func in funcs:
-        base = func.short
-        if shorts[base] > 1:  # template instantiations share a name: number them in object order
-            used[base] = used.get(base, 0) + 1
-            base = f"{base}_{used[base]}"
+    for func, base in zip(funcs, file_bases(funcs)):
         path = os.path.join(unit.out, base + ".sass")
         write_clean(path, func, unit, meta, names[func.mangled])
         with open(os.path.join(unit.out, base + ".interleaved.txt"), "w") as f:

@@ -52,6 +52,52 @@ def uses_extern_shared(unit):
     return os.path.exists(p) and ".extern .shared" in open(p).read()
 
 
+RESOURCE_COLUMNS = ("step", "kernel", "regs", "smem static", "smem dynamic", "stack", "spill st/ld", "threads",
+                    "blocks/SM (limit)", "occupancy", "waves")
+
+
+def unit_rows(unit, size=4096):
+    """The cells of docs/resources.md's rows for one step (RESOURCE_COLUMNS), one row per kernel in the
+    ptxas report's order; a step that is not built gives one row saying so."""
+    if not os.path.exists(unit.ptxas):
+        return [[unit.step, "(not built)"] + [""] * 9]
+    rows = []
+    props, _ = parse_ptxas(unit.ptxas)
+    names = {}  # mangled -> the name a `function` regex is matched against, as for rules
+    if os.path.exists(unit.obj):
+        ensure_dumped(unit)
+        names = {f.mangled: f.demangled or f.short for f in clean_functions(unit)}
+    consts = source_constants(unit.source)
+    entries = [e for f in expect_files(unit) for e in parse_expect(f).launch]
+    for mangled, p in props.items():
+        fname = names.get(mangled, short_name(mangled))
+        launch = {k: eval_count(v, consts) for func_re, k, v in entries
+                  if func_re is None or re.search(func_re, fname)}
+        threads = int(launch["threads"]) if "threads" in launch else maxntid(unit, mangled)
+        dyn = launch.get("dynamic_smem")
+        uses_dynamic = dyn is None and uses_extern_shared(unit)
+        dyn = int(dyn or 0)
+        occ, waves, lim = "", "", ""
+        if uses_dynamic:
+            lim = "? (dynamic smem not declared)"
+        elif threads:
+            blocks, limiter = occupancy(p["registers"], p["smem"] + dyn, threads)
+            occ = f"{100 * blocks * ((threads + 31) // 32) / H200['max_warps']:.1f} %"
+            lim = f"{blocks} ({limiter})"
+            grid = None
+            if "grid" in launch:
+                grid = int(launch["grid"])
+            elif "tile_m" in launch and "tile_n" in launch:
+                grid = -(-size // launch["tile_m"]) * -(-size // launch["tile_n"])
+            if grid and blocks:
+                waves = f"{-(-grid // (blocks * H200['sms']))}"
+                waves += f" ({grid / (blocks * H200['sms']):.2f})"
+        rows.append([unit.step, f"`{short_name(mangled)}`", str(p["registers"]), str(p["smem"]),
+                     "?" if uses_dynamic else str(dyn), str(p["stack"]), f"{p['spill_stores']}/{p['spill_loads']}",
+                     str(threads or "?"), lim, occ, waves])
+    return rows
+
+
 def cmd_resources(args):
     rows = ["# Resources per step (generated: `make resources`; do not edit)", "",
             "Registers, static shared memory, stack and spills from each step's ptxas -v report "
@@ -64,41 +110,11 @@ def cmd_resources(args):
             "| step | kernel | regs | smem static | smem dynamic | stack | spill st/ld | threads | blocks/SM (limit) | occupancy | waves |",
             "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
     for unit in all_steps(args.build):
-        if not os.path.exists(unit.ptxas):
-            rows.append(f"| {unit.step} | (not built) | | | | | | | | | |")
-            continue
-        props, _ = parse_ptxas(unit.ptxas)
-        names = {}  # mangled -> the name a `function` regex is matched against, as for rules
-        if os.path.exists(unit.obj):
-            ensure_dumped(unit)
-            names = {f.mangled: f.demangled or f.short for f in clean_functions(unit)}
-        consts = source_constants(unit.source)
-        entries = [e for f in expect_files(unit) for e in parse_expect(f).launch]
-        for mangled, p in props.items():
-            fname = names.get(mangled, short_name(mangled))
-            launch = {k: eval_count(v, consts) for func_re, k, v in entries
-                      if func_re is None or re.search(func_re, fname)}
-            threads = int(launch["threads"]) if "threads" in launch else maxntid(unit, mangled)
-            dyn = launch.get("dynamic_smem")
-            uses_dynamic = dyn is None and uses_extern_shared(unit)
-            dyn = int(dyn or 0)
-            occ, waves, lim = "", "", ""
-            if uses_dynamic:
-                lim = "? (dynamic smem not declared)"
-            elif threads:
-                blocks, limiter = occupancy(p["registers"], p["smem"] + dyn, threads)
-                occ = f"{100 * blocks * ((threads + 31) // 32) / H200['max_warps']:.1f} %"
-                lim = f"{blocks} ({limiter})"
-                grid = None
-                if "grid" in launch:
-                    grid = int(launch["grid"])
-                elif "tile_m" in launch and "tile_n" in launch:
-                    grid = -(-args.size // launch["tile_m"]) * -(-args.size // launch["tile_n"])
-                if grid and blocks:
-                    waves = f"{-(-grid // (blocks * H200['sms']))}"
-                    waves += f" ({grid / (blocks * H200['sms']):.2f})"
-            rows.append(f"| {unit.step} | `{short_name(mangled)}` | {p['registers']} | {p['smem']} | {'?' if uses_dynamic else dyn} | {p['stack']} | "
-                        f"{p['spill_stores']}/{p['spill_loads']} | {threads or '?'} | {lim} | {occ} | {waves} |")
+        for cells in unit_rows(unit, args.size):
+            if cells[1] == "(not built)":
+                rows.append(f"| {unit.step} | (not built) | | | | | | | | | |")
+            else:
+                rows.append("| " + " | ".join(cells) + " |")
     rows += ["", "Waves: whole waves (and the exact ratio); a last partial wave leaves SMs idle. "
              "Steps without `launch tile_m`/`tile_n` (or `grid`) show none; "
              "a kernel with dynamic shared memory (`.extern .shared` in its PTX) needs `launch dynamic_smem` "
