@@ -107,15 +107,21 @@ def place_notes(notes, views):
     """{kernel index: {instruction index: [note ids]}} for the note rows, and {kernel: {insn: [ids]}}
     for the quoted lines: each note goes to the kernel holding most of its quotes, matched in order."""
     anchors, quoted = {}, {}
+    rows = []  # per kernel, in display order: (key, instruction index, text); key = index, or the label
+    for v in views:
+        clean, seq = v["clean"], []
+        for i, ins in enumerate(clean.insns):
+            seq += [(lab, i, lab + ":") for lab in sorted(l for l, at in clean.labels.items() if at == i)]
+            seq.append((i, i, norm(ins.text)))
+        rows.append(seq)
     for nid, (_, quotes) in enumerate(notes):
         best = None
-        for k, v in enumerate(views):
-            texts = [norm(i.text) for i in v["clean"].insns]
+        for k, seq in enumerate(rows):
             hits, pos = [], 0
             for q in quotes:
-                j = next((j for j in range(pos, len(texts)) if texts[j] == q), None)
+                j = next((j for j in range(pos, len(seq)) if seq[j][2] == q), None)
                 if j is None:
-                    j = next((j for j in range(len(texts)) if texts[j] == q), None)
+                    j = next((j for j in range(len(seq)) if seq[j][2] == q), None)
                 if j is not None:
                     hits.append(j)
                     pos = j + 1
@@ -123,9 +129,9 @@ def place_notes(notes, views):
                 best = (k, hits)
         if best:
             k, hits = best
-            anchors.setdefault(k, {}).setdefault(min(hits), []).append(nid)
+            anchors.setdefault(k, {}).setdefault(rows[k][min(hits)][1], []).append(nid)
             for j in hits:
-                quoted.setdefault(k, {}).setdefault(j, []).append(nid)
+                quoted.setdefault(k, {}).setdefault(rows[k][j][0], []).append(nid)
     return anchors, quoted
 
 
@@ -192,7 +198,9 @@ def sass_table(k, v, notes, anchors, quoted):
             rows.append(f"<tr class=hothead><td colspan=5>▼ hottest loop: instructions {hot[0]}..{hot[1]} "
                         "(the innermost loop with the most math instructions of its own)</td></tr>")
         for lab in sorted(by_index.get(i, [])):
-            rows.append(f"<tr class=lbl><td class=g></td><td class=a></td><td class=t>{esc(lab)}:</td><td></td><td></td></tr>")
+            q = f" q' data-notes='{' '.join(map(str, quoted[lab]))}" if lab in quoted else ""
+            rows.append(f"<tr class='lbl{q}'><td class=g></td><td class=a></td><td class=t>{esc(lab)}:</td>"
+                        "<td></td><td></td></tr>")
         cls = " ".join(c for c in ("hot" if hot and hot[0] <= i <= hot[1] else "", "q" if i in quoted else "") if c)
         attrs = f" class='{cls}'" if cls else ""
         if i in quoted:
@@ -220,9 +228,9 @@ def step_page(unit, build, linked_index=False):
             ks = " ".join(str(k) for k in sorted(counts[n]))
             cs = " ".join(f"{k}:{c}" for k, c in sorted(counts[n].items()))
             src_rows.append(f"<tr data-line={n} data-kernels='{ks}' data-counts='{cs}' style='--h:{hue(n)}'>"
-                            f"<td class=n>{n}</td><td class=c>{code_html(text)}</td><td class=k></td></tr>")
+                            f"<td class=n>{n}</td><td class=k></td><td class=c>{code_html(text)}</td></tr>")
         else:
-            src_rows.append(f"<tr><td class=n>{n}</td><td class=c>{code_html(text)}</td><td class=k></td></tr>")
+            src_rows.append(f"<tr><td class=n>{n}</td><td class=k></td><td class=c>{code_html(text)}</td></tr>")
     notes = annotation_notes(unit)
     anchors, quoted = place_notes(notes, views)
     res_rows = unit_rows(unit) if views else []
@@ -240,7 +248,8 @@ def step_page(unit, build, linked_index=False):
         body.append("<details class=summary open><summary>resources, expectations, instruction mix</summary>"
                     + "".join(kernel_info(k, v, unit, res_rows, results) for k, v in enumerate(views)) + "</details>")
     sass = "".join(sass_table(k, v, notes, anchors.get(k, {}), quoted.get(k, {})) for k, v in enumerate(views))
-    body.append(f"<main class=panes><div class=pane id=src><h2>{esc(src_rel)}</h2><table class=code>"
+    body.append(f"<main class=panes><div class=pane id=src><h2>{esc(src_rel)} (line, instructions in this kernel)</h2>"
+                "<table class=code>"
                 + "\n".join(src_rows) + "</table></div>"
                 f"<div class=pane id=sass><h2>SASS (clean form; gutter: loops, <b style='color:#d12c2c'>hottest</b>; "
                 "right: inlined from, source line)</h2>" + (sass or "<p>&nbsp;no kernel functions (no device code)</p>")

@@ -162,25 +162,35 @@ JS = r"""
   if (km) select(km[1]);
   if (lm) { mark(lm[1], 'pin'); reveal(src, srcRow(lm[1])); reveal(sass, sassRows(lm[1])[0]); }
   if (/(?:^|&)selftest/.test(hash)) {
-    // A scripted hover for the headless-browser test: the first source line with SASS in the active
-    // kernel must highlight exactly its instructions, and the result is left in the DOM.
-    // The source line with the most instructions in the active kernel.
-    var row = null, most = 0, verdict = 'fail: no source line with SASS';
-    src.querySelectorAll('tr.on[data-line]').forEach(function (r) {
-      var n = sassRows(r.getAttribute('data-line')).length;
-      if (n > most) { most = n; row = r; }
-    });
-    if (!sass.querySelector('table.sass')) verdict = 'ok: no kernel functions on this page, nothing to hover';
-    else if (row) {
+    // A scripted hover for the headless-browser test, in every kernel (its tab clicked first): the
+    // source line with the most instructions in that kernel must highlight exactly those, and the
+    // verdict is left in the DOM.
+    var hover = function () {
+      var row = null, most = 0;
+      src.querySelectorAll('tr.on[data-line]').forEach(function (r) {
+        var n = sassRows(r.getAttribute('data-line')).length;
+        if (n > most) { most = n; row = r; }
+      });
+      if (!row) return 'fail: kernel ' + active + ' has no source line with SASS';
       var line = row.getAttribute('data-line'), want = sassRows(line).length;
       row.querySelector('td').dispatchEvent(new MouseEvent('mouseover', {bubbles: true}));
       var got = table().querySelectorAll('tr.hl[data-line="' + line + '"]').length;
-      var stray = table().querySelectorAll('tr.hl:not([data-line="' + line + '"])').length;
-      verdict = (want > 0 && got === want && stray === 0 && row.classList.contains('hl'))
-        ? 'ok: hovering source line ' + line + ' highlighted its ' + got + ' SASS instruction(s)'
-        : 'fail: line ' + line + ' wants ' + want + ', highlighted ' + got + ', stray ' + stray;
-    }
-    document.documentElement.setAttribute('data-selftest', verdict);
+      var stray = sass.querySelectorAll('tr.hl:not([data-line="' + line + '"])').length;
+      return (want > 0 && got === want && stray === 0 && row.classList.contains('hl'))
+        ? 'ok: kernel ' + active + ', source line ' + line + ' highlighted its ' + got + ' SASS instruction(s)'
+        : 'fail: kernel ' + active + ', line ' + line + ' wants ' + want + ', highlighted ' + got + ', stray ' + stray;
+    };
+    var verdicts = [];
+    var tabs = document.querySelectorAll('.tabs button');
+    if (!tabs.length) verdicts.push('ok: no kernel functions on this page, nothing to hover');
+    tabs.forEach(function (b) {
+      b.dispatchEvent(new MouseEvent('click', {bubbles: true}));
+      var shown = sass.querySelectorAll('table.sass.active');
+      verdicts.push(shown.length === 1 && shown[0].getAttribute('data-kernel') === b.getAttribute('data-k')
+                    ? hover() : 'fail: tab ' + b.getAttribute('data-k') + ' does not show its kernel alone');
+    });
+    var failed = verdicts.filter(function (v) { return v.indexOf('ok') !== 0; });
+    document.documentElement.setAttribute('data-selftest', failed.length ? failed.join('; ') : verdicts.join('; '));
   }
 })();
 """
