@@ -164,11 +164,11 @@ def grid(header, rows, cls="grid"):
     return "".join(out) + "</table>"
 
 
-def kernel_info(k, v, unit, res_rows, results):
+def kernel_info(k, v, res_rows, results):
     clean = v["clean"]
     whole, loop = mix_counts(clean)
     mixrows = [[key, str(whole.get(key, 0)), str(loop.get(key, 0))] for key in mix_keys(whole, loop)]
-    mine = [r for r in res_rows if r[1].strip("`") == clean.short] or res_rows[:0]
+    mine = [r for r in res_rows if r[1].strip("`") == clean.short]
     badges = "".join(
         f"<span class='badge {'pass' if ok else 'fail'}' title='{esc(detail + ' (' + where + ')')}'>"
         f"{'✓' if ok else '✗'} {esc(rule)}</span>"
@@ -213,7 +213,7 @@ def sass_table(k, v, notes, anchors, quoted):
     return f"<table class='code sass' data-kernel={k}>" + "\n".join(rows) + "</table>"
 
 
-def step_page(unit, build, linked_index=False):
+def step_page(unit, linked_index=False):
     views = kernel_views(unit)
     src_lines = open(unit.source).read().splitlines()
     counts = {}  # line -> {kernel: instructions}
@@ -246,7 +246,7 @@ def step_page(unit, build, linked_index=False):
             f"<div class=tabs>{tabs}</div></header>"]
     if views:
         body.append("<details class=summary open><summary>resources, expectations, instruction mix</summary>"
-                    + "".join(kernel_info(k, v, unit, res_rows, results) for k, v in enumerate(views)) + "</details>")
+                    + "".join(kernel_info(k, v, res_rows, results) for k, v in enumerate(views)) + "</details>")
     sass = "".join(sass_table(k, v, notes, anchors.get(k, {}), quoted.get(k, {})) for k, v in enumerate(views))
     body.append(f"<main class=panes><div class=pane id=src><h2>{esc(src_rel)} (line, instructions in this kernel)</h2>"
                 "<table class=code>"
@@ -341,7 +341,7 @@ def cmd_html(args):
     units = [find_unit(args.build, s) for s in args.steps] if args.steps else ([] if args.diff else all_steps(args.build))
     for u in units:
         path = os.path.join(out, u.name + ".html")
-        open(path, "w").write(step_page(u, args.build, linked_index=not args.steps))
+        open(path, "w").write(step_page(u, linked_index=not args.steps))
         written.append(path)
     if not args.steps and not args.diff:
         diffs = {}
