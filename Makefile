@@ -116,7 +116,7 @@ bench: all
 bench-run:
 	python3 scripts/bench.py --build $(BUILD)
 
-# ---- PTX/SASS tooling (scripts/sass/sass.py; formats in sass_annotations/README.md) ----------------
+# ---- PTX/SASS tooling (scripts/sass/sass.py + sasslib/; formats in sass_annotations/README.md) -----
 # Needs no GPU: cuobjdump and nvdisasm come from PATH, $(CUDA_HOME)/bin or the nvidia-cuda-cuobjdump /
 # nvidia-cuda-nvdisasm pip wheels. The PTX is the one ptxas assembled, read back from the cubin
 # (-lineinfo embeds it), so no nvcc run is needed either.
@@ -125,15 +125,22 @@ bench-run:
 #   make diff A=05 B=06        unified diff of the clean SASS (WHAT=ptx: of the PTX) + instruction-mix table
 #   make sass-check            the per-step SASS expectations (sass_annotations/NN_*.expect)
 #   make resources             regenerate docs/resources.md (registers, smem, occupancy, waves on the H200)
+#   make sass-html             build/sass-html/: every step's page (source beside SASS), the diffs of consecutive
+#                              steps and index.html; STEP=06: one step's page; A=05 B=06: the diff page
+#   make docs-sass-screenshot  docs/img/sass_html.png: step 14's page in headless Chromium
 SASS_PY     := scripts/sass/sass.py
+# The entry point and the package it runs (scripts/sass/sasslib/): a change to either redoes the dumps.
+# (The HTML pages' modules are not part of a dump.)
+SASS_HTML_PY := $(addprefix scripts/sass/sasslib/,page.py page_assets.py pagecheck.py markdown.py browser.py)
+SASS_CODE   := $(SASS_PY) $(filter-out $(SASS_HTML_PY),$(wildcard scripts/sass/sasslib/*.py))
 SASS        := python3 $(SASS_PY) --build $(BUILD)
 SASS_TWINS  := $(basename $(notdir $(wildcard tests/sass_twins/*.cu)))
 SASS_STAMPS := $(STEPS:%=$(BUILD)/sass/%/dump.stamp) $(SASS_TWINS:%=$(BUILD)/sass_twins/%/dump.stamp)
 STEP_OF      = $(filter $(1)_%,$(STEPS))
 WHAT        ?= sass
-.PHONY: sass ptx diff sass-dumps sass-check resources
+.PHONY: sass ptx diff sass-dumps sass-check resources sass-html docs-sass-screenshot
 
-$(BUILD)/sass/%/dump.stamp: $(BUILD)/obj/kernels/%.o $(SASS_PY)
+$(BUILD)/sass/%/dump.stamp: $(BUILD)/obj/kernels/%.o $(SASS_CODE)
 	@$(SASS) dump --quiet $*
 
 # Deliberately bad twins of real steps (never linked, never registered): the SASS tests prove each
@@ -144,7 +151,7 @@ $(BUILD)/obj/tests/sass_twins/%.o: tests/sass_twins/%.cu $(HEADERS) | $(BUILD)/.
 	@$(NVCC) $(NVCCFLAGS) $(if $(filter hopper_%,$*),$(HOPPER_GENCODE),$(FP32_GENCODE)) -Xptxas -v -c $< -o $@ \
 	  2> $(BUILD)/ptxas/sass_twins/$*.txt || { cat $(BUILD)/ptxas/sass_twins/$*.txt >&2; exit 1; }
 
-$(BUILD)/sass_twins/%/dump.stamp: $(BUILD)/obj/tests/sass_twins/%.o $(SASS_PY)
+$(BUILD)/sass_twins/%/dump.stamp: $(BUILD)/obj/tests/sass_twins/%.o $(SASS_CODE)
 	@$(SASS) dump --quiet twin:$*
 
 # `make test` checks the dumps of every step and twin (tests/test_sass.cpp), so it makes them first.
@@ -166,6 +173,18 @@ sass-check: sass-dumps
 resources: $(KERNEL_OBJS)
 	@$(SASS) resources
 
+# STEP has a default (01) for `make run`; the pages take it only when it is given.
+HTML_STEP   = $(if $(filter file,$(origin STEP)),,$(STEP))
+STEP_STAMPS = $(STEPS:%=$(BUILD)/sass/%/dump.stamp)
+stamp_of    = $(BUILD)/sass/$(call STEP_OF,$(1))/dump.stamp
+sass-html: $(if $(A),$(call stamp_of,$(A)) $(call stamp_of,$(B)),$(if $(HTML_STEP),$(call stamp_of,$(HTML_STEP)),$(STEP_STAMPS)))
+	@$(SASS) html $(if $(A),--diff $(A) $(B),$(HTML_STEP))
+
+SCREENSHOT_STEP := 14_two_consumers
+docs-sass-screenshot: $(BUILD)/sass/$(SCREENSHOT_STEP)/dump.stamp
+	@$(SASS) html --out $(BUILD)/sass-html $(SCREENSHOT_STEP)
+	@$(SASS) html-screenshot --fragment L84 --size 1600,1000 $(BUILD)/sass-html/$(SCREENSHOT_STEP).html docs/img/sass_html.png
+
 
 clean:
 	rm -rf $(BUILD)
@@ -179,4 +198,12 @@ endif
 ifneq ($(filter diff,$(MAKECMDGOALS)),)
   $(call check_step_id,$(A))
   $(call check_step_id,$(B))
+endif
+ifneq ($(filter sass-html,$(MAKECMDGOALS)),)
+  ifneq ($(A)$(B),)
+    $(call check_step_id,$(A))
+    $(call check_step_id,$(B))
+  else ifneq ($(HTML_STEP),)
+    $(call check_step_id,$(HTML_STEP))
+  endif
 endif

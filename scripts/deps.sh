@@ -4,7 +4,7 @@
 #   CLI11 (libcli11-dev, header-only command-line parser); and for the SASS tooling (make test, make
 #   sass), cuobjdump and nvdisasm: from the CUDA Toolkit when it has them, else the pinned PyPI wheels
 #   nvidia-cuda-cuobjdump / nvidia-cuda-nvdisasm (13.2.86 is the oldest 13.x pair that reads nvcc
-#   13.0's sm_90/sm_90a code; PyPI has no 13.0 wheel).
+#   13.0's sm_90/sm_90a code; PyPI has no 13.0 wheel); optionally headless Chromium (below).
 # Usage: scripts/deps.sh            check, install what is missing when possible, else say what to run
 #        scripts/deps.sh --check    only check (exit 1 and print the install command when missing)
 set -euo pipefail
@@ -54,6 +54,20 @@ if ! python3 -c 'import nvidia, os, sys; sys.exit(not any(os.path.exists(os.path
   else
     echo "error: nvml.h not found; install it with: python3 -m pip install --no-deps $nvml_wheel" >&2
     status=1
+  fi
+fi
+# Optional: headless Chromium (Debian package chromium, about 80 MB; a minute to install) for the browser
+# test of the HTML pages (make test skips it, saying why, when there is none) and make docs-sass-screenshot.
+# Installed when apt-get and root are there; its absence is never an error.
+if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null && ! command -v google-chrome >/dev/null; then
+  if [ $check_only -eq 0 ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    echo "installing chromium (Debian package, optional: the browser test of make sass-html's pages)"
+    export DEBIAN_FRONTEND=noninteractive
+    { apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1 ||
+      { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null; }; } ||
+      echo "note: chromium could not be installed; the browser test of the HTML pages will be skipped"
+  else
+    echo "note: no chromium: the browser test of the HTML pages is skipped (install: sudo apt-get install chromium)"
   fi
 fi
 exit $status

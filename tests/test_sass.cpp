@@ -216,3 +216,159 @@ TEST_CASE("docs/resources.md is the table the current build generates", "[sass]"
   INFO("regenerate it with `make resources` and commit it");
   CHECK(slurp(fresh) == slurp(paths().repo / "docs/resources.md"));
 }
+
+// The constant reader evaluates initialisers as C++ integer arithmetic (it once took the first number
+// of a declaration: 14's THREADS read as 128) and refuses, by name, what it cannot evaluate.
+TEST_CASE("sass constants: step 14's THREADS = 128 * (1 + CONSUMERS) reads as 384; a call is refused by name", "[sass]") {
+  if (!have_objects_or_skip()) return;
+  if (fs::exists(paths().repo / "kernels/14_two_consumers.cu")) {
+    const Run r = sass_py("constants 14 --eval THREADS");
+    INFO(r.out);
+    CHECK(r.status == 0);
+    CHECK(r.out == "384\n");
+    const Run all = sass_py("constants 14");
+    INFO(all.out);
+    CHECK(all.out.find("THREADS = 384\n") != std::string::npos);
+    CHECK(all.out.find("CONSUMER_WARPS = 8\n") != std::string::npos);
+    CHECK(all.out.find("STAGE_BYTES = 49152\n") != std::string::npos);  // (BM + BN) * BK * sizeof(__nv_bfloat16)
+  }
+  const fs::path src = paths().build / "constants_refusal.cu";
+  {
+    std::ofstream out(src);
+    out << "constexpr int GOOD = 2 * (3 + 4);\nconstexpr int BAD = foo(3);\nconstexpr int AFTER = BAD + 1;\n";
+  }
+  const Run good = sass_py("constants --source " + shell_quote(src.string()) + " --eval 'GOOD % 5'");
+  INFO(good.out);
+  CHECK(good.status == 0);
+  CHECK(good.out == "4\n");
+  const Run bad = sass_py("constants --source " + shell_quote(src.string()) + " --eval 'BAD * 2'");
+  INFO(bad.out);
+  CHECK(bad.status == 2);
+  CHECK(bad.out.find("BAD = `foo(3)`") != std::string::npos);
+  CHECK(bad.out.find("cannot be evaluated") != std::string::npos);
+  const Run list = sass_py("constants --source " + shell_quote(src.string()));
+  INFO(list.out);
+  CHECK(list.out.find("GOOD = 14\n") != std::string::npos);
+  CHECK(list.out.find("BAD refused: ") != std::string::npos);
+  CHECK(list.out.find("AFTER refused: ") != std::string::npos);
+  fs::remove(src);
+}
+
+// ---- HTML pages (make sass-html): structure read back with Python's html.parser, then a real browser.
+
+namespace {
+
+std::string slurp_file(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The .html files of a folder, quoted for the shell, in name order.
+std::string html_args(const fs::path& dir) {
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".html") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  std::string a;
+  for (const auto& f : files) a += " " + shell_quote(f);
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("sass html: every step's page, the step diffs and index.html parse; data-line pairs match; nothing external", "[sass][html]") {
+  if (!have_objects_or_skip()) return;
+  const fs::path out = paths().build / "sass-html-test";
+  fs::remove_all(out);
+  const Run gen = sass_py("html --out " + shell_quote(out.string()));
+  INFO(gen.out);
+  REQUIRE(gen.status == 0);
+  for (const auto& k : fs::directory_iterator(paths().repo / "kernels")) {
+    INFO(k.path().stem().string());
+    CHECK(fs::exists(out / (k.path().stem().string() + ".html")));
+  }
+  REQUIRE(fs::exists(out / "index.html"));
+  const Run chk = sass_py("html-check" + html_args(out));
+  INFO(chk.out);
+  for (const auto& l : lines_starting(chk.out, "PROBLEM ")) FAIL_CHECK(l);
+  CHECK(chk.status == 0);
+  CHECK(chk.out.find("html-check: 0 problem(s)") != std::string::npos);
+  CHECK(chk.out.find("OK " + (out / "index.html").string()) != std::string::npos);
+  // Pages of steps with walkthroughs carry notes, and every step with rules carries its badges.
+  if (fs::exists(out / "06_vectorized_loads.html")) {
+    const std::string page = slurp_file(out / "06_vectorized_loads.html");
+    CHECK(page.find("<tr class=note data-note=") != std::string::npos);
+    CHECK(page.find("class='badge pass'") != std::string::npos);
+    CHECK(page.find("hottest loop: instructions") != std::string::npos);
+    CHECK(page.find("sgemm_vectorized") != std::string::npos);
+
+    // The checker can fail: a source line claiming SASS in a kernel that has none, and a script
+    // fetched from the network, are both reported.
+    std::string broken = page;
+    const auto at = broken.find("data-kernels='0'");
+    REQUIRE(at != std::string::npos);
+    broken.replace(at, 16, "data-kernels='7'");
+    broken.insert(broken.find("</body>"), "<script src=\"https://example.com/x.js\"></script>");
+    const fs::path bad = paths().build / "sass-html-broken.html";
+    std::ofstream(bad) << broken;
+    const Run b = sass_py("html-check " + shell_quote(bad.string()));
+    INFO(b.out);
+    CHECK(b.status == 1);
+    CHECK(b.out.find("claims SASS in kernel 7") != std::string::npos);
+    CHECK(b.out.find("fetches from outside the page") != std::string::npos);
+    fs::remove(bad);
+  }
+}
+
+TEST_CASE("sass html: the diff page of 05 and 06 shows the source diff, the SASS diff and the mix delta", "[sass][html]") {
+  if (!have_objects_or_skip()) return;
+  if (!fs::exists(paths().repo / "kernels/05_2d_blocktiling.cu") || !fs::exists(paths().repo / "kernels/06_vectorized_loads.cu")) return;
+  const fs::path out = paths().build / "sass-html-test-diff";
+  fs::remove_all(out);
+  const Run gen = sass_py("html --diff 05 06 --out " + shell_quote(out.string()));
+  INFO(gen.out);
+  REQUIRE(gen.status == 0);
+  const fs::path page = out / "diff_05_06.html";
+  REQUIRE(fs::exists(page));
+  const std::string html = slurp_file(page);
+  CHECK(html.find("id=srcdiff") != std::string::npos);
+  CHECK(html.find("id=sassdiff") != std::string::npos);
+  CHECK(html.find("+++ kernels/06_vectorized_loads.cu") != std::string::npos);
+  CHECK(html.find("+++ 06_vectorized_loads/sgemm_vectorized.sass") != std::string::npos);
+  CHECK(html.find("<td>LDG.128</td><td>0</td><td>20</td>") != std::string::npos);  // the mix delta row
+  const Run chk = sass_py("html-check " + shell_quote(page.string()));
+  INFO(chk.out);
+  CHECK(chk.status == 0);
+}
+
+TEST_CASE("sass html in headless Chromium: no script error, hovering a source line highlights its SASS", "[sass][html][browser]") {
+  if (!have_objects_or_skip()) return;
+  const fs::path out = paths().build / "sass-html-test-browser";
+  fs::remove_all(out);
+  // A step without device code, one with two kernels, and a Hopper step, when the series has them.
+  std::string steps;
+  int n = 0;
+  for (const std::string s : {"00", "09", "14"})
+    for (const auto& k : fs::directory_iterator(paths().repo / "kernels"))
+      if (k.path().filename().string().rfind(s + "_", 0) == 0) {
+        steps += " " + s;
+        ++n;
+      }
+  REQUIRE(n > 0);
+  const Run gen = sass_py("html --out " + shell_quote(out.string()) + steps);
+  INFO(gen.out);
+  REQUIRE(gen.status == 0);
+  const Run r = sass_py("html-browser-check" + html_args(out));
+  INFO(r.out);
+  if (r.status == 77) {
+    std::string why = r.out.substr(0, r.out.find('\n'));
+    if (why.rfind("skipped: ", 0) == 0) why = why.substr(9);
+    gemm_test::mark_skipped(why.c_str());
+    return;
+  }
+  for (const auto& l : lines_starting(r.out, "FAIL ")) FAIL_CHECK(l);
+  CHECK(r.status == 0);
+  CHECK(lines_starting(r.out, "OK ").size() == size_t(n));
+}

@@ -1,0 +1,230 @@
+"""ptxas reports, the expectations of sass_annotations/*.expect (`check`) and the freshness of the
+SASS/PTX quoted in sass_annotations/NN_*.md (`fresh`)."""
+from __future__ import annotations
+
+import dataclasses
+import glob
+import os
+import re
+
+from .consts import eval_count, source_constants
+from .diff import live
+from .dump import ensure_dumped
+from .listing import clean_functions, is_math
+from .tools import REPO, ToolError
+from .units import all_steps, find_unit
+
+# ----------------------------------------------------------------------------------------------
+# ptxas reports
+# ----------------------------------------------------------------------------------------------
+
+def parse_ptxas(path):
+    """{mangled: {registers, smem, stack, spill_stores, spill_loads, barriers}}, and the raw lines."""
+    if not os.path.exists(path):
+        raise ToolError(f"no ptxas report {path}: build the step (the Makefile writes it)")
+    text = open(path).read()
+    funcs, cur = {}, None
+    for line in text.splitlines():
+        m = re.search(r"Compiling entry function '([^']+)'", line) or re.search(r"Function properties for (\S+)", line)
+        if m:
+            cur = funcs.setdefault(m.group(1), {"registers": 0, "smem": 0, "stack": 0, "spill_stores": 0,
+                                                "spill_loads": 0, "barriers": 0})
+            continue
+        if cur is None:
+            continue
+        m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)
+        if m:
+            cur["stack"], cur["spill_stores"], cur["spill_loads"] = map(int, m.groups())
+        m = re.search(r"Used (\d+) registers", line)
+        if m:
+            cur["registers"] = int(m.group(1))
+            b = re.search(r"used (\d+) barriers", line)
+            s = re.search(r"(\d+) bytes smem", line)
+            cur["barriers"] = int(b.group(1)) if b else 0
+            cur["smem"] = int(s.group(1)) if s else 0
+    return funcs, text.splitlines()
+
+
+# ----------------------------------------------------------------------------------------------
+# Expectations (the format is in sass_annotations/README.md)
+# ----------------------------------------------------------------------------------------------
+
+OPS = {"==": lambda a, b: a == b, "<=": lambda a, b: a <= b, ">=": lambda a, b: a >= b,
+       "<": lambda a, b: a < b, ">": lambda a, b: a > b, "!=": lambda a, b: a != b}
+RULE_RE = re.compile(
+    r"^(?P<scope>kernel|loop|outer)\s+(?:(?P<verb>has|lacks|has-line|lacks-line)\s+(?P<pat>\S.*?)"
+    r"|count\s+(?P<cpat>\S+)\s+(?P<cop>==|<=|>=|<|>|!=)\s+(?P<cn>[\w*+\-/() ]+?)"
+    r"|(?P<metric>backedges|math-loops)\s+(?P<bop>==|<=|>=|<|>|!=)\s+(?P<bn>\d+))$"
+    r"|^ptxas\s+(?:(?P<field>registers|smem|stack|spill_stores|spill_loads|barriers)\s+(?P<pop>==|<=|>=|<|>|!=)\s+(?P<pn>\d+)"
+    r"|lacks\s+(?P<ppat>.+))$")
+
+
+@dataclasses.dataclass
+class Expectations:
+    rules: list            # (function regex or None, rule text, line number, file)
+    launch: list           # (function regex or None, key, value): threads, tile_m, tile_n, grid,
+                           # dynamic_smem for the resource table; a `function` line scopes them too
+
+
+def parse_expect(path):
+    rules, launch, func_re = [], [], None
+    for n, raw in enumerate(open(path), 1):
+        line = raw.split(" #")[0].strip() if not raw.lstrip().startswith("#") else ""
+        if not line:
+            continue
+        if line.startswith("function "):
+            func_re = line[len("function "):].strip()
+            continue
+        if line.startswith("launch "):
+            toks = line.split()[1:]
+            for k, v in zip(toks[::2], toks[1::2]):
+                launch.append((func_re, k, v))
+            continue
+        if not RULE_RE.match(line):
+            raise ToolError(f"{path}:{n}: not a rule: {line!r} (see sass_annotations/README.md)")
+        rules.append((func_re, line, n, path))
+    return Expectations(rules, launch)
+
+
+def expect_files(unit):
+    files = [os.path.join(REPO, "sass_annotations", "all.expect")]
+    if unit.step:
+        files += sorted(glob.glob(os.path.join(REPO, "sass_annotations", unit.step + "_*.expect")))
+    return [f for f in files if os.path.exists(f)]
+
+
+def eval_rule(rule, func, ptxas_props, ptxas_lines, consts=None):
+    """(passed, detail) for one rule on one function."""
+    m = RULE_RE.match(rule)
+    if not m:
+        raise ToolError(f"not a rule: {rule!r}")
+    g = m.groupdict()
+    if g["field"]:
+        props = ptxas_props.get(func.mangled)
+        if props is None:
+            return False, "function not in the ptxas report"
+        v = props[g["field"]]
+        return OPS[g["pop"]](v, int(g["pn"])), f"{g['field']} = {v}"
+    if g["ppat"]:
+        hits = [l for l in ptxas_lines if re.search(g["ppat"], l)]
+        return not hits, (f"ptxas said: {hits[0].strip()}" if hits else "no such ptxas line")
+    scope = g["scope"]
+    insns = func.insns
+    where = "kernel"
+    if scope in ("loop", "outer"):
+        h = func.hottest_loop()
+        if scope == "outer":
+            h = func.outer_loop(h)
+        if h is None:
+            return False, "the function has no loop"
+        insns = func.insns[h[0]:h[1] + 1]
+        where = f"{scope} instructions {h[0]}..{h[1]}"
+    if g["metric"] == "backedges":
+        lo, hi = insns[0].index, insns[-1].index
+        n = sum(1 for b, t in func.backedges() if lo <= b <= hi and lo <= t <= hi)
+        return OPS[g["bop"]](n, int(g["bn"])), f"{n} backward branches in {where}"
+    if g["metric"] == "math-loops":
+        lo, hi = insns[0].index, insns[-1].index
+        inner = [l for l in func.loops() if lo <= l[0] and l[1] <= hi and (l[0], l[1]) != (lo, hi)]
+        n = sum(1 for l in inner if any(is_math(i.opcode) for i in func.insns[l[0]:l[1] + 1]))
+        return OPS[g["bop"]](n, int(g["bn"])), f"{n} loop(s) holding math instructions nested in {where}"
+    insns = live(insns)
+    if g["verb"] in ("has", "lacks"):
+        rx = re.compile(g["pat"])
+        hits = [i for i in insns if rx.fullmatch(i.opcode)]
+    elif g["verb"]:
+        rx = re.compile(g["pat"])
+        hits = [i for i in insns if rx.search(i.text)]
+    if g["verb"]:
+        ok = bool(hits) if g["verb"].startswith("has") else not hits
+        return ok, f"{len(hits)} in {where}" + (f", e.g. `{hits[0].text}`" if hits else "")
+    rx = re.compile(g["cpat"])
+    n = sum(1 for i in insns if rx.fullmatch(i.opcode))
+    want = eval_count(g["cn"], consts or {})
+    return OPS[g["cop"]](n, want), f"{n} in {where}" + ("" if g["cn"].strip().isdigit() else f" ({g['cn'].strip()} = {want})")
+
+
+def check_unit(unit, rules=None):
+    """[(passed, function short name, rule, detail, where)] for every rule on every selected function."""
+    ensure_dumped(unit)
+    funcs = clean_functions(unit)
+    props, plines = parse_ptxas(unit.ptxas)
+    if rules is None:
+        rules = [r for f in expect_files(unit) for r in parse_expect(f).rules]
+    else:
+        rules = [(None, r, 0, "command line") for r in rules]
+    results, consts = [], source_constants(unit.source)
+    for func_re, rule, n, path in rules:
+        where = f"{os.path.relpath(path, REPO) if os.path.isabs(path) else path}:{n}"
+        chosen = [f for f in funcs if func_re is None or re.search(func_re, f.demangled or f.short)]
+        if not chosen and func_re is None:
+            continue  # a step without device code (00: cuBLAS) has nothing to check
+        if not chosen:
+            results.append((False, "-", rule, f"no kernel function matches /{func_re}/", where))
+        for f in chosen:
+            ok, detail = eval_rule(rule, f, props, plines, consts)
+            results.append((ok, f.short, rule, detail, where))
+    return results
+
+
+def cmd_check(args):
+    if args.twin:
+        units = [find_unit(args.build, "twin:" + args.twin)]
+    elif args.steps:
+        units = [find_unit(args.build, s) for s in args.steps]
+    else:
+        units = all_steps(args.build)
+    failed = 0
+    for u in units:
+        for ok, fname, rule, detail, where in check_unit(u, args.rule or None):
+            failed += not ok
+            print(f"{'PASS' if ok else 'FAIL'} {u.name} {fname} [{rule}] {detail} ({where})")
+    print(f"{failed} rule(s) failed")
+    return 1 if failed else 0
+
+
+# ----------------------------------------------------------------------------------------------
+# Annotation freshness
+# ----------------------------------------------------------------------------------------------
+
+def quoted_lines(md_path):
+    """(kind, line number, text) for every line inside ```sass / ```ptx blocks, skipping comments,
+    elisions (...) and blank lines."""
+    out, kind = [], None
+    for n, line in enumerate(open(md_path), 1):
+        s = line.strip()
+        if s.startswith("```"):
+            kind = s[3:].strip() if kind is None else None
+            continue
+        if kind in ("sass", "ptx") and s and not s.startswith(("//", "...", "#")):
+            s = re.sub(r"^/\*[0-9a-f]+\*/\s*", "", s)
+            out.append((kind, n, s))
+    return out
+
+
+def norm(s):
+    return re.sub(r"\s+", " ", s).strip()
+
+
+def cmd_fresh(args):
+    stale = 0
+    mds = sorted(glob.glob(os.path.join(REPO, "sass_annotations", "[0-9][0-9]_*.md")))
+    for md in mds:
+        step = os.path.basename(md)[:2]
+        unit = find_unit(args.build, step)
+        ensure_dumped(unit)
+        sass = set()
+        for f in glob.glob(os.path.join(unit.out, "*.sass")):
+            if not f.endswith((".cuobjdump.sass", ".nvdisasm.sass")):
+                sass |= {norm(l) for l in open(f) if not l.startswith("//")}
+        ptx = set()
+        for f in glob.glob(os.path.join(unit.out, "*.ptx")):
+            ptx |= {norm(l) for l in open(f) if not l.startswith("//")}
+        quotes = quoted_lines(md)
+        for kind, n, text in quotes:
+            if norm(text) not in (sass if kind == "sass" else ptx):
+                stale += 1
+                print(f"STALE {os.path.relpath(md, REPO)}:{n}: {kind} line not in the current dump of {unit.name}: {text}")
+        print(f"{os.path.relpath(md, REPO)}: {len(quotes)} quoted line(s) checked against {unit.out}")
+    print(f"{stale} stale quote(s)")
+    return 1 if stale else 0

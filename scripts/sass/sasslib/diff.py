@@ -1,0 +1,146 @@
+"""The instruction mix (whole kernel and hottest loop) and `diff` of two units' clean SASS or PTX."""
+from __future__ import annotations
+
+import difflib
+import os
+import sys
+
+from .dump import ensure_dumped
+from .listing import BRANCH_OPS, clean_functions
+from .tools import ToolError
+from .units import find_unit
+
+# ----------------------------------------------------------------------------------------------
+# Instruction mix and diff
+# ----------------------------------------------------------------------------------------------
+
+MEM_OPS = ("LDG", "STG", "LDS", "STS", "LDL", "STL", "LDGSTS", "LDSM", "STSM", "LD", "ST", "ATOMS", "RED", "ATOMG")
+WIDTHS = ("U8", "S8", "U16", "S16", "8", "16", "32", "64", "128")
+
+
+def category(opcode):
+    """The instruction-mix row an opcode counts in (None: not tallied)."""
+    parts = opcode.split(".")
+    base = parts[0]
+    if base in ("LDG", "STG", "LDS", "STS", "LDL", "STL"):
+        width = next((p for p in parts[1:] if p in WIDTHS), "32")
+        return f"{base}.{width}"
+    if base in ("FFMA", "FMUL", "FADD", "HMMA", "IMMA", "LDGSTS", "LDSM", "STSM", "BAR", "SYNCS", "MEMBAR",
+                "WARPGROUP", "USETMAXREG", "UTMALDG", "UTMASTG", "UBLKCP", "DEPBAR", "EXIT"):
+        if base == "HMMA":
+            return ".".join(parts[:2])
+        return base
+    if base == "HGMMA":
+        return ".".join(parts[:2])  # HGMMA.64x256x16: the shape
+    if base in BRANCH_OPS:
+        return "branch"
+    return None
+
+
+def live(insns):
+    """Instructions that can execute: `@!PT` (predicate never true) ones are placeholders ptxas
+    emits, e.g. `@!PT LDS RZ, [RZ]` next to cp.async waits; rules and the mix ignore them."""
+    return [i for i in insns if i.pred != "@!PT"]
+
+
+def mix(insns):
+    insns = live(insns)
+    counts = {"all": len(insns)}
+    for ins in insns:
+        c = category(ins.opcode)
+        if c:
+            counts[c] = counts.get(c, 0) + 1
+    return counts
+
+
+def loop_insns(func):
+    h = func.hottest_loop()
+    return func.insns[h[0]:h[1] + 1] if h else []
+
+
+def mix_counts(f):
+    """(whole kernel, hottest loop) instruction mix of one clean function, backward branches included."""
+    whole, loop = mix(f.insns), mix(loop_insns(f))
+    whole["backward branches"] = len(f.backedges())
+    h = f.hottest_loop()
+    loop["backward branches"] = sum(1 for b, t in f.backedges() if h and h[0] <= t and b <= h[1])
+    return whole, loop
+
+
+def mix_keys(*counts):
+    """The rows of a mix table: `all` first, then the categories by name, backward branches last."""
+    return sorted(set().union(*counts), key=lambda k: (k != "all", k == "backward branches", k))
+
+
+def mix_table(fa, fb, a_name, b_name):
+    (whole_a, loop_a), (whole_b, loop_b) = mix_counts(fa), mix_counts(fb)
+    keys = mix_keys(whole_a, whole_b)
+    rows = [f"| {'instruction':<20} | {a_name:>8} | {b_name:>8} | {'delta':>7} | {'loop ' + a_name:>9} | {'loop ' + b_name:>9} | {'delta':>7} |",
+            "|" + "|".join(["-" * 22, "-" * 10, "-" * 10, "-" * 9, "-" * 11, "-" * 11, "-" * 9]) + "|"]
+    for k in keys:
+        a, b = whole_a.get(k, 0), whole_b.get(k, 0)
+        la, lb = loop_a.get(k, 0), loop_b.get(k, 0)
+        rows.append(f"| {k:<20} | {a:>8} | {b:>8} | {b - a:>+7} | {la:>9} | {lb:>9} | {lb - la:>+7} |")
+    def where(f):
+        h = f.hottest_loop()
+        return f"instructions {h[0]}..{h[1]} of {len(f.insns)}" if h else "no loop"
+    rows.append("")
+    rows.append(f"hottest loop (the loop with the most math instructions of its own): {a_name} {where(fa)}; {b_name} {where(fb)}")
+    return "\n".join(rows)
+
+
+def pair_functions(fa, fb):
+    """Same short name first; otherwise in object order."""
+    by_b = {f.short: f for f in fb}
+    pairs, rest_a, rest_b = [], [], [f for f in fb]
+    for f in fa:
+        if f.short in by_b:
+            pairs.append((f, by_b[f.short]))
+            rest_b.remove(by_b[f.short])
+        else:
+            rest_a.append(f)
+    pairs += list(zip(rest_a, rest_b))
+    return pairs
+
+
+def read_clean_ptx(unit, short):
+    p = os.path.join(unit.out, short + ".ptx")
+    return [l for l in open(p).read().splitlines() if not l.startswith("//")] if os.path.exists(p) else None
+
+
+def cmd_diff(args):
+    ua, ub = find_unit(args.build, args.a), find_unit(args.build, args.b)
+    for u in (ua, ub):
+        ensure_dumped(u)
+    fa, fb = clean_functions(ua), clean_functions(ub)
+    out = []
+    for a, b in pair_functions(fa, fb):
+        if args.what == "ptx":
+            la, lb = read_clean_ptx(ua, a.short), read_clean_ptx(ub, b.short)
+            if la is None or lb is None:
+                raise ToolError("no PTX in the cubin: build with -lineinfo")
+            ext = ".ptx"
+        else:
+            # Keep the labels in the text so loop heads are visible in the diff.
+            la = read_body(os.path.join(ua.out, a.short + ".sass"))
+            lb = read_body(os.path.join(ub.out, b.short + ".sass"))
+            ext = ".sass"
+        out.append(f"==== {ua.name}/{a.short}{ext}  vs  {ub.name}/{b.short}{ext}")
+        out += [f"// A: {a.header.get('clean SASS of', '')}", f"// B: {b.header.get('clean SASS of', '')}"]
+        out += list(difflib.unified_diff(la, lb, f"{ua.name}/{a.short}{ext}", f"{ub.name}/{b.short}{ext}", lineterm="", n=3))
+        out.append("")
+        out.append(f"instruction mix, {a.short} ({ua.step}) -> {b.short} ({ub.step}): whole kernel and hottest loop")
+        out.append(mix_table(a, b, ua.step or ua.name, ub.step or ub.name))
+        out.append("")
+    if len(fa) != len(fb):
+        out.append(f"note: {ua.name} has {len(fa)} kernel function(s), {ub.name} has {len(fb)}; unpaired ones are not shown")
+    text = "\n".join(out) + "\n"
+    path = os.path.join(args.build, "sass", f"diff_{ua.step}_{ub.step}.{args.what}.txt")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    open(path, "w").write(text)
+    sys.stdout.write(text)
+    print(f"(written to {path})")
+
+
+def read_body(path):
+    return [l.rstrip() for l in open(path) if not l.startswith("//") and l.strip()]
