@@ -44,7 +44,7 @@ HEADERS     := $(wildcard common/*.hpp common/*.cuh)
 gencode_for = $(if $(filter-out 0%,$(notdir $(1))),$(HOPPER_GENCODE),$(FP32_GENCODE))
 
 STEP_IDS := $(foreach s,$(STEPS),$(firstword $(subst _, ,$(s))))
-.PHONY: all test test-run bench bench-run run clean $(STEP_IDS)
+.PHONY: all test test-run bench bench-run bench-sweep profile help run clean $(STEP_IDS)
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -115,6 +115,31 @@ bench: all
 # Runs the already-built steps (what the GPU machine runs).
 bench-run:
 	python3 scripts/bench.py --build $(BUILD)
+
+# The last step of each ladder and the references over square and transformer-layer shapes.
+bench-sweep: all
+	python3 scripts/bench.py --build $(BUILD) --sweep
+
+# Nsight Compute, clocks left as found: the step beside cuBLAS (time, SM clock, issue, pipes, L2, DRAM).
+profile: $(BUILD)/bin/$(RUN_STEP)
+	python3 scripts/profile.py $(STEP) --m $(M) --n $(N) --k $(K) --build $(BUILD)
+
+help:
+	@echo "Targets (parallel by default; STEP=NN, A=NN B=NN, M/N/K as shown):"
+	@echo "  make                      build every step (build/bin/NN_name)"
+	@echo "  make NN                   build one step"
+	@echo "  make run STEP=NN M= N= K= check one step against cuBLAS, then time it paired with the references"
+	@echo "  make test                 the Catch2 suite (CPU, SASS, and GPU tests when a GPU is present)"
+	@echo "  make bench                every step at 4096 and 8192, paired; sustained and stability -> results/"
+	@echo "  make bench-sweep          last step of each ladder over square and transformer shapes -> results/"
+	@echo "  make profile STEP=NN      ncu: the step beside cuBLAS (M= N= K=, default 4096)"
+	@echo "  make sass STEP=NN         SASS, clean SASS, source-interleaved view and PTX in build/sass/"
+	@echo "  make ptx STEP=NN          the same dump, then the clean PTX"
+	@echo "  make diff A=NN B=NN       clean-SASS diff and instruction-mix delta (WHAT=ptx for PTX)"
+	@echo "  make sass-check           every step's SASS expectations (sass_annotations/NN_*.expect)"
+	@echo "  make sass-html [STEP=NN]  the SASS beside the source in a browser page (A=NN B=NN: diff page)"
+	@echo "  make resources            regenerate docs/resources.md"
+	@echo "  make clean"
 
 # ---- PTX/SASS tooling (scripts/sass/sass.py + sasslib/; formats in sass_annotations/README.md) -----
 # Needs no GPU: cuobjdump and nvdisasm come from PATH, $(CUDA_HOME)/bin or the nvidia-cuda-cuobjdump /
@@ -192,7 +217,7 @@ clean:
 # Step ids named on the command line must exist: say so before make goes looking for a file that
 # cannot exist (build/bin/, build/obj/kernels/.o).
 check_step_id = $(if $(call STEP_OF,$(1)),,$(error no step '$(1)' (steps: $(STEP_IDS))))
-ifneq ($(filter run sass ptx,$(MAKECMDGOALS)),)
+ifneq ($(filter run sass ptx profile,$(MAKECMDGOALS)),)
   $(call check_step_id,$(STEP))
 endif
 ifneq ($(filter diff,$(MAKECMDGOALS)),)

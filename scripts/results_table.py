@@ -34,7 +34,7 @@ def best_cutlass(group):
 
 def table(csv_path):
     try:
-        rows = read(csv_path)
+        rows = [r for r in read(csv_path) if r.get("mode", "burst") == "burst"]
     except OSError as e:
         sys.exit(f"error: cannot read {csv_path}: {e.strerror}")
     if not rows or "kernel" not in rows[0]:
@@ -56,14 +56,15 @@ def table(csv_path):
         f"W and TFLOP/J: NVML energy counter over {meta.get('energy_s', 0.25)} s of back-to-back launches of "
         f"that kernel alone.",
     ]
-    sizes = sorted({int(r["m"]) for r in rows})
-    for size in sizes:
-        lines += ["", f"**{size}^3**", "",
+    shapes = sorted({(int(r["m"]), int(r["n"]), int(r["k"])) for r in rows})
+    for shape in shapes:
+        title = f"{shape[0]}^3" if len(set(shape)) == 1 else "x".join(map(str, shape))
+        lines += ["", f"**{title}**", "",
                   "| step | technique | TFLOP/s | × cuBLAS [IQR] | × cuBLASLt best | × CUTLASS best | SM MHz | W | TFLOP/J | check |",
                   "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
         by_step = {}
         for r in rows:
-            if int(r["m"]) == size:
+            if (int(r["m"]), int(r["n"]), int(r["k"])) == shape:
                 by_step.setdefault(r["step"], []).append(r)
         for step in sorted(by_step):
             group = by_step[step]

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Profiles one step and cuBLAS at the same shape with Nsight Compute and prints them side by side:
+kernel time, SM clock, issue slots busy, tensor-pipe (or FMA-pipe) utilisation, L2 and DRAM
+throughput. Clocks are left as found (`--clock-control none`): on the H200 the clock a kernel meets
+is part of its result.
+
+Usage: scripts/profile.py STEP [--m M --n N --k K] [--build build] [--ncu ncu] [--out FILE]
+(`make profile STEP=14 M=8192 N=8192 K=8192`). The step binary checks its result first, then runs
+the kernel once inside cudaProfilerStart/Stop (`--profile-once step|cublas`), so ncu sees exactly
+one launch of the step (or of cuBLAS's kernels) and nothing of the harness."""
+import argparse
+import csv
+import io
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+# (label, ncu metric, unit conversion). Sections give the stable names; the raw metrics are the
+# Hopper names (Nsight Compute's "Metrics Reference"; `ncu --query-metrics` lists them per GPU).
+METRICS = [
+    ("time (us)", "gpu__time_duration.sum", 1e-3),
+    ("SM clock (MHz)", "sm__cycles_elapsed.avg.per_second", 1e-6),
+    ("SM cycles (M)", "sm__cycles_elapsed.max", 1e-6),
+    ("issue slots busy (%)", "sm__inst_issued.avg.pct_of_peak_sustained_active", 1),
+    ("tensor pipe (%)", "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", 1),
+    ("FMA pipe (%)", "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active", 1),
+    ("L2 throughput (%)", "lts__t_sectors.avg.pct_of_peak_sustained_elapsed", 1),
+    ("DRAM throughput (GB/s)", "dram__bytes.sum.per_second", 1e-9),
+    ("DRAM throughput (%)", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", 1),
+]
+
+
+def run_ncu(ncu, binary, shape, what, metrics):
+    cmd = [ncu, "--clock-control", "none", "--profile-from-start", "off", "--csv", "--page", "raw",
+           "--metrics", ",".join(m for _, m, _ in metrics), str(binary), "--m", str(shape[0]), "--n", str(shape[1]),
+           "--k", str(shape[2]), "--profile-once", what]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    return r, cmd
+
+
+def parse(stdout):
+    """ncu --csv --page raw: a header row of metric names, a units row, then one row per kernel."""
+    lines = [l for l in stdout.splitlines() if l.startswith('"')]
+    if len(lines) < 3:
+        return []
+    rows = list(csv.reader(io.StringIO("\n".join(lines))))
+    header, data = rows[0], rows[2:]
+    return [dict(zip(header, d)) for d in data]
+
+
+def number(v):
+    try:
+        return float(str(v).replace(",", ""))
+    except ValueError:
+        return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("step")
+    ap.add_argument("--m", type=int, default=4096)
+    ap.add_argument("--n", type=int, default=4096)
+    ap.add_argument("--k", type=int, default=4096)
+    ap.add_argument("--build", default=str(ROOT / "build"))
+    ap.add_argument("--ncu", default=shutil.which("ncu") or "/usr/local/cuda/bin/ncu")
+    ap.add_argument("--out", help="also write the table here")
+    args = ap.parse_args()
+    bins = [p for p in (pathlib.Path(args.build) / "bin").glob(f"{args.step}_*") if p.is_file()]
+    if len(bins) != 1:
+        sys.exit(f"error: no single build/bin/{args.step}_* binary (found {len(bins)}): run `make {args.step}` first")
+    if not shutil.which(args.ncu) and not pathlib.Path(args.ncu).exists():
+        sys.exit(f"error: ncu not found ({args.ncu}): install Nsight Compute or pass --ncu")
+    shape = (args.m, args.n, args.k)
+    table = {}
+    for what in ("step", "cublas"):
+        metrics = list(METRICS)
+        r, cmd = run_ncu(args.ncu, bins[0], shape, what, metrics)
+        # A metric this GPU or ncu version does not know fails the whole run: drop it and say so.
+        while r.returncode != 0 and (bad := re.search(r"Failed to find metric ([\w.]+)", r.stdout + r.stderr)):
+            print(f"note: ncu has no metric {bad.group(1)} here; dropped", file=sys.stderr)
+            metrics = [x for x in metrics if x[1] != bad.group(1)]
+            r, cmd = run_ncu(args.ncu, bins[0], shape, what, metrics)
+        if r.returncode != 0:
+            sys.stderr.write(r.stdout[-3000:] + r.stderr[-3000:])
+            sys.exit(f"error: {' '.join(cmd)} exited {r.returncode}")
+        kernels = parse(r.stdout)
+        if not kernels:
+            sys.exit(f"error: ncu profiled no kernel for {what} (output: {r.stdout[-500:]})")
+        # cuBLAS may launch more than one kernel (e.g. a split-K reduction): times and cycles add up,
+        # rates are those of the longest kernel.
+        main_k = max(kernels, key=lambda k: number(k.get("gpu__time_duration.sum")) or 0)
+        col = {"kernel": main_k.get("Kernel Name", "?")[:60], "launches": str(len(kernels))}
+        for label, metric, scale in metrics:
+            if metric in ("gpu__time_duration.sum",):
+                v = sum(number(k.get(metric)) or 0 for k in kernels)
+            else:
+                v = number(main_k.get(metric))
+            col[label] = "" if v is None else f"{v * scale:.1f}"
+        table[what] = col
+    labels = ["kernel", "launches"] + [l for l, _, _ in METRICS]
+    out = [f"ncu --clock-control none, {bins[0].name} vs cuBLAS at M={args.m} N={args.n} K={args.k}", "",
+           f"| metric | {bins[0].name} | cuBLAS |", "|---|---:|---:|"]
+    for l in labels:
+        out.append(f"| {l} | {table['step'].get(l, '')} | {table['cublas'].get(l, '')} |")
+    text = "\n".join(out)
+    print(text)
+    if args.out:
+        pathlib.Path(args.out).write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
