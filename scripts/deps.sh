@@ -4,7 +4,10 @@
 #   CLI11 (libcli11-dev, header-only command-line parser); and for the SASS tooling (make test, make
 #   sass), cuobjdump and nvdisasm: from the CUDA Toolkit when it has them, else the pinned PyPI wheels
 #   nvidia-cuda-cuobjdump / nvidia-cuda-nvdisasm (13.2.86 is the oldest 13.x pair that reads nvcc
-#   13.0's sm_90/sm_90a code; PyPI has no 13.0 wheel).
+#   13.0's sm_90/sm_90a code; PyPI has no 13.0 wheel); and for the CUTLASS reference GEMMs of the
+#   benchmark (common/cutlass/), the CUTLASS C++ headers of the PyPI wheel nvidia-cutlass, pinned,
+#   installed with --no-deps (only its headers are used; the Makefile finds them through python3 and
+#   builds without the CUTLASS configurations when they are missing).
 # Usage: scripts/deps.sh            check, install what is missing when possible, else say what to run
 #        scripts/deps.sh --check    only check (exit 1 and print the install command when missing)
 set -euo pipefail
@@ -41,6 +44,28 @@ if ! python3 "$(dirname "$0")/sass/sass.py" tools >/dev/null 2>&1; then
     python3 -m pip install -q $wheels
   else
     echo "error: cuobjdump/nvdisasm not found; install them with: python3 -m pip install $wheels" >&2
+    status=1
+  fi
+fi
+cutlass_wheel="nvidia-cutlass==4.2.0.0"
+# The pinned version, with its headers (not only the Python package).
+have_cutlass() {
+  python3 - <<'PY' 2>/dev/null
+import importlib.metadata as md, importlib.util as u, os, sys
+s = u.find_spec("cutlass_library")
+ok = (s is not None and md.version("nvidia-cutlass") == "4.2.0.0" and
+      os.path.isfile(os.path.join(s.submodule_search_locations[0], "source/include/cutlass/version.h")))
+sys.exit(0 if ok else 1)
+PY
+}
+if ! have_cutlass; then
+  if [ $check_only -eq 0 ]; then
+    echo "installing the CUTLASS headers (PyPI wheel $cutlass_wheel, --no-deps)"
+    # As root on Debian the system Python is "externally managed" (PEP 668): allow the install there.
+    if [ "$(id -u)" = 0 ]; then export PIP_BREAK_SYSTEM_PACKAGES=1; fi
+    python3 -m pip install -q --no-deps $cutlass_wheel
+  else
+    echo "error: CUTLASS headers not found; install them with: python3 -m pip install --no-deps $cutlass_wheel" >&2
     status=1
   fi
 fi
