@@ -89,14 +89,36 @@ struct Sm90Bf16Gemm {
     return Gemm::get_workspace_size(arguments(p, device, sm_count));
   }
 
+  /// Launches the GEMM on stream. The initialised adapter (its kernel parameters, with the TMA
+  /// descriptors encoded on the host) is kept per host thread and reused while the problem, pointers,
+  /// device and SM count stay the same and no workspace is needed (none is for these persistent
+  /// data-parallel kernels), as an application reusing one GEMM object would: a timed repetition
+  /// then costs one launch of host work, like a cuBLAS call. Throws gemm::Error on a CUTLASS status
+  /// other than success.
   static void run(const char* name, const Bf16Gemm& p, void* workspace, int device, int sm_count,
                   cudaStream_t stream) {
+    struct Key {
+      int m, n, k, device, sm_count;
+      const void *a, *b, *c, *workspace;
+      bool operator==(const Key& o) const {  // C++17: no defaulted comparison
+        return m == o.m && n == o.n && k == o.k && device == o.device && sm_count == o.sm_count &&
+               a == o.a && b == o.b && c == o.c && workspace == o.workspace;
+      }
+    };
+    thread_local Gemm gemm;
+    thread_local std::optional<Key> initialised_for;
+    const Key key{p.m, p.n, p.k, device, sm_count, p.a, p.b, p.c, workspace};
     const typename Gemm::Arguments args = arguments(p, device, sm_count);
-    if (workspace == nullptr && Gemm::get_workspace_size(args) > 0)
-      throw Error(std::string(name) + ": the workspace is null but " +
-                  std::to_string(Gemm::get_workspace_size(args)) + " bytes are needed");
-    Gemm gemm;
-    cutlass::Status status = gemm.initialize(args, workspace, stream);
+    const size_t needed = Gemm::get_workspace_size(args);
+    if (workspace == nullptr && needed > 0)
+      throw Error(std::string(name) + ": the workspace is null but " + std::to_string(needed) +
+                  " bytes are needed");
+    cutlass::Status status = cutlass::Status::kSuccess;
+    if (needed > 0 || !(initialised_for && *initialised_for == key)) {  // a workspace is (re)initialised for every launch
+      initialised_for.reset();
+      status = gemm.initialize(args, workspace, stream);
+      if (status == cutlass::Status::kSuccess) initialised_for = key;
+    }
     if (status == cutlass::Status::kSuccess) status = gemm.run(stream);
     if (status != cutlass::Status::kSuccess) {
       const cudaError_t cuda = cudaGetLastError();  // a failed launch leaves its reason here
