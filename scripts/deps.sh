@@ -25,6 +25,28 @@ missing=()
 for pkg in "${!header_of[@]}"; do
   [ -f "${header_of[$pkg]}" ] || missing+=("$pkg")
 done
+
+wheels="nvidia-cuda-cuobjdump==13.2.86 nvidia-cuda-nvdisasm==13.2.86"
+need_tools=0
+python3 "$(dirname "$0")/sass/sass.py" tools >/dev/null 2>&1 || need_tools=1
+cutlass_wheel="nvidia-cutlass==4.2.0.0"
+# The pinned version, with its headers (not only the Python package).
+have_cutlass() {
+  python3 - <<'PY' 2>/dev/null
+import importlib.metadata as md, importlib.util as u, os, sys
+s = u.find_spec("cutlass_library")
+ok = (s is not None and md.version("nvidia-cutlass") == "4.2.0.0" and
+      os.path.isfile(os.path.join(s.submodule_search_locations[0], "source/include/cutlass/version.h")))
+sys.exit(0 if ok else 1)
+PY
+}
+need_cutlass=0
+have_cutlass || need_cutlass=1
+# A wheel to install needs pip, which Debian ships separately (python3-pip).
+if [ $((need_tools + need_cutlass)) -gt 0 ] && ! python3 -m pip --version >/dev/null 2>&1; then
+  missing+=(python3-pip)
+fi
+
 status=0
 if [ ${#missing[@]} -gt 0 ]; then
   if [ $check_only -eq 0 ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
@@ -37,8 +59,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-wheels="nvidia-cuda-cuobjdump==13.2.86 nvidia-cuda-nvdisasm==13.2.86"
-if ! python3 "$(dirname "$0")/sass/sass.py" tools >/dev/null 2>&1; then
+# As root, Debian's system Python is "externally managed" (PEP 668) and pip refuses to install into
+# it unless told to; older pips ignore the variable.
+if [ "$(id -u)" = 0 ]; then export PIP_BREAK_SYSTEM_PACKAGES=1; fi
+if [ $need_tools -eq 1 ]; then
   if [ $check_only -eq 0 ]; then
     echo "installing cuobjdump and nvdisasm (PyPI wheels: $wheels)"
     python3 -m pip install -q $wheels
@@ -47,25 +71,12 @@ if ! python3 "$(dirname "$0")/sass/sass.py" tools >/dev/null 2>&1; then
     status=1
   fi
 fi
-cutlass_wheel="nvidia-cutlass==4.2.0.0"
-# The pinned version, with its headers (not only the Python package).
-have_cutlass() {
-  python3 - <<'PY' 2>/dev/null
-import importlib.metadata as md, importlib.util as u, os, sys
-s = u.find_spec("cutlass_library")
-ok = (s is not None and md.version("nvidia-cutlass") == "4.2.0.0" and
-      os.path.isfile(os.path.join(s.submodule_search_locations[0], "source/include/cutlass/version.h")))
-sys.exit(0 if ok else 1)
-PY
-}
-if ! have_cutlass; then
+if [ $need_cutlass -eq 1 ]; then
   if [ $check_only -eq 0 ]; then
     echo "installing the CUTLASS headers (PyPI wheel $cutlass_wheel, --no-deps)"
-    # As root on Debian the system Python is "externally managed" (PEP 668): allow the install there.
-    if [ "$(id -u)" = 0 ]; then export PIP_BREAK_SYSTEM_PACKAGES=1; fi
     python3 -m pip install -q --no-deps $cutlass_wheel
   else
-    echo "error: CUTLASS headers not found; install them with: python3 -m pip install --no-deps $cutlass_wheel" >&2
+    echo "error: CUTLASS $cutlass_wheel headers not found; install them with: python3 -m pip install --no-deps $cutlass_wheel" >&2
     status=1
   fi
 fi
