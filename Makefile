@@ -78,8 +78,9 @@ all: $(BINS)
 # `make 06` builds build/bin/06_vectorized_loads.
 $(foreach s,$(STEPS),$(eval $(firstword $(subst _, ,$(s))): $(BUILD)/bin/$(s)))
 
-# Catch2, fmt, CLI11 and the CUTLASS headers are checked (and installed on Debian as root) once, before
-# the first compile; a GPU machine that only runs carried binaries never needs them. The stamp is an
+# Catch2, fmt, CLI11 (installed on Debian as root) and the CUTLASS headers (pip) are checked once, and
+# again when scripts/deps.sh changes, before the first compile; a GPU machine that only runs carried
+# binaries never needs them. The stamp is an
 # (empty) included makefile so that make re-reads this Makefile after deps.sh ran: the CUTLASS headers
 # it may just have installed are then found by the same run.
 ifneq ($(BUILD_GOALS),)

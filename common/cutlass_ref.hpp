@@ -42,6 +42,9 @@ size_t workspace_bytes(int i, const Bf16Gemm& p);
 /// Enqueues configuration i on `stream`; `workspace` points at workspace_bytes(i, p) bytes of device
 /// memory (may be null when that is 0). The persistent tile scheduler is sized with the current
 /// device's SM count (queried once per device, then cached). Assumes refusal(i, p) is std::nullopt.
+/// The initialised CUTLASS operator (kernel parameters with their TMA descriptors) is kept per host
+/// thread and configuration and reused while p's shape and pointers, the workspace and the device
+/// stay the same, so a repeated call costs one kernel launch of host work.
 /// Throws gemm::Error on any CUTLASS status other than success (naming the configuration and the
 /// status, and the CUDA error when a launch failed) and when a needed workspace is null.
 void run(int i, const Bf16Gemm& p, void* workspace, cudaStream_t stream);

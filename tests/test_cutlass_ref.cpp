@@ -7,6 +7,8 @@
 #include <cstring>
 #include <set>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "../common/buffer.hpp"
 #include "../common/check.hpp"

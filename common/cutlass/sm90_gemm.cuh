@@ -9,6 +9,9 @@
 //   D: m x n row-major bf16          -> CUTLASS LayoutD = RowMajor,    shape (M, N), stride (n, 1)
 // ElementC is void: the epilogue has no source operand, so C is never read (beta is fixed at 0).
 // Alignment 8 elements (16 bytes) for A, B and D: the TMA requirement.
+// Everything else is CUTLASS's default, i.e. what a user of the builders gets: the stage count the
+// builder fits into shared memory next to the epilogue, the epilogue subtile (EpilogueTileAuto), the
+// persistent data-parallel tile scheduler with its heuristic raster order and no tile swizzle.
 #pragma once
 #include <cuda_runtime.h>
 
