@@ -38,10 +38,43 @@ COMMON_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(COMMON_SRCS)))
 KERNEL_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(KERNELS)))
 TEST_SRCS   := $(wildcard tests/*.cpp) $(wildcard tests/fixtures/*.cu)
 TEST_OBJS   := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(TEST_SRCS)))
-HEADERS     := $(wildcard common/*.hpp common/*.cuh)
+HEADERS     := $(wildcard common/*.hpp common/*.cuh common/cutlass/*.hpp)
 
 # Hopper steps are 10 and up: every kernels/NN_*.cu whose number does not start with 0.
 gencode_for = $(if $(filter-out 0%,$(notdir $(1))),$(HOPPER_GENCODE),$(FP32_GENCODE))
+BF16_BINS   := $(addprefix $(BUILD)/bin/,$(filter-out 0%,$(STEPS)))
+
+# Goals that build something (every goal but these) first run scripts/deps.sh (see .deps-ok below).
+BUILD_GOALS := $(filter-out clean test-run bench-run,$(or $(MAKECMDGOALS),all))
+
+# ---- CUTLASS reference GEMMs (common/cutlass/*.cu; a reference for the benchmark, never a step) -------
+# The headers come from PyPI's nvidia-cutlass wheel (pinned in scripts/deps.sh), located through
+# python3 without importing the package. Each common/cutlass/*.cu is one configuration (about two
+# minutes and 3.4 GB of host memory to compile), linked only into the bf16 steps and the test binary,
+# kept out of the ptxas reports and the SASS tooling. Without the headers the objects are left out and
+# gemm::cutlass_ref::config_count() is 0: common/cutlass_ref.cpp is the same either way (the
+# configurations register themselves at start-up).
+CUTLASS_PY_DIR  := $(shell python3 -c 'import importlib.util as u; s = u.find_spec("cutlass_library"); print(s.submodule_search_locations[0] if s else "")' 2>/dev/null)
+CUTLASS_INCLUDE := $(if $(CUTLASS_PY_DIR),$(wildcard $(CUTLASS_PY_DIR)/source/include))
+CUTLASS_SRCS    := $(if $(CUTLASS_INCLUDE),$(sort $(wildcard common/cutlass/*.cu)))
+CUTLASS_OBJS    := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(CUTLASS_SRCS)))
+# CUTLASS is tested with C++17; its headers are -isystem so that our -Wall -Wextra covers our code only.
+CUTLASS_FLAGS   := -O3 -std=c++17 -DNDEBUG -I$(CUDA_HOME)/include -isystem $(CUTLASS_INCLUDE) \
+                   -isystem $(CUTLASS_PY_DIR)/source/tools/util/include -Xcompiler -Wall,-Wextra \
+                   --expt-relaxed-constexpr $(HOPPER_GENCODE)
+# What was found, rewritten only when it changes: binaries relink (with or without the objects) and
+# the test that counts the configurations recompiles when CUTLASS appears or goes away.
+CUTLASS_STAMP   := $(BUILD)/cutlass.stamp
+CUTLASS_STATE   := $(or $(CUTLASS_INCLUDE),none) $(CUTLASS_SRCS)
+ifneq ($(BUILD_GOALS),)
+  ifneq ($(file < $(CUTLASS_STAMP)),$(CUTLASS_STATE))
+    $(shell mkdir -p $(BUILD))
+    $(file > $(CUTLASS_STAMP),$(CUTLASS_STATE))
+  endif
+endif
+$(CUTLASS_STAMP):  # when a `make clean` in the same run removed it
+	@mkdir -p $(dir $@)
+	@echo '$(CUTLASS_STATE)' > $@
 
 STEP_IDS := $(foreach s,$(STEPS),$(firstword $(subst _, ,$(s))))
 .PHONY: all test test-run bench bench-run bench-sweep profile help run clean $(STEP_IDS)
@@ -53,9 +86,15 @@ all: $(BINS)
 # `make 06` builds build/bin/06_vectorized_loads.
 $(foreach s,$(STEPS),$(eval $(firstword $(subst _, ,$(s))): $(BUILD)/bin/$(s)))
 
-# Catch2, fmt and CLI11 are checked (and installed on Debian as root) once, before the first compile;
-# a GPU machine that only runs carried binaries never needs them.
-$(BUILD)/.deps-ok:
+# Catch2, fmt, CLI11 (installed on Debian as root) and the CUTLASS headers (pip) are checked once, and
+# again when scripts/deps.sh changes, before the first compile; a GPU machine that only runs carried
+# binaries never needs them. The stamp is an
+# (empty) included makefile so that make re-reads this Makefile after deps.sh ran: the CUTLASS headers
+# it may just have installed are then found by the same run.
+ifneq ($(BUILD_GOALS),)
+  -include $(BUILD)/.deps-ok
+endif
+$(BUILD)/.deps-ok: scripts/deps.sh
 	@mkdir -p $(BUILD)
 	scripts/deps.sh
 	@touch $@
@@ -76,6 +115,12 @@ $(BUILD)/obj/kernels/%.o: kernels/%.cu $(HEADERS) | $(BUILD)/.deps-ok
 	  || { cat $(BUILD)/ptxas/$*.txt >&2; exit 1; }
 	@grep -iE "warning|error" $(BUILD)/ptxas/$*.txt >&2 || true
 
+# CUTLASS configurations: sm_90a, no -Xptxas -v, no -lineinfo (not steps: no SASS walkthrough).
+$(BUILD)/obj/common/cutlass/%.o: common/cutlass/%.cu common/cutlass/sm90_gemm.cuh $(HEADERS) \
+    $(if $(CUTLASS_INCLUDE),$(CUTLASS_INCLUDE)/cutlass/version.h) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(NVCC) $(CUTLASS_FLAGS) -c $< -o $@
+
 # A fixture named hopper_* uses sm_90a instructions.
 $(BUILD)/obj/tests/fixtures/%.o: tests/fixtures/%.cu $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
@@ -85,13 +130,21 @@ $(BUILD)/obj/tests/%.o: tests/%.cpp $(HEADERS) $(wildcard tests/*.hpp) | $(BUILD
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -I/usr/include/catch2 -c $< -o $@
 
+# The CUTLASS test knows how many configurations this build links.
+$(BUILD)/obj/tests/test_cutlass_ref.o: CXXFLAGS += -DGEMM_CUTLASS_CONFIGS=$(words $(CUTLASS_SRCS))
+$(BUILD)/obj/tests/test_cutlass_ref.o: $(CUTLASS_STAMP)
+
+# Links only the objects ($^ also holds the CUTLASS stamp).
 $(BUILD)/bin/%: $(BUILD)/obj/kernels/%.o $(BUILD)/obj/common/main.o $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
-	$(NVCC) $^ -o $@ $(LDLIBS)
+	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
 
-$(BUILD)/bin/tests: $(TEST_OBJS) $(KERNEL_OBJS) $(COMMON_OBJS)
+# The bf16 steps link the CUTLASS configurations (the benchmark's reference); the fp32 steps do not.
+$(BF16_BINS): $(CUTLASS_OBJS) $(CUTLASS_STAMP)
+
+$(BUILD)/bin/tests: $(TEST_OBJS) $(KERNEL_OBJS) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
 	@mkdir -p $(dir $@)
-	$(NVCC) $^ -o $@ $(LDLIBS)
+	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
 
 # The test binary links every step (static registration), so it is rebuilt when any step changes.
 test: all $(BUILD)/bin/tests

@@ -4,7 +4,11 @@
 #   CLI11 (libcli11-dev, header-only command-line parser); and for the SASS tooling (make test, make
 #   sass), cuobjdump and nvdisasm: from the CUDA Toolkit when it has them, else the pinned PyPI wheels
 #   nvidia-cuda-cuobjdump / nvidia-cuda-nvdisasm (13.2.86 is the oldest 13.x pair that reads nvcc
-#   13.0's sm_90/sm_90a code; PyPI has no 13.0 wheel); optionally headless Chromium (below).
+#   13.0's sm_90/sm_90a code; PyPI has no 13.0 wheel); and for the CUTLASS reference GEMMs of the
+#   benchmark (common/cutlass/), the CUTLASS C++ headers of the PyPI wheel nvidia-cutlass, pinned,
+#   installed with --no-deps (only its headers are used; the Makefile finds them through python3 and
+#   builds without the CUTLASS configurations when they are missing); nvml.h (PyPI nvidia-nvml-dev) for
+#   the clock/power telemetry; optionally headless Chromium (below).
 # Usage: scripts/deps.sh            check, install what is missing when possible, else say what to run
 #        scripts/deps.sh --check    only check (exit 1 and print the install command when missing)
 set -euo pipefail
@@ -22,6 +26,28 @@ missing=()
 for pkg in "${!header_of[@]}"; do
   [ -f "${header_of[$pkg]}" ] || missing+=("$pkg")
 done
+
+wheels="nvidia-cuda-cuobjdump==13.2.86 nvidia-cuda-nvdisasm==13.2.86"
+need_tools=0
+python3 "$(dirname "$0")/sass/sass.py" tools >/dev/null 2>&1 || need_tools=1
+cutlass_wheel="nvidia-cutlass==4.2.0.0"
+# The pinned version, with its headers (not only the Python package).
+have_cutlass() {
+  python3 - <<'PY' 2>/dev/null
+import importlib.metadata as md, importlib.util as u, os, sys
+s = u.find_spec("cutlass_library")
+ok = (s is not None and md.version("nvidia-cutlass") == "4.2.0.0" and
+      os.path.isfile(os.path.join(s.submodule_search_locations[0], "source/include/cutlass/version.h")))
+sys.exit(0 if ok else 1)
+PY
+}
+need_cutlass=0
+have_cutlass || need_cutlass=1
+# A wheel to install needs pip, which Debian ships separately (python3-pip).
+if [ $((need_tools + need_cutlass)) -gt 0 ] && ! python3 -m pip --version >/dev/null 2>&1; then
+  missing+=(python3-pip)
+fi
+
 status=0
 if [ ${#missing[@]} -gt 0 ]; then
   if [ $check_only -eq 0 ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
@@ -34,13 +60,24 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
-wheels="nvidia-cuda-cuobjdump==13.2.86 nvidia-cuda-nvdisasm==13.2.86"
-if ! python3 "$(dirname "$0")/sass/sass.py" tools >/dev/null 2>&1; then
+# As root, Debian's system Python is "externally managed" (PEP 668) and pip refuses to install into
+# it unless told to; older pips ignore the variable.
+if [ "$(id -u)" = 0 ]; then export PIP_BREAK_SYSTEM_PACKAGES=1; fi
+if [ $need_tools -eq 1 ]; then
   if [ $check_only -eq 0 ]; then
     echo "installing cuobjdump and nvdisasm (PyPI wheels: $wheels)"
     python3 -m pip install -q $wheels
   else
     echo "error: cuobjdump/nvdisasm not found; install them with: python3 -m pip install $wheels" >&2
+    status=1
+  fi
+fi
+if [ $need_cutlass -eq 1 ]; then
+  if [ $check_only -eq 0 ]; then
+    echo "installing the CUTLASS headers (PyPI wheel $cutlass_wheel, --no-deps)"
+    python3 -m pip install -q --no-deps $cutlass_wheel
+  else
+    echo "error: CUTLASS $cutlass_wheel headers not found; install them with: python3 -m pip install --no-deps $cutlass_wheel" >&2
     status=1
   fi
 fi
