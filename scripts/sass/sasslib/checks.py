@@ -208,9 +208,9 @@ def norm(s):
 
 def cmd_fresh(args):
     stale = 0
-    mds = sorted(glob.glob(os.path.join(REPO, "sass_annotations", "[0-9][0-9]_*.md")))
+    mds = sorted(glob.glob(os.path.join(REPO, "sass_annotations", "[0-9][0-9]*_*.md")))
     for md in mds:
-        step = os.path.basename(md)[:2]
+        step = os.path.basename(md).split("_")[0]
         unit = find_unit(args.build, step)
         ensure_dumped(unit)
         sass = set()
