@@ -37,7 +37,6 @@ for t in "${tools[@]}"; do
   case "$t" in memcheck|racecheck|initcheck|synccheck) ;; *) echo "error: sanitize.sh: unknown tool '$t'" >&2; exit 2 ;; esac
 done
 LOGS=${OUT:-sanitize_out}/sanitize
-mkdir -p "$LOGS"
 PER_RUN_S=${SANITIZER_RUN_TIMEOUT_S:-600}
 
 # COMPUTE_SANITIZER names another binary (the CPU test of this script passes a stub).
@@ -46,6 +45,7 @@ for c in /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer
   [ -z "$SAN" ] && [ -x "$c" ] && SAN=$c
 done
 [ -z "$SAN" ] && { echo "error: sanitize.sh: no compute-sanitizer on PATH or in /usr/local/cuda/bin" >&2; exit 2; }
+mkdir -p "$LOGS"
 
 bins=()
 for b in "$BUILD"/bin/[0-9][0-9]_*; do
