@@ -3,6 +3,8 @@
 #   make run STEP=06 M=4096 N=4096 K=4096      run one step (check against cuBLAS, then time)
 #   make bench      every step at 4096 and 8192 -> results/<gpu>.csv, docs/img/steps.png, README table
 #   make test       Catch2 suite (CPU, SASS and, when a GPU is present, GPU tests)
+#   make fuzz       every step on 3000 random seeded shapes (FUZZ_SEED, FUZZ_COUNT, FUZZ_STEPS=06,14)
+#   make sanitize   compute-sanitizer memcheck, racecheck, initcheck, synccheck over every step
 #   make clean
 # ARCH sets the fp32 steps' target (default sm_90); steps 10 and up are Hopper-only (sm_90a).
 
@@ -267,9 +269,48 @@ docs-sass-screenshot: $(BUILD)/sass/$(SCREENSHOT_STEP)/dump.stamp
 clean:
 	rm -rf $(BUILD)
 
+# ---- Reliability: fuzzer, fixture executables, sanitizers (GPU runs; building needs no GPU) --------
+# build/bin/fuzz links every step like build/bin/tests (static registration), and no fixture.
+$(BUILD)/obj/fuzz/%.o: fuzz/%.cpp $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -c $< -o $@
+
+$(BUILD)/bin/fuzz: $(BUILD)/obj/fuzz/fuzz.o $(KERNEL_OBJS) $(COMMON_OBJS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $^ -o $@ $(LDLIBS)
+
+FUZZ_SEED  ?= 1
+FUZZ_COUNT ?= 3000
+.PHONY: fuzz fuzz-run sanitize sanitize-run fixtures
+fuzz: $(BUILD)/bin/fuzz
+	@$(MAKE) --no-print-directory fuzz-run
+
+# Runs the already-built fuzzer (what the GPU machine runs).
+fuzz-run:
+	$(BUILD)/bin/fuzz --seed $(FUZZ_SEED) --count $(FUZZ_COUNT) $(if $(FUZZ_STEPS),--steps $(FUZZ_STEPS))
+
+# Every tests/fixtures/fixture_NAME.cu registers exactly one broken step and also becomes an
+# executable, build/bin/fixture_NAME (the step harness's main): what compute-sanitizer and the
+# exit-code tests run. Fixtures are never benchmarked (bench.py runs build/bin/[0-9]*).
+FIXTURE_EXES := $(patsubst tests/fixtures/fixture_%.cu,$(BUILD)/bin/fixture_%,$(wildcard tests/fixtures/fixture_*.cu))
+$(BUILD)/bin/fixture_%: $(BUILD)/obj/tests/fixtures/fixture_%.o $(BUILD)/obj/common/main.o $(COMMON_OBJS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $^ -o $@ $(LDLIBS)
+fixtures: $(FIXTURE_EXES)
+test: $(FIXTURE_EXES) $(BUILD)/bin/fuzz
+
+sanitize: all $(FIXTURE_EXES)
+	@$(MAKE) --no-print-directory sanitize-run
+
+# Runs the sanitizers on the already-built steps and fixtures (what the GPU machine runs).
+sanitize-run:
+	scripts/sanitize.sh --build $(BUILD)
+
 # Step ids named on the command line must exist: say so before make goes looking for a file that
 # cannot exist (build/bin/, build/obj/kernels/.o).
 check_step_id = $(if $(call STEP_OF,$(1)),,$(error no step '$(1)' (steps: $(STEP_IDS))))
+# A goal that starts with a digit names a step (`make 06`): an unknown one is one clear line.
+$(foreach g,$(filter-out $(STEP_IDS),$(filter 0% 1% 2% 3% 4% 5% 6% 7% 8% 9%,$(MAKECMDGOALS))),$(call check_step_id,$(g)))
 ifneq ($(filter run sass ptx profile,$(MAKECMDGOALS)),)
   $(call check_step_id,$(STEP))
 endif

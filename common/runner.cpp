@@ -24,13 +24,18 @@ void launch_cublas(const Workspace& ws, cudaStream_t stream) {
     cublas_bf16_gemm(ws.bf16_args(), stream);
 }
 
+std::optional<std::string> capability_refusal(const Step& step, int cc_major, int cc_minor,
+                                              const std::string& gpu_name) {
+  if (!step.required_cc || cc_major * 10 + cc_minor == step.required_cc) return std::nullopt;
+  return fmt::format("step {} is built for compute capability {}.{} only (sm_{}a); this GPU ({}) is {}.{}",
+                     step.id, step.required_cc / 10, step.required_cc % 10, step.required_cc, gpu_name,
+                     cc_major, cc_minor);
+}
+
 std::optional<std::string> refusal(const Step& step, int m, int n, int k) {
   if (step.required_cc) {
     const DeviceInfo d = query_device();
-    if (d.cc_major * 10 + d.cc_minor != step.required_cc)
-      return fmt::format("step {} is built for compute capability {}.{} only (sm_{}a); this GPU ({}) is {}.{}",
-                         step.id, step.required_cc / 10, step.required_cc % 10, step.required_cc,
-                         d.name, d.cc_major, d.cc_minor);
+    if (auto why = capability_refusal(step, d.cc_major, d.cc_minor, d.name)) return why;
   }
   return shape_refusal(step, m, n, k);
 }

@@ -20,6 +20,12 @@ void launch_cublas(const Workspace& ws, cudaStream_t stream);
 /// compute capability (Hopper steps need exactly 9.0) and the step's shape predicate.
 std::optional<std::string> refusal(const Step& step, int m, int n, int k);
 
+/// Refusal reason for running `step` on a GPU of compute capability cc_major.cc_minor (called
+/// `gpu_name` in the message), or std::nullopt. Needs no GPU: refusal() calls it with the device's
+/// numbers, and the CPU tests call it with any (the wrong-capability path without such a GPU).
+std::optional<std::string> capability_refusal(const Step& step, int cc_major, int cc_minor,
+                                              const std::string& gpu_name = "this GPU");
+
 /// Fills C with NaN (or C0), runs the step once and compares with the oracle.
 /// Throws gemm::Error on a refused shape or a CUDA failure.
 CheckReport check_step(const Step& step, const Problem& problem, Oracle oracle = Oracle::cublas);

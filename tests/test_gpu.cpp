@@ -39,8 +39,11 @@ bool small(const Shape& s) { return double(s.m) * s.n * s.k <= 4e7; }
 std::vector<Step> real_steps() {
   const DeviceInfo d = query_device();
   std::vector<Step> out;
-  for (const Step& s : registered_steps())
-    if (!s.fixture && (!s.required_cc || s.required_cc == d.cc_major * 10 + d.cc_minor)) out.push_back(s);
+  for (const Step& s : registered_steps()) {
+    if (s.fixture) continue;
+    if (!s.required_cc || s.required_cc == d.cc_major * 10 + d.cc_minor) out.push_back(s);
+    else gemm_test::mark_skipped("the Hopper steps need compute capability 9.0");  // counted, not silent
+  }
   return out;
 }
 

@@ -169,12 +169,18 @@ TEST_CASE("sass: every step meets all.expect and its NN_*.expect", "[sass]") {
   INFO(r.out);
   for (const auto& l : lines_starting(r.out, "FAIL ")) FAIL_CHECK(l);
   CHECK(r.status == 0);
-  // The checks did run: the fp32 steps with a rule file each contribute PASS lines.
-  for (const char* step : {"01_naive", "05_2d_blocktiling", "06_vectorized_loads", "08_warptiling"}) {
-    if (!fs::exists(paths().repo / "kernels" / (std::string(step) + ".cu"))) continue;
+  // The checks did run: every step with a rule file (sass_annotations/NN_name.expect) contributes
+  // PASS lines (a step whose dump held no function used to pass every rule without one).
+  int with_rules = 0;
+  for (const auto& e : fs::directory_iterator(paths().repo / "sass_annotations")) {
+    const std::string step = e.path().stem().string();
+    if (e.path().extension() != ".expect" || step == "all") continue;
+    if (!fs::exists(paths().repo / "kernels" / (step + ".cu"))) continue;
+    ++with_rules;
     INFO(step);
-    CHECK(r.out.find("PASS " + std::string(step) + " ") != std::string::npos);
+    CHECK(r.out.find("PASS " + step + " ") != std::string::npos);
   }
+  CHECK(with_rules >= 4);
 }
 
 TEST_CASE("sass twin scalar_loads: step 06's 128-bit global load rule flags scalar loads", "[sass]") {
@@ -191,6 +197,66 @@ TEST_CASE("sass twin local_array: the no-LDL/STL and zero-stack rules flag a run
 
 TEST_CASE("sass twin hopper_serialized_wgmma: the no-serialized-wgmma rule flags ptxas's C7515", "[sass]") {
   check_twin("hopper_serialized_wgmma");
+}
+
+TEST_CASE("sass twin partial_scalar_a: step 06's exact rules flag A alone read by 32-bit loads", "[sass]") {
+  check_twin("partial_scalar_a");
+}
+
+TEST_CASE("sass twin no_kernel: a unit whose dump holds no kernel function fails instead of passing every rule", "[sass]") {
+  check_twin("no_kernel");
+}
+
+TEST_CASE("sass twin ptxas_warning: the all-steps rule `ptxas lacks warning` flags a ptxas warning", "[sass]") {
+  check_twin("ptxas_warning");
+}
+
+TEST_CASE("sass twin hopper_setmaxnreg_ignored: step 14's ptxas rule flags 'setmaxnreg' ignored (C7508)", "[sass]") {
+  check_twin("hopper_setmaxnreg_ignored");
+}
+
+TEST_CASE("sass annotations: a quoted block must be in order, contiguous and in one function", "[sass]") {
+  if (!have_objects_or_skip()) return;
+  // Four consecutive instruction lines of step 06's kernel (from its first FFMA on), quoted five ways.
+  std::vector<std::string> lines;
+  for (const auto& e : fs::directory_iterator(paths().build / "sass" / "06_vectorized_loads")) {
+    const std::string n = e.path().filename().string();
+    if (e.path().extension() != ".sass" || n.find(".cuobjdump.") != std::string::npos || n.find(".nvdisasm.") != std::string::npos) continue;
+    std::ifstream in(e.path());
+    bool started = false;
+    for (std::string l; std::getline(in, l) && lines.size() < 6;) {
+      if (l.empty() || l.rfind("//", 0) == 0) continue;
+      started |= l.find("FFMA") != std::string::npos;
+      if (!started) continue;
+      if (l.rfind("        ", 0) != 0) break;  // a label: stop at a run of plain instructions
+      lines.push_back(l.substr(8));
+    }
+  }
+  REQUIRE(lines.size() >= 6);
+  auto fresh = [&](const std::vector<std::string>& quote) {
+    const fs::path md = paths().build / "fresh-twin.md";
+    {
+      std::ofstream out(md);
+      out << "A walkthrough.\n\n```sass\n";
+      for (const auto& q : quote) out << q << "\n";
+      out << "```\n";
+    }
+    const Run r = sass_py("fresh --md " + shell_quote(md.string()) + " --step 06");
+    fs::remove(md);
+    return r;
+  };
+  const std::vector<std::string> run4(lines.begin() + 2, lines.begin() + 6);
+  CHECK(fresh(run4).status == 0);                                      // as in the dump
+  CHECK(fresh({run4[0], run4[1], "...", run4[3]}).status == 0);        // a marked elision
+  const Run gap = fresh({run4[0], run4[1], run4[3]});                  // a line dropped silently
+  INFO(gap.out);
+  CHECK(gap.status == 1);
+  CHECK(gap.out.find("not in this order and contiguous") != std::string::npos);
+  const Run swapped = fresh({run4[1], run4[0], run4[2], run4[3]});     // out of order
+  CHECK(swapped.status == 1);
+  const Run foreign = fresh({run4[0], "FFMA R999, R998, R997, R996 ;"});  // not in the dump at all
+  CHECK(foreign.status == 1);
+  CHECK(foreign.out.find("is in no function") != std::string::npos);
 }
 
 TEST_CASE("sass annotations: every quoted SASS/PTX line is in the current dump", "[sass]") {

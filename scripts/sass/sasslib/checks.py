@@ -154,11 +154,18 @@ def check_unit(unit, rules=None):
     else:
         rules = [(None, r, 0, "command line") for r in rules]
     results, consts = [], source_constants(unit.source)
+    if not funcs and unit.step != "00":
+        # Only step 00 (cuBLAS) has no device code; anywhere else an empty dump means the kernel was
+        # not compiled in (an uninstantiated template, a dropped launcher), and every rule would
+        # otherwise pass by having nothing to look at.
+        return [(False, "-", rule, "no kernel function in the dump (only step 00 may have none)",
+                 f"{os.path.relpath(path, REPO) if os.path.isabs(path) else path}:{n}")
+                for _, rule, n, path in rules]
     for func_re, rule, n, path in rules:
         where = f"{os.path.relpath(path, REPO) if os.path.isabs(path) else path}:{n}"
         chosen = [f for f in funcs if func_re is None or re.search(func_re, f.demangled or f.short)]
         if not chosen and func_re is None:
-            continue  # a step without device code (00: cuBLAS) has nothing to check
+            continue  # step 00 (cuBLAS) has no device code: nothing to check
         if not chosen:
             results.append((False, "-", rule, f"no kernel function matches /{func_re}/", where))
         for f in chosen:
@@ -190,41 +197,127 @@ def cmd_check(args):
 def quoted_lines(md_path):
     """(kind, line number, text) for every line inside ```sass / ```ptx blocks, skipping comments,
     elisions (...) and blank lines."""
-    out, kind = [], None
+    return [(kind, n, text) for kind, _, segments in quoted_blocks(md_path) for seg in segments for n, text in seg]
+
+
+def quoted_blocks(md_path):
+    """[(kind, first line number, segments)] for every ```sass / ```ptx block: the quoted lines of a
+    block, split into segments at elisions (a line starting with ...); comment lines (// or #) and
+    blank lines are skipped. Each segment is [(line number, text)], an address prefix /*0040*/ dropped."""
+    blocks, kind, cur = [], None, None
     for n, line in enumerate(open(md_path), 1):
         s = line.strip()
         if s.startswith("```"):
-            kind = s[3:].strip() if kind is None else None
+            if kind is None:
+                kind = s[3:].strip()
+                cur = (kind, n + 1, [[]])
+            else:
+                if kind in ("sass", "ptx"):
+                    segments = [seg for seg in cur[2] if seg]
+                    if segments:
+                        blocks.append((cur[0], cur[1], segments))
+                kind = None
             continue
-        if kind in ("sass", "ptx") and s and not s.startswith(("//", "...", "#")):
-            s = re.sub(r"^/\*[0-9a-f]+\*/\s*", "", s)
-            out.append((kind, n, s))
-    return out
+        if kind not in ("sass", "ptx") or not s or s.startswith(("//", "#")):
+            continue
+        if s.startswith("..."):
+            cur[2].append([])
+            continue
+        cur[2][-1].append((n, re.sub(r"^/\*[0-9a-f]+\*/\s*", "", s)))
+    return blocks
 
 
 def norm(s):
     return re.sub(r"\s+", " ", s).strip()
 
 
-def cmd_fresh(args):
+def listing_lines(path):
+    """The normalized, non-comment, non-blank lines of one function's clean SASS or PTX file."""
+    return [norm(l) for l in open(path) if l.strip() and not l.lstrip().startswith("//")]
+
+
+def function_listings(unit, kind):
+    """{file name: [lines]} of every function of a dumped unit: clean SASS (kind "sass") or PTX."""
+    ext = ".sass" if kind == "sass" else ".ptx"
+    out = {}
+    for f in sorted(glob.glob(os.path.join(unit.out, "*" + ext))):
+        if f.endswith((".cuobjdump.sass", ".nvdisasm.sass")):
+            continue
+        out[os.path.basename(f)] = listing_lines(f)
+    return out
+
+
+def find_block(segments, lines):
+    """True when the segments appear in `lines` in order, each as consecutive lines (an elision
+    between segments may skip any number of lines). Greedy earliest match: optimal for this."""
+    pos = 0
+    for seg in segments:
+        want = [norm(t) for _, t in seg]
+        hit = next((i for i in range(pos, len(lines) - len(want) + 1) if lines[i:i + len(want)] == want), None)
+        if hit is None:
+            return False
+        pos = hit + len(want)
+    return True
+
+
+def first_missing(segments, listings):
+    """For a stale block: the first quoted line found in no function at all, or None when every
+    line exists somewhere (then only the order, contiguity or single-function rule is broken)."""
+    everything = set()
+    for lines in listings.values():
+        everything |= set(lines)
+    for seg in segments:
+        for n, t in seg:
+            if norm(t) not in everything:
+                return n, t
+    return None
+
+
+def check_md(md, listings_by_unit, label):
+    """Prints a STALE line for every quoted block of `md` that is not, in order and contiguous
+    (elisions aside), inside one function of one of the units; returns (blocks, stale)."""
     stale = 0
-    mds = sorted(glob.glob(os.path.join(REPO, "sass_annotations", "[0-9][0-9]*_*.md")))
-    for md in mds:
-        step = os.path.basename(md).split("_")[0]
-        unit = find_unit(args.build, step)
-        ensure_dumped(unit)
-        sass = set()
-        for f in glob.glob(os.path.join(unit.out, "*.sass")):
-            if not f.endswith((".cuobjdump.sass", ".nvdisasm.sass")):
-                sass |= {norm(l) for l in open(f) if not l.startswith("//")}
-        ptx = set()
-        for f in glob.glob(os.path.join(unit.out, "*.ptx")):
-            ptx |= {norm(l) for l in open(f) if not l.startswith("//")}
-        quotes = quoted_lines(md)
-        for kind, n, text in quotes:
-            if norm(text) not in (sass if kind == "sass" else ptx):
-                stale += 1
-                print(f"STALE {os.path.relpath(md, REPO)}:{n}: {kind} line not in the current dump of {unit.name}: {text}")
-        print(f"{os.path.relpath(md, REPO)}: {len(quotes)} quoted line(s) checked against {unit.out}")
+    blocks = quoted_blocks(md)
+    for kind, start, segments in blocks:
+        ok = any(find_block(segments, lines) for listings in listings_by_unit.values()
+                 for lines in listings[kind].values())
+        if ok:
+            continue
+        stale += 1
+        all_listings = {f"{u}/{f}": l for u, ls in listings_by_unit.items() for f, l in ls[kind].items()}
+        miss = first_missing(segments, all_listings)
+        why = (f"line {miss[0]} is in no function: {miss[1]}" if miss else
+               "every line exists, but not in this order and contiguous (mark skipped lines with ...) in one function")
+        print(f"STALE {os.path.relpath(md, REPO)}:{start}: {kind} block of {sum(map(len, segments))} line(s) "
+              f"not in the current dump of {label}: {why}")
+    return len(blocks), stale
+
+
+def cmd_fresh(args):
+    """Every ```sass / ```ptx block of sass_annotations/NN_*.md must appear in its step's dump, and
+    every such block of docs/*.md in the dump of some step: in order, contiguous between elisions
+    (...), inside one function. --md FILE --step NN checks one file against one step."""
+    stale = 0
+    units = {}
+
+    def listings(step):
+        if step not in units:
+            unit = find_unit(args.build, step)
+            ensure_dumped(unit)
+            units[step] = (unit, {"sass": function_listings(unit, "sass"), "ptx": function_listings(unit, "ptx")})
+        return units[step]
+
+    if getattr(args, "md", None):
+        jobs = [(os.path.abspath(args.md), [args.step] if args.step else [u.step for u in all_steps(args.build)])]
+    else:
+        jobs = [(md, [os.path.basename(md).split("_")[0]])
+                for md in sorted(glob.glob(os.path.join(REPO, "sass_annotations", "[0-9][0-9]*_*.md")))]
+        jobs += [(md, [u.step for u in all_steps(args.build)]) for md in sorted(glob.glob(os.path.join(REPO, "docs", "*.md")))]
+    for md, steps in jobs:
+        by_unit = {listings(s)[0].name: listings(s)[1] for s in steps}
+        label = next(iter(by_unit)) if len(by_unit) == 1 else "any step"
+        n, bad = check_md(md, by_unit, label)
+        stale += bad
+        print(f"{os.path.relpath(md, REPO)}: {n} quoted block(s) checked against {label}")
     print(f"{stale} stale quote(s)")
     return 1 if stale else 0

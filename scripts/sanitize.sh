@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# compute-sanitizer over every built step (make sanitize; scripts/gpu_visit.sh sanitizer):
+#   scripts/sanitize.sh [--build DIR] [--tools memcheck,racecheck,initcheck,synccheck] [--steps 06,14]
+# memcheck, racecheck, initcheck and synccheck run each step executable with --check-only on small
+# ragged shapes:
+#   67 x 92 x 48      every block an edge block: M ragged for every tile; N and K multiples of 4
+#                     and K of 8 (the vector and TMA steps' alignment), so no step refuses it;
+#   1445 x 2856 x 72  more tiles than the H200's 132 SMs for every tile size (12 x 12 = 144 tiles of
+#                     128 x 256: one full wave and a partial one) with a ragged last tile in M (37)
+#                     and N (40) and a K tail;
+#   264 x 520 x 56    (04-09) two whole 128 x 256 blocks each way plus a ragged one, 3 K tiles of 16
+#                     plus a tail: the unpredicated interior copies as well as the zero-filling ones;
+#   900 x 4868 x 72   (09) 160 tiles of 128 x 256, one wave + 28: the stream-K kernel and its fixup.
+# Then the proof that the tools are wired in: build/bin/fixture_racy (a missing __syncthreads) must
+# be reported by racecheck, build/bin/fixture_oob (a read past A) by memcheck; if either is NOT
+# reported, that is a failure.
+# Prints one line per step and tool, then a summary. Logs: $OUT/sanitize/ (or sanitize_out/).
+# Environment: COMPUTE_SANITIZER (the binary), SANITIZER_JOBS (runs at once, default 4), SANITIZER_RUN_TIMEOUT_S (per run, default 600).
+# Exit 0: no finding and both fixtures caught; 1: a finding, a failed run, or a fixture not caught;
+# 2: bad arguments, no compute-sanitizer, no binaries or no CUDA device.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUILD=build
+TOOLS=memcheck,racecheck,initcheck,synccheck
+STEPS=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) BUILD=$2; shift 2 ;;
+    --tools) TOOLS=$2; shift 2 ;;
+    --steps) STEPS=$2; shift 2 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "error: sanitize.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+IFS=, read -r -a tools <<< "$TOOLS"
+for t in "${tools[@]}"; do
+  case "$t" in memcheck|racecheck|initcheck|synccheck) ;; *) echo "error: sanitize.sh: unknown tool '$t'" >&2; exit 2 ;; esac
+done
+LOGS=${OUT:-sanitize_out}/sanitize
+PER_RUN_S=${SANITIZER_RUN_TIMEOUT_S:-600}
+
+# COMPUTE_SANITIZER names another binary (the CPU test of this script passes a stub).
+SAN=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || true)}
+for c in /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer; do
+  [ -z "$SAN" ] && [ -x "$c" ] && SAN=$c
+done
+[ -z "$SAN" ] && { echo "error: sanitize.sh: no compute-sanitizer on PATH or in /usr/local/cuda/bin" >&2; exit 2; }
+mkdir -p "$LOGS"
+
+bins=()
+for b in "$BUILD"/bin/[0-9][0-9]_*; do
+  [ -x "$b" ] || continue
+  id=$(basename "$b"); id=${id%%_*}
+  if [ -n "$STEPS" ] && [[ ",$STEPS," != *",$id,"* ]]; then continue; fi
+  bins+=("$b")
+done
+[ ${#bins[@]} -eq 0 ] && { echo "error: sanitize.sh: no step executables in $BUILD/bin (make first)" >&2; exit 2; }
+for f in fixture_racy fixture_oob; do
+  [ -x "$BUILD/bin/$f" ] || { echo "error: sanitize.sh: $BUILD/bin/$f is missing (make fixtures)" >&2; exit 2; }
+done
+# Without a GPU every run would "fail" the same way: say so once instead (SANITIZE_NO_PROBE=1 skips
+# this, for the CPU test that runs the script against a stub sanitizer).
+if [ -z "${SANITIZE_NO_PROBE:-}" ]; then
+  probe=$("${bins[0]}" --m 8 --n 8 --k 8 --check-only 2>&1); probe_rc=$?
+  if [ $probe_rc -eq 2 ] && grep -q "no CUDA device" <<< "$probe"; then
+    echo "error: sanitize.sh: no CUDA device" >&2; exit 2
+  fi
+fi
+
+# The shapes of one step executable, M:N:K each.
+shapes_of() {
+  local name; name=$(basename "$1")
+  echo "67:92:48 1445:2856:72"
+  case "$name" in 0[4-9]_*) echo "264:520:56" ;; esac
+  case "$name" in 09_*) echo "900:4868:72" ;; esac
+}
+
+# Runs one tool on one executable and shape, writing LOG and LOG.rc; 0: clean, else a finding (99),
+# a failed run or a timeout (124).
+run_one() {
+  local tool=$1 bin=$2 m=$3 n=$4 k=$5 log=$6
+  timeout "$PER_RUN_S" "$SAN" --tool "$tool" --error-exitcode 99 "$bin" --m "$m" --n "$n" --k "$k" --check-only > "$log" 2>&1
+  local rc=$?
+  echo "$rc" > "$log.rc"
+  return $rc
+}
+export -f run_one
+export SAN PER_RUN_S
+
+# Every (tool, step, shape) run, SANITIZER_JOBS at a time (default 4: they share the GPU).
+jobs_file="$LOGS/jobs.txt"
+: > "$jobs_file"
+rm -f "$LOGS"/*.log "$LOGS"/*.log.rc
+for tool in "${tools[@]}"; do
+  for bin in "${bins[@]}"; do
+    for shape in $(shapes_of "$bin"); do
+      IFS=: read -r m n k <<< "$shape"
+      echo "$tool $bin $m $n $k $LOGS/${tool}_$(basename "$bin")_${m}x${n}x${k}.log" >> "$jobs_file"
+    done
+  done
+done
+echo "sanitize: $(wc -l < "$jobs_file") runs, ${SANITIZER_JOBS:-4} at a time; logs in $LOGS"
+xargs -P "${SANITIZER_JOBS:-4}" -L 1 bash -c 'run_one "$@"' _ < "$jobs_file"
+
+failures=0 lines=()
+for tool in "${tools[@]}"; do
+  for bin in "${bins[@]}"; do
+    name=$(basename "$bin") bad=() ran=0
+    for shape in $(shapes_of "$bin"); do
+      IFS=: read -r m n k <<< "$shape"
+      log="$LOGS/${tool}_${name}_${m}x${n}x${k}.log"
+      ran=$((ran + 1))
+      rc=$(cat "$log.rc" 2>/dev/null || echo "never ran")
+      if [ "$rc" != 0 ]; then
+        why="exit $rc"
+        [ "$rc" = 99 ] && why=$(grep -m1 -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard|Invalid|Uninitialized|Barrier" "$log" | sed 's/^=* *//')
+        [ "$rc" = 124 ] && why="timed out after ${PER_RUN_S} s"
+        bad+=("${m}x${n}x${k}: $why")
+      fi
+    done
+    if [ ${#bad[@]} -eq 0 ]; then
+      line=$(printf "%-10s %-28s PASS (%d shapes)" "$tool" "$name" "$ran")
+    else
+      failures=$((failures + 1))
+      line=$(printf "%-10s %-28s FAIL %s (logs: %s/%s_%s_*.log)" "$tool" "$name" "$(IFS=';'; echo "${bad[*]}")" "$LOGS" "$tool" "$name")
+    fi
+    echo "$line"
+    lines+=("$line")
+  done
+done
+
+# The tools must catch the deliberately broken fixtures (exit 99 from the sanitizer and its report).
+expect_caught() {
+  local tool=$1 fixture=$2 pattern=$3
+  local log="$LOGS/${tool}_${fixture}_expected_finding.log"
+  run_one "$tool" "$BUILD/bin/$fixture" 64 64 64 "$log"
+  local rc=$?
+  if [ $rc -eq 99 ] && grep -qE "$pattern" "$log"; then
+    line=$(printf "%-10s %-28s caught as expected (%s)" "$tool" "$fixture" "$(grep -m1 -oE "$pattern" "$log")")
+  else
+    failures=$((failures + 1))
+    line=$(printf "%-10s %-28s FAIL: NOT reported (exit %d; want exit 99 and /%s/; log %s): the tool is not wired in" \
+      "$tool" "$fixture" "$rc" "$pattern" "$log")
+  fi
+  echo "$line"
+  lines+=("$line")
+}
+expect_caught racecheck fixture_racy "RACECHECK SUMMARY: [1-9][0-9]* hazard|Race reported|[Hh]azard"
+expect_caught memcheck fixture_oob "Invalid __global__ read"
+
+echo
+echo "==== compute-sanitizer summary ($(IFS=,; echo "${tools[*]}"); logs in $LOGS) ===="
+printf '%s\n' "${lines[@]}" > "$LOGS/summary.txt"
+if [ $failures -eq 0 ]; then
+  echo "sanitize: PASS: ${#bins[@]} steps x ${#tools[@]} tools clean; both fixtures caught"
+  exit 0
+fi
+echo "sanitize: FAIL: $failures line(s) failed (see above)"
+exit 1

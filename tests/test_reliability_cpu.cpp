@@ -1,0 +1,304 @@
+// Reliability tests that need no GPU: the wrong-capability refusal through its seam
+// (gemm::capability_refusal), the 16-byte-row refusals of steps 06-09, the tolerance against a real
+// error (one dropped product at K = 8192), ptxas warnings in the build, one clear line and a
+// non-zero exit for every kind of bad input (step executables, make, the fuzzer, the sanitizer
+// script), the fuzzer's seeded draws, and scripts/sanitize.sh's verdicts against a stub sanitizer
+// (it must fail when the deliberately broken fixtures are not reported).
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../common/compare.hpp"
+#include "../common/device_info.hpp"
+#include "../common/registry.hpp"
+#include "../common/runner.hpp"
+#include "support.hpp"
+
+using namespace gemm;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// The build folder (the parent of this binary's folder) and the repository (the current directory
+/// when it holds the Makefile, as under `make test`, else the build folder's parent).
+fs::path build_dir() { return gemm_test::binary_dir().parent_path(); }
+fs::path repo_dir() {
+  return fs::exists("Makefile") && fs::exists("scripts/sanitize.sh") ? fs::current_path() : build_dir().parent_path();
+}
+
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+/// Lines of `text` that start with `prefix`.
+std::vector<std::string> lines_with_prefix(const std::string& text, const std::string& prefix) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);)
+    if (l.rfind(prefix, 0) == 0) out.push_back(l);
+  return out;
+}
+
+/// Runs `command`; a crash (signal) fails the calling test.
+gemm_test::CommandResult run(const std::string& command) {
+  gemm_test::CommandResult r = gemm_test::run_command(command);
+  INFO(command << "\n" << r.output);
+  REQUIRE(r.exited);
+  return r;
+}
+
+/// Runs a binary next to this test binary with `args`.
+gemm_test::CommandResult run_bin(const std::string& name, const std::string& args) {
+  return run(quote((gemm_test::binary_dir() / name).string()) + " " + args);
+}
+
+/// A refused input: exit 2, exactly one line starting "error:", and it contains `what`.
+void expect_one_clear_line(const gemm_test::CommandResult& r, const std::string& what, int status = 2) {
+  INFO(r.output);
+  CHECK(r.status == status);
+  const auto errors = lines_with_prefix(r.output, "error:");
+  CHECK(errors.size() == 1);
+  if (!errors.empty()) CHECK_THAT(errors.front(), Catch::Contains(what));
+}
+
+/// Files under `dir` (not recursing) whose name ends in .txt and whose text holds "warning".
+std::vector<std::string> ptxas_reports_with_warnings(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (!e.is_regular_file() || e.path().extension() != ".txt") continue;
+    std::ifstream in(e.path());
+    for (std::string l; std::getline(in, l);)
+      if (l.find("warning") != std::string::npos) {
+        out.push_back(e.path().filename().string() + ": " + l);
+        break;
+      }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("Hopper steps are refused on any compute capability but 9.0 (the seam of refusal())", "[cpu][reliability]") {
+  for (const Step& s : registered_steps()) {
+    CAPTURE(s.id);
+    for (auto [major, minor] : {std::pair{8, 0}, {8, 9}, {9, 0}, {10, 0}, {12, 0}, {7, 5}}) {
+      const auto why = capability_refusal(s, major, minor, "Test GPU");
+      if (!s.required_cc || major * 10 + minor == s.required_cc) {
+        CHECK_FALSE(why.has_value());
+        continue;
+      }
+      REQUIRE(why.has_value());
+      CHECK_THAT(*why, Catch::Contains(fmt::format("step {} is built for compute capability 9.0 only", s.id)) &&
+                           Catch::Contains(fmt::format("this GPU (Test GPU) is {}.{}", major, minor)));
+      CHECK(why->find('\n') == std::string::npos);  // one line
+    }
+  }
+  // The Hopper steps do need 9.0 (a step that forgot required_cc would run sm_90a code anywhere).
+  int hopper = 0;
+  for (const Step& s : registered_steps()) hopper += !s.fixture && s.dtype == Dtype::bf16 && s.required_cc == 90;
+  CHECK(hopper >= 1);
+}
+
+// Moved from a GPU-only test of tests/test_fp32_ladder.cpp, where CI (no GPU) never ran them.
+TEST_CASE("steps 06-09 refuse N % 4 != 0 and K % 4 != 0 with the reason; 04 and 05 accept them", "[cpu][reliability]") {
+  struct S { int m, n, k; const char* why; };
+  for (const std::string id : {"04", "05", "06", "07", "08", "09"}) {
+    const Step step = find_step(id);
+    const bool aligned = id >= "06";
+    for (S s : {S{64, 66, 64, "N=66 is not a multiple of 4"}, S{64, 64, 66, "K=66 is not a multiple of 4"},
+                S{33, 161, 96, "N=161 is not a multiple of 4"}, S{8, 8, 5, "K=5 is not a multiple of 4"}}) {
+      INFO(fmt::format("step {} M={} N={} K={}", id, s.m, s.n, s.k));
+      const auto why = shape_refusal(step, s.m, s.n, s.k);
+      if (aligned) {
+        REQUIRE(why.has_value());
+        CHECK_THAT(*why, Catch::Contains(s.why) && Catch::Contains("16-byte aligned"));
+      } else {
+        CHECK_FALSE(why.has_value());
+      }
+    }
+    CHECK_FALSE(shape_refusal(step, 1, 4, 4).has_value());
+    CHECK_FALSE(shape_refusal(step, 4097, 4100, 4104).has_value());
+  }
+}
+
+TEST_CASE("tolerance: one dropped product at K = 8192 is outside it for most elements; fp32 rounding is inside", "[cpu][reliability][tolerance]") {
+  // Random normal A (m x K) and B (K x n), as the GPU checks draw them. The reference is the fp64
+  // product rounded to fp32. A correct fp32 kernel (here: a sequential fp32 sum, the worst common
+  // order) must pass; the same sum without the product of k = 4096 (fixture x6's bug) must fail
+  // almost everywhere: |a b| of two N(0, 1) values is below the tolerance 16 * 2^-24 * 8192 ~ 0.0078
+  // only ~3% of the time.
+  const int m = 24, n = 24, K = 8192;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> a(size_t(m) * K), b(size_t(K) * n);
+  for (float& v : a) v = normal(rng);
+  for (float& v : b) v = normal(rng);
+  std::vector<float> want(size_t(m) * n), got(want.size()), dropped(want.size());
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double exact = 0;
+      float sum = 0, sum_dropped = 0;
+      for (int k = 0; k < K; ++k) {
+        const float p = a[size_t(i) * K + k] * b[size_t(k) * n + j];
+        exact += double(a[size_t(i) * K + k]) * b[size_t(k) * n + j];
+        sum += p;
+        if (k != 4096) sum_dropped += p;
+      }
+      want[size_t(i) * n + j] = float(exact);
+      got[size_t(i) * n + j] = sum;
+      dropped[size_t(i) * n + j] = sum_dropped;
+    }
+  const std::vector<float> guard(16, std::numeric_limits<float>::quiet_NaN());
+  const Tolerance tol{Dtype::fp32, false, K, 1.0, 0.0};
+  const CheckReport right = compare(got, want, {}, guard, m, n, tol);
+  INFO(right.summary());
+  CHECK(right.passed);
+  const CheckReport wrong = compare(dropped, want, {}, guard, m, n, tol);
+  INFO(wrong.summary());
+  CHECK_FALSE(wrong.passed);
+  CHECK(wrong.mismatches > 0.9 * m * n);
+}
+
+TEST_CASE("ptxas: no step's report holds a warning (the build's `|| true` hides them)", "[cpu][reliability][ptxas]") {
+  const fs::path reports = build_dir() / "ptxas";
+  if (!fs::exists(reports / "01_naive.txt")) {
+    gemm_test::mark_skipped("no build/ptxas reports next to this binary: run where the build happened");
+    return;
+  }
+  for (const std::string& w : ptxas_reports_with_warnings(reports)) FAIL_CHECK(w);
+  // The scan can fail: the SASS twin tests/sass_twins/ptxas_warning.cu draws a real ptxas warning.
+  const fs::path twins = reports / "sass_twins";
+  REQUIRE(fs::exists(twins / "ptxas_warning.txt"));
+  const auto hits = ptxas_reports_with_warnings(twins);
+  CHECK(std::any_of(hits.begin(), hits.end(), [](const std::string& h) { return h.rfind("ptxas_warning.txt", 0) == 0; }));
+}
+
+TEST_CASE("bad input to a step executable: one clear line and exit 2", "[cpu][reliability][exe]") {
+  // Numbers: not a number, negative, too large for an int, fractional.
+  expect_one_clear_line(run_bin("01_naive", "--m 12x"), "--m");
+  expect_one_clear_line(run_bin("01_naive", "--n -5"), "--n");
+  expect_one_clear_line(run_bin("01_naive", "--k 99999999999"), "--k");
+  expect_one_clear_line(run_bin("01_naive", "--m 1.5"), "--m");
+  expect_one_clear_line(run_bin("01_naive", "--reps 3"), "--reps");
+  // Conflicting flags.
+  expect_one_clear_line(run_bin("01_naive", "--check-only --no-check"), "excludes");
+  expect_one_clear_line(run_bin("01_naive", "--series s.csv"), "--series needs --sustained");
+  expect_one_clear_line(run_bin("01_naive", "--profile-once step --check-only"), "--profile-once");
+  expect_one_clear_line(run_bin("14_two_consumers", "--m 64 --n 64 --k 64 --alpha 2"), "apply to fp32 steps only");
+  // Unsupported shapes (refused before any GPU is looked for).
+  expect_one_clear_line(run_bin("06_vectorized_loads", "--m 64 --n 66 --k 64"), "N=66 is not a multiple of 4");
+  expect_one_clear_line(run_bin("09_async_copy_pipeline", "--m 64 --n 64 --k 66"), "K=66 is not a multiple of 4");
+  expect_one_clear_line(run_bin("14_two_consumers", "--m 64 --n 64 --k 12"), "K % 8 == 0");
+  // A missing GPU (on a machine with one, a valid run passes instead).
+  const auto r = run_bin("12_larger_tiles", "--m 64 --n 64 --k 64 --check-only");
+  if (cuda_device_count() == 0) expect_one_clear_line(r, "no CUDA device found");
+}
+
+TEST_CASE("bad input to make: an unknown step id is one clear line and a non-zero exit", "[cpu][reliability][make]") {
+  if (!fs::exists(repo_dir() / "Makefile") || gemm_test::run_command("make --version").status != 0) {
+    gemm_test::mark_skipped("no Makefile next to this binary, or no make");
+    return;
+  }
+  for (const std::string goal : {"99", "run STEP=99", "sass STEP=7", "diff A=05 B=42"}) {
+    const auto r = run("make -n -s --no-print-directory -C " + quote(repo_dir().string()) + " " + goal);
+    INFO("make " << goal << "\n" << r.output);
+    CHECK(r.status != 0);
+    CHECK_THAT(r.output, Catch::Contains("no step '"));
+    CHECK(lines_with_prefix(r.output, "Makefile:").size() == 1);
+  }
+}
+
+TEST_CASE("fuzz: --help, bad input, no GPU, and seeded draws that cover every family and reproduce", "[cpu][reliability][fuzz]") {
+  if (!fs::exists(gemm_test::binary_dir() / "fuzz")) {
+    FAIL("build/bin/fuzz is missing: `make test` builds it");
+  }
+  const auto help = run_bin("fuzz", "--help");
+  CHECK(help.status == 0);
+  CHECK_THAT(help.output, Catch::Contains("--seed") && Catch::Contains("--count") && Catch::Contains("--steps"));
+  expect_one_clear_line(run_bin("fuzz", "--steps 06,zz --dry-run"), "no step 'zz'");
+  expect_one_clear_line(run_bin("fuzz", "--count 0"), "--count");
+  if (cuda_device_count() == 0) expect_one_clear_line(run_bin("fuzz", "--count 10"), "no CUDA device");
+
+  // 800 draws of steps 06 and 14: every family appears, some draws are refusals of each step and
+  // most are not, sizes stay modest, and the same seed gives the same draws.
+  const auto a = run_bin("fuzz", "--seed 7 --count 800 --steps 06,14 --dry-run");
+  REQUIRE(a.status == 0);
+  CHECK(a.output == run_bin("fuzz", "--seed 7 --count 800 --steps 06,14 --dry-run").output);
+  CHECK(a.output != run_bin("fuzz", "--seed 8 --count 800 --steps 06,14 --dry-run").output);
+  for (const char* family : {"(tiny ", "(prime ", "(skinny ", "(flat ", "(k-stages ", "(tile-edge ", "(ragged ", "(grid-limit "})
+    CHECK_THAT(a.output, Catch::Contains(family));
+  const auto lines06 = lines_with_prefix(a.output, "06 "), lines14 = lines_with_prefix(a.output, "14 ");
+  CHECK(lines06.size() == 400);
+  CHECK(lines14.size() == 400);
+  for (const auto* lines : {&lines06, &lines14}) {
+    const auto refused = std::count_if(lines->begin(), lines->end(), [](const std::string& l) { return l.find(" refused: ") != std::string::npos; });
+    CHECK(refused >= 10);
+    CHECK(refused <= 200);
+  }
+  // Shape 123 of step 06, drawn alone, is the same as in the whole sequence.
+  const auto one = run_bin("fuzz", "--seed 7 --count 1 --steps 06 --first 123 --dry-run");
+  REQUIRE(one.status == 0);
+  CHECK(one.output == lines06.at(123) + "\n");
+}
+
+TEST_CASE("sanitize.sh: bad input, and its verdicts against a stub sanitizer (fixtures must be caught)", "[cpu][reliability][sanitize]") {
+  const fs::path script = repo_dir() / "scripts/sanitize.sh";
+  REQUIRE(fs::exists(script));
+  const auto help = run(quote(script.string()) + " --help");
+  CHECK(help.status == 0);
+  CHECK_THAT(help.output, Catch::Contains("racecheck") && Catch::Contains("initcheck"));
+  expect_one_clear_line(run(quote(script.string()) + " --tools memcheck,bogus"), "unknown tool 'bogus'");
+  expect_one_clear_line(run(quote(script.string()) + " --frobnicate"), "unknown argument");
+  if (!fs::exists(gemm_test::binary_dir() / "fixture_racy")) FAIL("build/bin/fixture_racy is missing: `make test` builds it");
+
+  // A stub in place of compute-sanitizer: it runs nothing and reports what STUB_MODE asks for.
+  const fs::path dir = build_dir() / "sanitize-stub-test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path stub = dir / "compute-sanitizer";
+  std::ofstream(stub) << "#!/usr/bin/env bash\n"
+                         "# args: --tool T --error-exitcode 99 BIN --m ..\n"
+                         "tool=$2 bin=$(basename \"$5\")\n"
+                         "if [ \"$STUB_MODE\" = honest ] && [ $tool = racecheck ] && [ $bin = fixture_racy ]; then\n"
+                         "  echo '========= RACECHECK SUMMARY: 3 hazards displayed (3 errors, 0 warnings)'; exit 99; fi\n"
+                         "if [ \"$STUB_MODE\" = honest ] && [ $tool = memcheck ] && [ $bin = fixture_oob ]; then\n"
+                         "  echo '========= Invalid __global__ read of size 4 bytes'; exit 99; fi\n"
+                         "if [ \"$STUB_MODE\" = finding ] && [ $tool = initcheck ] && [ $bin = 06_vectorized_loads ]; then\n"
+                         "  echo '========= Uninitialized __global__ memory read of size 4 bytes'; exit 99; fi\n"
+                         "echo '========= ERROR SUMMARY: 0 errors'; exit 0\n";
+  fs::permissions(stub, fs::perms::owner_all);
+  auto sanitize = [&](const std::string& mode) {
+    return run("STUB_MODE=" + mode + " SANITIZE_NO_PROBE=1 COMPUTE_SANITIZER=" + quote(stub.string()) + " OUT=" +
+               quote((dir / mode).string()) + " " + quote(script.string()) + " --build " + quote(build_dir().string()) +
+               " --steps 01,06");
+  };
+  const auto honest = sanitize("honest");
+  CHECK(honest.status == 0);
+  CHECK_THAT(honest.output, Catch::Contains("racecheck  fixture_racy") && Catch::Contains("caught as expected"));
+  CHECK(lines_with_prefix(honest.output, "memcheck   06_vectorized_loads").size() == 1);
+  CHECK(lines_with_prefix(honest.output, "initcheck  01_naive").size() == 1);
+  // A sanitizer that reports nothing (not wired in) fails the run: both fixtures went unreported.
+  const auto blind = sanitize("blind");
+  CHECK(blind.status == 1);
+  CHECK_THAT(blind.output, Catch::Contains("fixture_racy") && Catch::Contains("NOT reported"));
+  CHECK_THAT(blind.output, Catch::Contains("fixture_oob"));
+  // A finding on a step fails its line and the run.
+  const auto finding = sanitize("finding");
+  CHECK(finding.status == 1);
+  const auto bad = lines_with_prefix(finding.output, "initcheck  06_vectorized_loads");
+  REQUIRE(bad.size() == 1);
+  CHECK_THAT(bad.front(), Catch::Contains("FAIL") && Catch::Contains("Uninitialized"));
+  fs::remove_all(dir);
+}
