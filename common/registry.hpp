@@ -73,7 +73,7 @@ std::optional<std::string> shape_refusal(const Step& step, int m, int n, int k);
 /// "Compute Capabilities", table of technical specifications).
 std::optional<std::string> grid_refusal(const char* what, int64_t extent, int64_t tile, int axis);
 
-/// The predicate of the fp32 steps with 16-byte (float4 / 16-byte cp.async) row accesses, 06-09:
+/// The predicate of the fp32 steps with 16-byte (float4 / 16-byte cp.async) row accesses, 06-09b:
 /// K % 4 == 0 (rows of A), N % 4 == 0 (rows of B and C), and ceil(M / bm) blocks on grid y.
 std::optional<std::string> float4_rows_refusal(int m, int n, int k, int bm);
 

@@ -43,8 +43,8 @@ struct SharedStorage {
 constexpr size_t SMEM_BYTES = sizeof(SharedStorage) + 1024;
 
 __global__ void __launch_bounds__(THREADS, 1)
-gemm_warp_specialized(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_a,
-                      const __grid_constant__ CUtensorMap tmap_b, __nv_bfloat16* C) {
+gemm_warp_specialization(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_a,
+                         const __grid_constant__ CUtensorMap tmap_b, __nv_bfloat16* C) {
   extern __shared__ uint8_t smem_raw[];
   SharedStorage& s = *reinterpret_cast<SharedStorage*>(ptx::smem_align_up<1024>(smem_raw));
   const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
@@ -97,12 +97,12 @@ void launch(const gemm::Bf16Gemm& p, cudaStream_t stream) {
   const CUtensorMap tmap_a = gemm::make_tma_2d({p.a, uint64_t(p.m), uint64_t(p.k), BM, BK});
   const CUtensorMap tmap_b = gemm::make_tma_2d({p.b, uint64_t(p.n), uint64_t(p.k), BN, BK});
   static const bool configured = [] {
-    CUDA_CHECK(cudaFuncSetAttribute(gemm_warp_specialized, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
+    CUDA_CHECK(cudaFuncSetAttribute(gemm_warp_specialization, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
     return true;
   }();
   (void)configured;
   const dim3 grid((p.m + BM - 1) / BM, (p.n + BN - 1) / BN);
-  gemm_warp_specialized<<<grid, THREADS, SMEM_BYTES, stream>>>(p.m, p.n, p.k, tmap_a, tmap_b, p.c);
+  gemm_warp_specialization<<<grid, THREADS, SMEM_BYTES, stream>>>(p.m, p.n, p.k, tmap_a, tmap_b, p.c);
   CUDA_CHECK_LAUNCH();
 }
 

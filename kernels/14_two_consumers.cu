@@ -35,10 +35,10 @@ static_assert(WGMMA_N % 8 == 0 && WGMMA_N <= 256 && BM <= 256, "wgmma N and TMA 
 static_assert(128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) <= 65536, "the register split must fit the SM's 64K registers");
 
 struct SharedStorage {
-  alignas(1024) __nv_bfloat16 a[STAGES][BM * BK];  // 16 KB per stage
+  alignas(1024) __nv_bfloat16 a[STAGES][BM * BK];  // 16 KB per stage: stays 1024-byte aligned
   alignas(1024) __nv_bfloat16 b[STAGES][BN * BK];  // 32 KB per stage
-  uint64_t full[STAGES];
-  uint64_t empty[STAGES];
+  uint64_t full[STAGES];   // producer -> consumer: the stage's bytes have landed
+  uint64_t empty[STAGES];  // consumer -> producer: the stage's wgmmas are done reading it
 };
 constexpr size_t SMEM_BYTES = sizeof(SharedStorage) + 1024;
 
@@ -55,11 +55,11 @@ gemm_two_consumers(int M, int N, int K, const __grid_constant__ CUtensorMap tmap
     }
     ptx::fence_mbarrier_init();
   }
-  __syncthreads();
+  __syncthreads();  // the last block-wide barrier: after this the roles never wait for each other's threads
   const int k_tiles = (K + BK - 1) / BK;
   const int wg = threadIdx.x / 128;
 
-  if (wg == 0) {  // producer
+  if (wg == 0) {  // producer warpgroup: one thread issues, the others have nothing to do
     ptx::setmaxnreg_dec<PRODUCER_REGS>();
     if (threadIdx.x == 0) {
       for (int kt = 0; kt < k_tiles; ++kt) {
@@ -84,9 +84,9 @@ gemm_two_consumers(int M, int N, int K, const __grid_constant__ CUtensorMap tmap
         ptx::wgmma_m64n256k16_bf16(acc, ptx::make_desc_k_sw128(s.a[st] + slab * BK + kk * WGMMA_K),
                                    ptx::make_desc_k_sw128(s.b[st] + kk * WGMMA_K), 1);
       ptx::wgmma_commit();
-      ptx::wgmma_wait<0>();
+      ptx::wgmma_wait<0>();  // this warp's view of the stage's wgmmas is complete ...
       ptx::wgmma_fence_operands(acc);
-      if (threadIdx.x % 32 == 0) ptx::mbarrier_arrive(&s.empty[st]);
+      if (threadIdx.x % 32 == 0) ptx::mbarrier_arrive(&s.empty[st]);  // ... so the warp releases the stage
     }
     ptx::store_d_fragment_bf16(acc, C, M, N, m0 + slab, n0);
   }

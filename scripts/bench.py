@@ -13,14 +13,20 @@ import datetime
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
+def step_id(name):
+    """The step id of a binary or kernel name: the part before the first '_' ("09b_stream_k" -> "09b")."""
+    return name.split("_", 1)[0]
+
+
 def steps_in(build):
-    bins = sorted(p for p in (build / "bin").iterdir() if p.name[:2].isdigit() and os.access(p, os.X_OK))
+    bins = sorted(p for p in (build / "bin").iterdir() if re.match(r"\d\d[a-z]?_", p.name) and os.access(p, os.X_OK))
     return bins
 
 
@@ -48,7 +54,7 @@ def main():
     build = pathlib.Path(args.build)
     if not (build / "bin").is_dir():
         sys.exit(f"error: {build}/bin does not exist: run `make` first (or pass --build)")
-    bins = [b for b in steps_in(build) if not args.steps or b.name[:2] in args.steps]
+    bins = [b for b in steps_in(build) if not args.steps or step_id(b.name) in args.steps]
     if not bins:
         sys.exit(f"no step binaries under {build}/bin: run `make` first")
     tmp = build / "bench_rows.csv"
@@ -90,7 +96,7 @@ def main():
     fields = list(rows[0].keys())
     for fail in failures:  # a failed step has a row without timing
         name, size = fail.split(" at ")[0], int(fail.split(" at ")[1].split(":")[0])
-        rows.append({**{k: "" for k in fields}, "step": name[:2], "name": name[3:], "m": size, "n": size,
+        rows.append({**{k: "" for k in fields}, "step": step_id(name), "name": name.split("_", 1)[1], "m": size, "n": size,
                      "k": size, "check": "FAIL", "gpu": gpu})
     rows.sort(key=lambda r: (r["step"], int(r["m"])))
     csv_path = out / f"{slug}.csv"

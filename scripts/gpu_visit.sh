@@ -28,20 +28,20 @@ if has sanitizer; then
   # shared-memory races that a lucky comparison could miss.
   # 67 x 92 x 48: M ragged for every tile; N and K multiples of 4 and K of 8 (the vector and TMA
   # steps' row-alignment requirements), so no step refuses it. Every block of it is an edge block,
-  # so the fp32 steps 04-09 also run 264 x 520 x 56: two whole 128 x 256 blocks in each direction
-  # plus a ragged one, and 3 whole K tiles of 16 plus a tail, which takes step 09's unpredicated
+  # so the fp32 steps 04-09b also run 264 x 520 x 56: two whole 128 x 256 blocks in each direction
+  # plus a ragged one, and 3 whole K tiles of 16 plus a tail, which takes steps 09 and 09b's unpredicated
   # interior copy path as well as its zero-filling one.
   # Stops starting new runs after SANITIZER_BUDGET_S seconds (default 240) and says how far it got.
   : > "$OUT/sanitizer.log"
   san_fail=0 san_runs=0 san_start=$SECONDS
   runs=()
   for b in build/bin/[0-9]*; do runs+=("$b:67:92:48"); done
-  for b in build/bin/0[4-9]_*; do runs+=("$b:264:520:56"); done
-  # Step 09's stream-K kernel and its fixup run only where the tiles make more than one wave:
+  for b in build/bin/0[4-9]*_*; do runs+=("$b:264:520:56"); done
+  # Step 09b's stream-K kernel and its fixup run only where the tiles make more than one wave:
   # 900 x 4868 x 72 is 8 x 20 = 160 tiles of 128 x 256, on 132 SMs one wave plus 28, so all 160
   # go to stream-K (5 K tiles each, the last a tail): 132 blocks of 6 or 7 K tiles, most tiles split
   # between two blocks.
-  for b in build/bin/09_*; do runs+=("$b:900:4868:72"); done
+  for b in build/bin/09b_*; do runs+=("$b:900:4868:72"); done
   for tool in memcheck racecheck synccheck; do
     for run in "${runs[@]}"; do
       IFS=: read -r b m n k <<< "$run"
@@ -55,7 +55,7 @@ if has sanitizer; then
         >> "$OUT/sanitizer.log" 2>&1 || { san_fail=$((san_fail + 1)); echo "sanitizer $tool FAILED on $b ${m}x${n}x${k}"; }
     done
   done
-  summary+=("compute-sanitizer (memcheck, racecheck, synccheck), 67x92x48, (04-09) 264x520x56, (09) 900x4868x72: $san_runs runs, $san_fail failures")
+  summary+=("compute-sanitizer (memcheck, racecheck, synccheck), 67x92x48, (04-09b) 264x520x56, (09b) 900x4868x72: $san_runs runs, $san_fail failures")
 fi
 
 if has bench; then

@@ -1,7 +1,7 @@
-// GPU tests of the fp32 ladder's later steps (04-09) beyond the generic shape suite of test_gpu.cpp:
+// GPU tests of the fp32 ladder's later steps (04-09b) beyond the generic shape suite of test_gpu.cpp:
 // K tails (an odd number of K tiles, a count that is not a multiple of the pipeline's stages, fewer
 // tiles than stages), shapes of one tile, ragged M and N, and the precise refusal of shapes whose
-// rows are not 16-byte aligned (N % 4 or K % 4 != 0) by the float4 / cp.async steps 06-09.
+// rows are not 16-byte aligned (N % 4 or K % 4 != 0) by the float4 / cp.async steps 06-09b.
 // Every shape runs in exact mode (small integers, compared with ==) and random-normal mode.
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -15,8 +15,8 @@ using namespace gemm;
 
 namespace {
 
-const std::vector<std::string> kLadder{"04", "05", "06", "07", "08", "09"};
-const std::set<std::string> kAligned{"06", "07", "08", "09"};  // need N % 4 == 0 and K % 4 == 0
+const std::vector<std::string> kLadder{"04", "05", "06", "07", "08", "09", "09b"};
+const std::set<std::string> kAligned{"06", "07", "08", "09", "09b"};  // need N % 4 == 0 and K % 4 == 0
 
 // K values (all multiples of 4) chosen so that for every BK in {8, 16, 32} and STAGES in {2..5}
 // there is a K with a partial last tile and an odd tile count, one whose tile count is not a
@@ -55,7 +55,7 @@ TEST_CASE("the K-tail list covers odd tile counts and counts that are not a mult
   }
 }
 
-TEST_CASE("fp32 steps 04-09 handle K tails (odd tile counts, not a multiple of the stage count)", "[gpu][fp32_ladder]") {
+TEST_CASE("fp32 steps 04-09b handle K tails (odd tile counts, not a multiple of the stage count)", "[gpu][fp32_ladder]") {
   REQUIRE_GPU_OR_SKIP();
   for (const std::string& id : kLadder)
     for (int k : kTailK) run_both_modes(id, 72, 136, k);
@@ -63,7 +63,7 @@ TEST_CASE("fp32 steps 04-09 handle K tails (odd tile counts, not a multiple of t
   for (const std::string& id : kLadder) run_both_modes(id, 256, 256, 1044);
 }
 
-TEST_CASE("fp32 steps 04-09 on shapes of exactly one tile and smaller", "[gpu][fp32_ladder]") {
+TEST_CASE("fp32 steps 04-09b on shapes of exactly one tile and smaller", "[gpu][fp32_ladder]") {
   REQUIRE_GPU_OR_SKIP();
   struct S { int m, n, k; };
   for (const std::string& id : kLadder)
@@ -72,7 +72,7 @@ TEST_CASE("fp32 steps 04-09 on shapes of exactly one tile and smaller", "[gpu][f
       run_both_modes(id, s.m, s.n, s.k);
 }
 
-TEST_CASE("fp32 steps 04-09 handle ragged M and N, with alpha and beta", "[gpu][fp32_ladder]") {
+TEST_CASE("fp32 steps 04-09b handle ragged M and N, with alpha and beta", "[gpu][fp32_ladder]") {
   REQUIRE_GPU_OR_SKIP();
   struct S { int m, n, k; };
   for (const std::string& id : kLadder) {
@@ -84,9 +84,9 @@ TEST_CASE("fp32 steps 04-09 handle ragged M and N, with alpha and beta", "[gpu][
   }
 }
 
-TEST_CASE("step 09's stream-K tail: pieces of tiles summed across blocks, counters reset between launches", "[gpu][fp32_ladder]") {
+TEST_CASE("step 09b's stream-K tail: pieces of tiles summed across blocks, counters reset between launches", "[gpu][fp32_ladder]") {
   REQUIRE_GPU_OR_SKIP();
-  // Step 09 gives the last partial wave of 128 x 256 tiles to its stream-K kernel when the grid has
+  // Step 09b gives the last partial wave of 128 x 256 tiles to its stream-K kernel when the grid has
   // at least one full wave. On a 132-SM H200 (one block per SM) every shape below reaches it:
   //   900 x 4868 x 72: 160 tiles = 1 wave + 28, so all 160 are shared (5 K tiles each, a tail);
   //   1000 x 7424 x 260: 232 tiles = 1 wave + 100, the 100 are shared (17 K tiles, a tail);
@@ -98,16 +98,16 @@ TEST_CASE("step 09's stream-K tail: pieces of tiles summed across blocks, counte
   struct S { int m, n, k; float alpha, beta; };
   for (S s : {S{900, 4868, 72, 1, 0}, S{1000, 7424, 260, 1, 0}, S{4100, 4100, 200, 1, 0},
               S{1000, 4868, 1036, 1.5f, -0.75f}, S{900, 4868, 16, 1, 0}})
-    for (int repeat = 0; repeat < 2; ++repeat) run_both_modes("09", s.m, s.n, s.k, s.alpha, s.beta);
+    for (int repeat = 0; repeat < 2; ++repeat) run_both_modes("09b", s.m, s.n, s.k, s.alpha, s.beta);
 }
 
-TEST_CASE("step 09 launched back to back on one stream, with no synchronization between launches", "[gpu][fp32_ladder]") {
+TEST_CASE("step 09b launched back to back on one stream, with no synchronization between launches", "[gpu][fp32_ladder]") {
   REQUIRE_GPU_OR_SKIP();
   // check_step synchronizes after every launch; here five launches are queued at once on the legacy
   // default stream: a data-parallel-only shape (20 tiles), then a stream-K-only shape (160 tiles on
   // 132 SMs) twice with beta = 1, so that the second launch reads what the first wrote, then a shape
   // with both kernels twice. On a 132-SM GPU that is every order of the two kernels.
-  const Step step = find_step("09");
+  const Step step = find_step("09b");
   Workspace only_dp({Dtype::fp32, 128, 4868, 64, 1, 0, 11, true});
   Workspace only_sk({Dtype::fp32, 900, 4868, 72, 1, 1, 12, true});
   Workspace both({Dtype::fp32, 4100, 4100, 200, 1, 0, 13, true});
@@ -130,15 +130,15 @@ TEST_CASE("step 09 launched back to back on one stream, with no synchronization 
   CHECK(r.passed);
 }
 
-TEST_CASE("step 09 refuses a C of more than 2^30 tiles, whose tile numbers would overflow", "[cpu][fp32_ladder]") {
-  const Step step = find_step("09");
+TEST_CASE("step 09b refuses a C of more than 2^30 tiles, whose tile numbers would overflow", "[cpu][fp32_ladder]") {
+  const Step step = find_step("09b");
   const auto why = shape_refusal(step, 65535 * 128, 2147483644, 4);  // 65535 x 8388608 tiles
   REQUIRE(why.has_value());
   CHECK_THAT(*why, Catch::Contains("549747425280 tiles of 128x256") && Catch::Contains("2^30"));
   CHECK_FALSE(shape_refusal(step, 65535 * 128, 4096, 4).has_value());  // 65535 x 16 tiles
 }
 
-TEST_CASE("steps 06-09 refuse N % 4 != 0 and K % 4 != 0 with the reason; 04 and 05 run them", "[gpu][fp32_ladder]") {
+TEST_CASE("steps 06-09b refuse N % 4 != 0 and K % 4 != 0 with the reason; 04 and 05 run them", "[gpu][fp32_ladder]") {
   REQUIRE_GPU_OR_SKIP();
   struct S { int m, n, k; const char* why; };
   for (const std::string& id : kLadder) {

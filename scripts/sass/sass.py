@@ -118,7 +118,7 @@ def find_unit(build, ident):
     if ident != num:
         matches = [m for m in matches if os.path.basename(m) == ident + ".cu"]
     if len(matches) != 1:
-        known = " ".join(os.path.basename(k)[:2] for k in sorted(glob.glob(os.path.join(REPO, "kernels", "*.cu"))))
+        known = " ".join(os.path.basename(k).split("_")[0] for k in sorted(glob.glob(os.path.join(REPO, "kernels", "*.cu"))))
         raise ToolError(f"no single kernels/{ident}_*.cu (steps: {known})")
     name = os.path.basename(matches[0])[:-3]
     return Unit(name, num, matches[0], os.path.join(build, "obj", "kernels", name + ".o"),
@@ -887,9 +887,9 @@ def norm(s):
 
 def cmd_fresh(args):
     stale = 0
-    mds = sorted(glob.glob(os.path.join(REPO, "sass_annotations", "[0-9][0-9]_*.md")))
+    mds = sorted(glob.glob(os.path.join(REPO, "sass_annotations", "[0-9][0-9]*_*.md")))
     for md in mds:
-        step = os.path.basename(md)[:2]
+        step = os.path.basename(md).split("_")[0]
         unit = find_unit(args.build, step)
         ensure_dumped(unit)
         sass = set()
