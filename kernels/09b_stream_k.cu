@@ -25,6 +25,7 @@
 #include <utility>
 
 #include "../common/check.hpp"
+#include "../common/launch.hpp"
 #include "../common/registry.hpp"
 
 namespace step09b {
@@ -326,21 +327,16 @@ void launch_tiles(const gemm::Fp32Gemm& p, cudaStream_t stream) {
   using TS = Tiles<BM, BN, BK, WM, WN, TM, TN, SK_STAGES, MINB>;
   auto dp_kernel = sgemm_data_parallel<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB>;
   auto sk_kernel = sgemm_stream_k<BM, BN, BK, WM, WN, TM, TN, SK_STAGES, MINB>;
-  // Over 48 KB of dynamic shared memory must be opted into (CUDA C Programming Guide, "Shared Memory").
-  static const cudaError_t attr[2] = {
-      cudaFuncSetAttribute(dp_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM_BYTES),
-      cudaFuncSetAttribute(sk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, TS::SMEM_BYTES)};
-  CUDA_CHECK(attr[0]);
-  CUDA_CHECK(attr[1]);
+  gemm::opt_in_dynamic_smem(dp_kernel, T::SMEM_BYTES);  // over 48 KB of dynamic shared memory
+  gemm::opt_in_dynamic_smem(sk_kernel, TS::SMEM_BYTES);
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   thread_local std::map<std::pair<int, cudaStream_t>, Workspace> workspaces;
   Workspace& w = workspaces[{device, stream}];
   if (w.blocks == 0) {
-    int sms = 0, per_sm = 0;
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    int per_sm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sk_kernel, TS::THREADS, TS::SMEM_BYTES));
-    w.blocks = sms * std::max(per_sm, 1);
+    w.blocks = gemm::sm_count() * std::max(per_sm, 1);
   }
   // P blocks run at once, so tiles % P of them make a partial last wave that leaves the other SMs
   // idle. Where there is at least one full wave, stream-K takes the partial wave's tiles, and one
@@ -359,9 +355,8 @@ void launch_tiles(const gemm::Fp32Gemm& p, cudaStream_t stream) {
   }
   if (dp_tiles > 0) {
     const dim3 grid(unsigned(tiles_n), unsigned((dp_tiles + tiles_n - 1) / tiles_n));
-    dp_kernel<<<grid, T::THREADS, T::SMEM_BYTES, stream>>>(p.m, p.n, p.k, p.alpha, p.a, p.b, p.beta, p.c, dp_tiles,
-                                                           sk_tiles > 0);
-    CUDA_CHECK_LAUNCH();
+    gemm::launch_kernel({grid, T::THREADS, T::SMEM_BYTES, stream}, dp_kernel, p.m, p.n, p.k, p.alpha, p.a, p.b, p.beta,
+                        p.c, dp_tiles, sk_tiles > 0);
   }
   if (sk_tiles > 0) {
     const Schedule sched{int(tiles_n), dp_tiles, int(std::min(P, sk_tiles * KT)), sk_tiles * KT, w.partials, w.arrivals};
@@ -371,17 +366,10 @@ void launch_tiles(const gemm::Fp32Gemm& p, cudaStream_t stream) {
     // own data-parallel kernel, which started after all earlier work on the stream had finished; with
     // no data-parallel kernel before it, the launch is an ordinary one (this kernel has no
     // griddepcontrol.wait, so it must not start before an unknown predecessor is done).
-    cudaLaunchAttribute pdl{};
-    pdl.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    pdl.val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(unsigned(sched.blocks));
-    cfg.blockDim = dim3(TS::THREADS);
-    cfg.dynamicSmemBytes = TS::SMEM_BYTES;
-    cfg.stream = stream;
-    cfg.attrs = &pdl;
-    cfg.numAttrs = dp_tiles > 0 ? 1 : 0;
-    CUDA_CHECK(cudaLaunchKernelEx(&cfg, sk_kernel, p.m, p.n, p.k, p.alpha, p.a, p.b, p.beta, p.c, sched));
+    const dim3 grid(unsigned(sched.blocks));
+    gemm::launch_kernel({.grid = grid, .block = TS::THREADS, .dynamic_smem = TS::SMEM_BYTES, .stream = stream,
+                         .programmatic_dependent = dp_tiles > 0},
+                        sk_kernel, p.m, p.n, p.k, p.alpha, p.a, p.b, p.beta, p.c, sched);
   }
 }
 

@@ -16,6 +16,7 @@
 #include <cuda_bf16.h>
 
 #include "../common/check.hpp"
+#include "../common/launch.hpp"
 #include "../common/ptx.cuh"
 #include "../common/registry.hpp"
 #include "../common/tma.hpp"
@@ -82,14 +83,9 @@ gemm_larger_tiles(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_
 void launch(const gemm::Bf16Gemm& p, cudaStream_t stream) {
   const CUtensorMap tmap_a = gemm::make_tma_2d({p.a, uint64_t(p.m), uint64_t(p.k), BM, BK});
   const CUtensorMap tmap_b = gemm::make_tma_2d({p.b, uint64_t(p.n), uint64_t(p.k), BN, BK});
-  static const bool configured = [] {
-    CUDA_CHECK(cudaFuncSetAttribute(gemm_larger_tiles, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
-    return true;
-  }();
-  (void)configured;
+  gemm::opt_in_dynamic_smem(gemm_larger_tiles, SMEM_BYTES);  // allows SMEM_BYTES of dynamic smem (needed above 48 KB)
   const dim3 grid((p.m + BM - 1) / BM, (p.n + BN - 1) / BN);
-  gemm_larger_tiles<<<grid, THREADS, SMEM_BYTES, stream>>>(p.m, p.n, p.k, tmap_a, tmap_b, p.c);
-  CUDA_CHECK_LAUNCH();
+  gemm::launch_kernel({grid, THREADS, SMEM_BYTES, stream}, gemm_larger_tiles, p.m, p.n, p.k, tmap_a, tmap_b, p.c);
 }
 
 std::optional<std::string> unsupported(int m, int n, int k) { return gemm::tma_gemm_refusal(m, n, k, BM, BN); }
