@@ -23,6 +23,8 @@ struct Fp32Gemm {
   const float* a;
   const float* b;
   float* c;
+  void* workspace = nullptr;   ///< the step's workspace (see "The step workspace" below); nullptr: none
+  size_t workspace_bytes = 0;  ///< its size in bytes
 };
 
 /// bf16 problem (the layout of a linear layer): C = A * B^T with fp32 accumulation.
@@ -32,6 +34,8 @@ struct Bf16Gemm {
   const __nv_bfloat16* a;
   const __nv_bfloat16* b;
   __nv_bfloat16* c;
+  void* workspace = nullptr;   ///< the step's workspace (see "The step workspace" below); nullptr: none
+  size_t workspace_bytes = 0;  ///< its size in bytes
 };
 
 /// A launcher enqueues the kernel(s) of one step on `stream` and checks the launch status.
@@ -41,6 +45,21 @@ using Bf16Launcher = void (*)(const Bf16Gemm&, cudaStream_t stream);
 
 /// Returns a human-readable reason when the step cannot run shape (m, n, k), std::nullopt when it can.
 using ShapePredicate = std::optional<std::string> (*)(int m, int n, int k);
+
+/// The step workspace: scratch device memory a step's launcher needs (e.g. 09b's stream-K partial
+/// sums and per-tile counters), declared by the step and owned by the harness.
+///   - Size: Step::workspace_bytes(m, n, k) bytes for that shape (0: none). It may query the current
+///     device (its SM count, an occupancy) but must not allocate or launch anything.
+///   - Allocation: once per problem, outside every timed region, by ProblemBuffers::reserve_workspace
+///     (check_step and step_main call it through reserve_workspace(step, buffers)); 256-byte aligned
+///     (cudaMalloc); passed to every launch of that problem in Fp32Gemm / Bf16Gemm::workspace.
+///   - Contents on entry: zero after allocation; after that, whatever the previous launch on the same
+///     buffers left. A step that needs some of it zero at entry (counters) must leave it zero when its
+///     kernels finish (09b's last-arriving block resets its tile's counter).
+///   - Concurrency: launches that share one workspace must be ordered (one stream, as the harness
+///     does); two launches in flight at once need two ProblemBuffers.
+///   - A launcher given less than it needs throws gemm::Error naming both sizes.
+using WorkspaceBytes = size_t (*)(int m, int n, int k);
 
 struct Step {
   std::string id;         ///< "00".."99": the number in kernels/NN_name.cu
@@ -52,6 +71,7 @@ struct Step {
   ShapePredicate unsupported = nullptr;  ///< nullptr: every m, n, k >= 1
   int required_cc = 0;  ///< 0: any GPU; 90: exactly compute capability 9.0 (sm_90a code)
   bool fixture = false; ///< a deliberately broken kernel kept for the tests; never benchmarked
+  WorkspaceBytes workspace_bytes = nullptr;  ///< nullptr: the step needs no workspace (see above)
 };
 
 /// Adds a step; returns true so a step can register with `static const bool registered = ...`.

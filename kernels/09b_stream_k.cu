@@ -16,13 +16,11 @@
 // pay the fixup. docs/fp32_ladder.md, "The wave tail".
 // Supports: K % 4 == 0 and N % 4 == 0 (16-byte aligned rows), any M >= 1; ragged M and N and K
 // tails are zero-filled by cp.async's src-size operand / masked; ceil(M / BM) <= 65535 (grid y) and
-// at most 2^30 tiles. The launcher keeps a stream-K workspace of 35 MB (H200) per (host thread,
-// device, stream).
+// at most 2^30 tiles. Workspace (declared by workspace_bytes, allocated by the harness): 35 MB on the
+// H200 for shapes that reach stream-K, none otherwise.
 // Run: make run STEP=09b M=4096 N=4096 K=4096
 #include <algorithm>
-#include <map>
 #include <string>
-#include <utility>
 
 #include "../common/check.hpp"
 #include "../common/launch.hpp"
@@ -304,23 +302,45 @@ sgemm_stream_k(int M, int N, int K, float alpha, const float* A, const float* B,
   }
 }
 
-// The stream-K workspace of one (host thread, device, stream): launches on one stream from one
-// thread run one after another and may share it; any other pair gets two, including two threads on
-// the per-thread default stream, whose handle is the same. Allocated by the first launch that uses
-// stream-K and never freed (released with the context at exit). (A stream destroyed with work pending and a new stream
-// given the same handle would share one: do not destroy a stream before its work has finished.)
-struct Workspace {
-  int blocks = 0;              // P: stream-K blocks resident at once (SMs x blocks per SM); 0 = not yet queried
-  float4* partials = nullptr;  // 2P slots of BM x BN floats, then the 2P arrival counters (ints)
-  int* arrivals = nullptr;     // (a schedule shares fewer than 1.5P tiles), kept at 0 between launches
+// The split of one launch between the two kernels. P blocks run at once, so tiles % P of them make a
+// partial last wave that leaves the other SMs idle. Where there is at least one full wave, stream-K
+// takes the partial wave's tiles, and one full wave more when the partial one is under half of P:
+// then every stream-K block gets at least half a tile of K, and no tile is split between more than
+// three blocks. The workspace holds 2P slots of BM x BN floats, then 2P arrival counters (ints; a
+// schedule shares fewer than 1.5P tiles), kept at 0 between launches.
+template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int SK_STAGES, int MINB>
+struct Split {
+  int64_t tiles_n, tiles, KT, P, sk_tiles;
+  size_t slot_bytes, workspace_bytes;  // workspace_bytes: 0 when stream-K does not run
+  Split(int m, int n, int k) {
+    using TS = Tiles<BM, BN, BK, WM, WN, TM, TN, SK_STAGES, MINB>;
+    // P: stream-K blocks resident at once (SMs x blocks per SM). The occupancy query is a host-side
+    // calculation, made once per thread and device.
+    thread_local int device = -1, per_sm = 0;
+    int current = 0;
+    CUDA_CHECK(cudaGetDevice(&current));
+    if (current != device) {
+      gemm::opt_in_dynamic_smem(sgemm_stream_k<BM, BN, BK, WM, WN, TM, TN, SK_STAGES, MINB>, TS::SMEM_BYTES);
+      CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &per_sm, sgemm_stream_k<BM, BN, BK, WM, WN, TM, TN, SK_STAGES, MINB>, TS::THREADS, TS::SMEM_BYTES));
+      device = current;
+    }
+    tiles_n = (int64_t(n) + BN - 1) / BN;
+    tiles = (int64_t(m) + BM - 1) / BM * tiles_n;
+    KT = (int64_t(k) + BK - 1) / BK;
+    P = int64_t(gemm::sm_count()) * std::max(per_sm, 1);
+    const int64_t waves = tiles / P, rest = tiles % P;
+    sk_tiles = waves == 0 || rest == 0 ? 0 : 2 * rest >= P ? rest : rest + P;
+    slot_bytes = size_t(2) * P * BM * BN * sizeof(float);
+    workspace_bytes = sk_tiles > 0 ? slot_bytes + size_t(2) * P * sizeof(int) : 0;
+  }
 };
 
 // Enqueues C = alpha * A * B + beta * C (Fp32Gemm: row-major, M x K times K x N) on `stream`: the
 // data-parallel kernel for all tiles but the last partial wave, then the stream-K kernel (with
-// SK_STAGES buffers) for those. The caller has checked `unsupported`. Throws gemm::Error when a CUDA
-// call fails (workspace allocation included). The first launch that uses stream-K on a (host thread,
-// device, stream) allocates 2P * (BM * BN + 1) * 4 bytes (35 MB for the chosen tiles on 132 SMs)
-// with cudaMalloc, which synchronizes the device; later launches only enqueue.
+// SK_STAGES buffers) for those, in the workspace the harness allocated (Split::workspace_bytes: 35 MB
+// for the chosen tiles on 132 SMs, zeroed once). The caller has checked `unsupported`. Throws
+// gemm::Error when the workspace is smaller than that or a CUDA call fails.
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int MINB, int SK_STAGES = STAGES>
 void launch_tiles(const gemm::Fp32Gemm& p, cudaStream_t stream) {
   using T = Tiles<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB>;
@@ -329,37 +349,22 @@ void launch_tiles(const gemm::Fp32Gemm& p, cudaStream_t stream) {
   auto sk_kernel = sgemm_stream_k<BM, BN, BK, WM, WN, TM, TN, SK_STAGES, MINB>;
   gemm::opt_in_dynamic_smem(dp_kernel, T::SMEM_BYTES);  // over 48 KB of dynamic shared memory
   gemm::opt_in_dynamic_smem(sk_kernel, TS::SMEM_BYTES);
-  int device = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  thread_local std::map<std::pair<int, cudaStream_t>, Workspace> workspaces;
-  Workspace& w = workspaces[{device, stream}];
-  if (w.blocks == 0) {
-    int per_sm = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sk_kernel, TS::THREADS, TS::SMEM_BYTES));
-    w.blocks = gemm::sm_count() * std::max(per_sm, 1);
-  }
-  // P blocks run at once, so tiles % P of them make a partial last wave that leaves the other SMs
-  // idle. Where there is at least one full wave, stream-K takes the partial wave's tiles, and one
-  // full wave more when the partial one is under half of P: then every stream-K block gets at least
-  // half a tile of K, and no tile is split between more than three blocks.
-  const int64_t tiles_n = (int64_t(p.n) + BN - 1) / BN, tiles_m = (int64_t(p.m) + BM - 1) / BM;
-  const int64_t tiles = tiles_m * tiles_n, KT = (int64_t(p.k) + BK - 1) / BK;
-  const int64_t P = w.blocks, waves = tiles / P, rest = tiles % P;
-  const int64_t sk_tiles = waves == 0 || rest == 0 ? 0 : 2 * rest >= P ? rest : rest + P;
-  const int dp_tiles = int(tiles - sk_tiles);
-  if (sk_tiles > 0 && w.partials == nullptr) {  // one allocation: partial slots, then counters
-    const size_t slots = size_t(2) * P * BM * BN * sizeof(float), counters = size_t(2) * P * sizeof(int);
-    CUDA_CHECK(cudaMalloc(&w.partials, slots + counters));
-    w.arrivals = reinterpret_cast<int*>(reinterpret_cast<char*>(w.partials) + slots);
-    CUDA_CHECK(cudaMemsetAsync(w.arrivals, 0, counters, stream));
-  }
+  const Split<BM, BN, BK, WM, WN, TM, TN, SK_STAGES, MINB> s(p.m, p.n, p.k);
+  const int64_t tiles_n = s.tiles_n, KT = s.KT, P = s.P, sk_tiles = s.sk_tiles;
+  const int dp_tiles = int(s.tiles - sk_tiles);
+  if (p.workspace_bytes < s.workspace_bytes)
+    throw gemm::Error("step 09b needs a workspace of " + std::to_string(s.workspace_bytes) + " bytes for M=" +
+                      std::to_string(p.m) + " N=" + std::to_string(p.n) + " K=" + std::to_string(p.k) + " (got " +
+                      std::to_string(p.workspace_bytes) + "): reserve Step::workspace_bytes first");
+  float4* partials = static_cast<float4*>(p.workspace);
+  int* arrivals = reinterpret_cast<int*>(static_cast<char*>(p.workspace) + s.slot_bytes);
   if (dp_tiles > 0) {
     const dim3 grid(unsigned(tiles_n), unsigned((dp_tiles + tiles_n - 1) / tiles_n));
     gemm::launch_kernel({grid, T::THREADS, T::SMEM_BYTES, stream}, dp_kernel, p.m, p.n, p.k, p.alpha, p.a, p.b, p.beta,
                         p.c, dp_tiles, sk_tiles > 0);
   }
   if (sk_tiles > 0) {
-    const Schedule sched{int(tiles_n), dp_tiles, int(std::min(P, sk_tiles * KT)), sk_tiles * KT, w.partials, w.arrivals};
+    const Schedule sched{int(tiles_n), dp_tiles, int(std::min(P, sk_tiles * KT)), sk_tiles * KT, partials, arrivals};
     // Programmatic dependent launch (CUDA C Programming Guide, "Programmatic Dependent Launch and
     // Synchronization"): this grid may start once every data-parallel block has executed
     // griddepcontrol.launch_dependents, instead of after the whole grid has finished. Only after our
@@ -384,6 +389,9 @@ constexpr int BM = 128, BN = 256, BK = 16, WM = 32, WN = 128, TM = 8, TN = 16, S
 void launch(const gemm::Fp32Gemm& p, cudaStream_t stream) {
   launch_tiles<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB, SK_STAGES>(p, stream);
 }
+size_t workspace_bytes(int m, int n, int k) {
+  return Split<BM, BN, BK, WM, WN, TM, TN, SK_STAGES, MINB>(m, n, k).workspace_bytes;
+}
 
 // cp.async of 16 bytes needs 16-byte aligned source and destination (PTX ISA, cp.async): rows of B
 // and C start r * N floats in, so N % 4 == 0. A comes in 4-byte copies and would take any K; the
@@ -406,6 +414,7 @@ const bool registered = gemm::register_step({
     .dtype = gemm::Dtype::fp32,
     .fp32 = &launch,
     .unsupported = &unsupported,
+    .workspace_bytes = &workspace_bytes,
 });
 
 }  // namespace step09b

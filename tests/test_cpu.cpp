@@ -7,7 +7,7 @@
 #include "../common/compare.hpp"
 #include "../common/options.hpp"
 #include "../common/registry.hpp"
-#include "../common/workspace.hpp"
+#include "../common/problem.hpp"
 
 using namespace gemm;
 

@@ -6,8 +6,10 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
+#include "../common/device_info.hpp"
 #include "../common/runner.hpp"
 #include "support.hpp"
 
@@ -108,10 +110,13 @@ TEST_CASE("step 09b launched back to back on one stream, with no synchronization
   // 132 SMs) twice with beta = 1, so that the second launch reads what the first wrote, then a shape
   // with both kernels twice. On a 132-SM GPU that is every order of the two kernels.
   const Step step = find_step("09b");
-  Workspace only_dp({Dtype::fp32, 128, 4868, 64, 1, 0, 11, true});
-  Workspace only_sk({Dtype::fp32, 900, 4868, 72, 1, 1, 12, true});
-  Workspace both({Dtype::fp32, 4100, 4100, 200, 1, 0, 13, true});
-  for (Workspace* w : {&only_dp, &only_sk, &both}) w->reset_output(nullptr);
+  ProblemBuffers only_dp({Dtype::fp32, 128, 4868, 64, 1, 0, 11, true});
+  ProblemBuffers only_sk({Dtype::fp32, 900, 4868, 72, 1, 1, 12, true});
+  ProblemBuffers both({Dtype::fp32, 4100, 4100, 200, 1, 0, 13, true});
+  for (ProblemBuffers* w : {&only_dp, &only_sk, &both}) {
+    reserve_workspace(step, *w);
+    w->reset_output(nullptr);
+  }
   CUDA_CHECK(cudaDeviceSynchronize());
   const std::vector<float> c0 = only_sk.download_c();
   step.fp32(only_dp.fp32_args(), nullptr);
@@ -128,6 +133,33 @@ TEST_CASE("step 09b launched back to back on one stream, with no synchronization
   const CheckReport r = only_sk.check_against(want);
   INFO(r.summary());
   CHECK(r.passed);
+}
+
+TEST_CASE("step 09b's workspace: declared per shape, refused when short, counters left at zero", "[gpu][fp32_ladder]") {
+  REQUIRE_GPU_OR_SKIP();
+  const Step step = find_step("09b");
+  REQUIRE(step.workspace_bytes != nullptr);
+  // 128 x 4868: 20 tiles, less than one wave on any GPU with more than 20 SMs: no stream-K, no workspace.
+  CHECK(step_workspace_bytes(step, 128, 4868, 64) == 0);
+  // 900 x 4868 (160 tiles) reaches stream-K on a 132-SM H200: 2P slots of 128 x 256 floats + 2P counters.
+  const size_t need = step_workspace_bytes(step, 900, 4868, 72);
+  const int sms = query_device().sm_count;
+  if (sms == 132) CHECK(need == size_t(2) * 132 * (128 * 256 + 1) * 4);
+  ProblemBuffers pb({Dtype::fp32, 900, 4868, 72, 1, 0, 31, true});
+  if (need > 0) {  // a launcher given less than it needs says so instead of writing past the buffer
+    pb.reserve_workspace(need - 4);
+    CHECK_THROWS_WITH(step.fp32(pb.fp32_args(), nullptr), Catch::Contains("needs a workspace of"));
+  }
+  for (int rep = 0; rep < 3; ++rep) CHECK(check_step(step, pb).passed);
+  // The last block to store a piece of a shared tile resets its counter: the 2P ints after the slots
+  // are all zero again, as the next launch needs them (the harness zeroes them only once).
+  if (need > 0) {
+    const size_t p2 = need / (size_t(128) * 256 * 4 + 4);  // 2P
+    std::vector<int> c(p2, -1);
+    CUDA_CHECK(cudaMemcpy(c.data(), static_cast<const char*>(pb.fp32_args().workspace) + p2 * 128 * 256 * 4,
+                          p2 * sizeof(int), cudaMemcpyDeviceToHost));
+    CHECK(std::count(c.begin(), c.end(), 0) == std::ptrdiff_t(p2));
+  }
 }
 
 TEST_CASE("step 09b refuses a C of more than 2^30 tiles, whose tile numbers would overflow", "[cpu][fp32_ladder]") {

@@ -151,8 +151,8 @@ TEST_CASE("Hopper steps: two buffers of the same shape back to back", "[gpu][hop
     Problem p2 = p1;
     p2.seed = 202;
     Watchdog dog(describe(step, p1, "two buffers"), kGpuLimit);
-    Workspace w1(p1), w2(p2);
-    for (Workspace* w : {&w1, &w2, &w1}) {
+    ProblemBuffers w1(p1), w2(p2);
+    for (ProblemBuffers* w : {&w1, &w2, &w1}) {
       const CheckReport r = check_step(step, *w, Oracle::cublas);
       INFO(describe(step, w->problem(), "two buffers back to back") << ": " << r.summary());
       CHECK(r.passed);
@@ -166,7 +166,8 @@ TEST_CASE("Hopper steps: ten repeats are bitwise identical", "[gpu][hopper]") {
     const Step step = find_step(t.id);
     const Problem p{Dtype::bf16, 777, 1000, 1048, 1, 0, 9, false};
     Watchdog dog(describe(step, p, "ten repeats"), kGpuLimit);
-    Workspace ws(p);
+    ProblemBuffers ws(p);
+    reserve_workspace(step, ws);
     std::vector<float> first;
     for (int rep = 0; rep < 10; ++rep) {
       ws.reset_output(nullptr);

@@ -44,14 +44,21 @@ std::vector<double> cpu_gemm_bf16(const std::vector<float>& a, const std::vector
 
 /// Buffers of one problem. Inputs are generated once (cuRAND Philox, seeded) at construction;
 /// C has a guard band of kGuard elements after it.
-class Workspace {
+class ProblemBuffers {
  public:
   static constexpr int64_t kGuard = 4096;
-  explicit Workspace(const Problem& p);
+  explicit ProblemBuffers(const Problem& p);
 
   const Problem& problem() const { return p_; }
-  Fp32Gemm fp32_args() const;  ///< pointing at the step's C
+  Fp32Gemm fp32_args() const;  ///< pointing at the step's C and the step workspace (if reserved)
   Bf16Gemm bf16_args() const;
+
+  /// Makes the step workspace at least `bytes` long: when it is smaller, frees it and allocates a new
+  /// one of `bytes` (cudaMalloc, which synchronizes the device) and zeroes it; otherwise keeps it and
+  /// its contents. Call outside timed regions. Throws gemm::Error when the allocation fails.
+  void reserve_workspace(size_t bytes);
+  /// Bytes of step workspace reserved so far (0 before the first reserve_workspace).
+  size_t workspace_bytes() const { return workspace_.bytes(); }
 
   /// Fills C with C0 (fp32 with beta != 0) or NaN (otherwise), and the guard band with NaN.
   void reset_output(cudaStream_t stream);
@@ -76,6 +83,7 @@ class Workspace {
 
   Problem p_;
   DeviceBuffer<char> a_, b_, c_, c0_, ref_;
+  DeviceBuffer<char> workspace_;  ///< the step workspace (registry.hpp, "The step workspace")
   std::vector<float> c0_host_;  ///< only when fp32 and beta != 0
 };
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <memory>
 
-#include "workspace.hpp"
+#include "problem.hpp"
 
 namespace gemm {
 
@@ -103,7 +103,7 @@ static void generate(curandGenerator_t gen, const Problem& p, void* dst, int64_t
   CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-Workspace::Workspace(const Problem& p)
+ProblemBuffers::ProblemBuffers(const Problem& p)
     : p_(p),
       a_(elems_a() * elem_size()),
       b_(elems_b() * elem_size()),
@@ -123,24 +123,33 @@ Workspace::Workspace(const Problem& p)
   }
 }
 
-Fp32Gemm Workspace::fp32_args() const {
+Fp32Gemm ProblemBuffers::fp32_args() const {
   return {p_.m, p_.n, p_.k, p_.alpha, p_.beta, reinterpret_cast<const float*>(a_.get()),
-          reinterpret_cast<const float*>(b_.get()), reinterpret_cast<float*>(c_.get())};
+          reinterpret_cast<const float*>(b_.get()), reinterpret_cast<float*>(c_.get()), workspace_.get(),
+          workspace_.bytes()};
 }
 
-Bf16Gemm Workspace::bf16_args() const {
+Bf16Gemm ProblemBuffers::bf16_args() const {
   return {p_.m, p_.n, p_.k, reinterpret_cast<const __nv_bfloat16*>(a_.get()),
-          reinterpret_cast<const __nv_bfloat16*>(b_.get()), reinterpret_cast<__nv_bfloat16*>(c_.get())};
+          reinterpret_cast<const __nv_bfloat16*>(b_.get()), reinterpret_cast<__nv_bfloat16*>(c_.get()),
+          workspace_.get(), workspace_.bytes()};
 }
 
-void Workspace::reset_output(cudaStream_t stream) {
+void ProblemBuffers::reserve_workspace(size_t bytes) {
+  if (bytes <= workspace_.bytes()) return;
+  workspace_ = DeviceBuffer<char>();  // free the old one first: peak memory is the new size only
+  workspace_ = DeviceBuffer<char>(bytes);
+  CUDA_CHECK(cudaMemset(workspace_.get(), 0, bytes));
+}
+
+void ProblemBuffers::reset_output(cudaStream_t stream) {
   // All-ones bytes are a NaN in fp32 (0xFFFFFFFF) and in bf16 (0xFFFF).
   CUDA_CHECK(cudaMemsetAsync(c_.get(), 0xFF, c_.bytes(), stream));
   if (c0_.get())
     CUDA_CHECK(cudaMemcpyAsync(c_.get(), c0_.get(), c0_.bytes(), cudaMemcpyDeviceToDevice, stream));
 }
 
-std::vector<float> Workspace::to_host(const DeviceBuffer<char>& buf, int64_t count, int64_t offset) const {
+std::vector<float> ProblemBuffers::to_host(const DeviceBuffer<char>& buf, int64_t count, int64_t offset) const {
   std::vector<float> host(count);
   if (count == 0) return host;
   if (p_.dtype == Dtype::fp32) {
@@ -155,7 +164,7 @@ std::vector<float> Workspace::to_host(const DeviceBuffer<char>& buf, int64_t cou
   return host;
 }
 
-std::vector<float> Workspace::cublas_reference() {
+std::vector<float> ProblemBuffers::cublas_reference() {
   if (p_.dtype == Dtype::fp32) {
     Fp32Gemm args = fp32_args();
     args.c = reinterpret_cast<float*>(ref_.get());
@@ -170,7 +179,7 @@ std::vector<float> Workspace::cublas_reference() {
   return to_host(ref_, elems_c());
 }
 
-std::vector<float> Workspace::cpu_reference() {
+std::vector<float> ProblemBuffers::cpu_reference() {
   const std::vector<float> a = download_a(), b = download_b();
   std::vector<double> c = p_.dtype == Dtype::fp32
                               ? cpu_gemm_fp32(a, b, c0_host_, p_.m, p_.n, p_.k, p_.alpha, p_.beta)
@@ -181,7 +190,7 @@ std::vector<float> Workspace::cpu_reference() {
   return out;
 }
 
-CheckReport Workspace::check_against(const std::vector<float>& want) const {
+CheckReport ProblemBuffers::check_against(const std::vector<float>& want) const {
   CUDA_CHECK(cudaDeviceSynchronize());
   const std::vector<float> got = to_host(c_, elems_c());
   const std::vector<float> guard = to_host(c_, kGuard, elems_c());
