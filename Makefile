@@ -30,7 +30,7 @@ COMMON_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(COMMON_SRCS)))
 KERNEL_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(KERNELS)))
 TEST_SRCS   := $(wildcard tests/*.cpp) $(wildcard tests/fixtures/*.cu)
 TEST_OBJS   := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(TEST_SRCS)))
-HEADERS     := $(wildcard common/*.hpp common/*.cuh)
+HEADERS     := $(wildcard common/*.hpp common/*.cuh common/ptx/*.cuh)
 
 # Hopper steps are 10 and up: every kernels/NN_*.cu whose number does not start with 0.
 gencode_for = $(if $(filter-out 0%,$(notdir $(1))),$(HOPPER_GENCODE),$(FP32_GENCODE))

@@ -88,13 +88,4 @@ Step find_step(const std::string& id);
 /// step's own predicate.
 std::optional<std::string> shape_refusal(const Step& step, int m, int n, int k);
 
-/// Shared predicate pieces. `grid_refusal` names the limit when ceil(extent / tile) blocks exceed
-/// the CUDA grid-dimension limit of that axis (x: 2^31-1, y and z: 65535; CUDA C Programming Guide,
-/// "Compute Capabilities", table of technical specifications).
-std::optional<std::string> grid_refusal(const char* what, int64_t extent, int64_t tile, int axis);
-
-/// The predicate of the fp32 steps with 16-byte (float4 / 16-byte cp.async) row accesses, 06-09b:
-/// K % 4 == 0 (rows of A), N % 4 == 0 (rows of B and C), and ceil(M / bm) blocks on grid y.
-std::optional<std::string> float4_rows_refusal(int m, int n, int k, int bm);
-
 }  // namespace gemm

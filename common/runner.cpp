@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "device_info.hpp"
+#include "reference.hpp"
 #include "timing.hpp"
 
 namespace gemm {

@@ -7,8 +7,8 @@
 // Measured (H200, make bench 2026-11-30): 51.2 / 51.1 TFLOP/s at 4096^3 / 8192^3, ratio 1.00 both.
 // Supports: any M, N, K >= 1 (cuBLAS handles every shape).
 // Run: make run STEP=00 M=4096 N=4096 K=4096
+#include "../common/reference.hpp"
 #include "../common/registry.hpp"
-#include "../common/problem.hpp"
 
 namespace step00 {
 

@@ -9,6 +9,7 @@
 // Supports: any M, N, K >= 1 (partial tiles are zero-filled) with ceil(M / 32) <= 65535 (grid y).
 // Run: make run STEP=03 M=4096 N=4096 K=4096
 #include "../common/check.hpp"
+#include "../common/refusals.hpp"
 #include "../common/registry.hpp"
 
 namespace step03 {

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "../common/check.hpp"
+#include "../common/refusals.hpp"
 #include "../common/registry.hpp"
 
 namespace step06 {

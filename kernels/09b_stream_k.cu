@@ -24,6 +24,7 @@
 
 #include "../common/check.hpp"
 #include "../common/launch.hpp"
+#include "../common/refusals.hpp"
 #include "../common/registry.hpp"
 
 namespace step09b {

@@ -15,6 +15,7 @@
 #include <cuda_bf16.h>
 
 #include "../common/check.hpp"
+#include "../common/refusals.hpp"
 #include "../common/registry.hpp"
 
 namespace step10 {

@@ -5,8 +5,8 @@
 // wgmma.m64n64k16 (64x64 fp32 accumulators in registers, 32 per thread) reading both operands
 // straight from shared memory through matrix descriptors. Attacks step 10's limit: every FFMA there
 // needed shared-memory operands in registers; HGMMA does 64x64x16 per instruction.
-// Read common/ptx.cuh (mbarrier, TMA, wgmma, descriptor, fragment store) and common/tma.cpp (tensor
-// maps) with this file. SASS: UTMALDG.2D, SYNCS.PHASECHK.TRANS64.TRYWAIT, HGMMA.64x64x16.F32.BF16.
+// Read common/ptx/ (mbarrier, tma, wgmma with its descriptor, epilogue: the fragment store) and
+// common/tma.cpp (tensor maps) with this file. SASS: UTMALDG.2D, SYNCS.PHASECHK.TRANS64.TRYWAIT, HGMMA.64x64x16.F32.BF16.
 // Expected (before measuring): ~250-300 TFLOP/s at 8192 (load latency is fully exposed: one stage,
 // load -> wait -> compute -> sync; only co-resident blocks overlap it); ~10x step 10.
 // Measured (H200, 2026-11-30): 363.3 TFLOP/s at 4096 (45.7% of cuBLAS), 295.4 at 8192 (39.2%):
@@ -18,7 +18,12 @@
 
 #include "../common/check.hpp"
 #include "../common/launch.hpp"
-#include "../common/ptx.cuh"
+#include "../common/ptx/epilogue.cuh"
+#include "../common/ptx/mbarrier.cuh"
+#include "../common/ptx/smem.cuh"
+#include "../common/ptx/tma.cuh"
+#include "../common/ptx/wgmma.cuh"
+#include "../common/refusals.hpp"
 #include "../common/registry.hpp"
 #include "../common/tma.hpp"
 

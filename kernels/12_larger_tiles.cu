@@ -17,7 +17,12 @@
 
 #include "../common/check.hpp"
 #include "../common/launch.hpp"
-#include "../common/ptx.cuh"
+#include "../common/ptx/epilogue.cuh"
+#include "../common/ptx/mbarrier.cuh"
+#include "../common/ptx/smem.cuh"
+#include "../common/ptx/tma.cuh"
+#include "../common/ptx/wgmma.cuh"
+#include "../common/refusals.hpp"
 #include "../common/registry.hpp"
 #include "../common/tma.hpp"
 

@@ -6,8 +6,9 @@
 
 #include "../common/compare.hpp"
 #include "../common/options.hpp"
-#include "../common/registry.hpp"
 #include "../common/problem.hpp"
+#include "../common/reference.hpp"
+#include "../common/registry.hpp"
 
 using namespace gemm;
 
