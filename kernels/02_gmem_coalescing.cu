@@ -42,6 +42,8 @@ const bool registered = gemm::register_step({
     .dtype = gemm::Dtype::fp32,
     .fp32 = &launch,
     .unsupported = &unsupported,
+    .tile = {BLOCK, BLOCK, 1, 1},
+    .threads = BLOCK * BLOCK,
 });
 
 }  // namespace step02

@@ -124,6 +124,8 @@ const bool registered = gemm::register_step({
     .dtype = gemm::Dtype::fp32,
     .fp32 = &launch,
     .unsupported = &unsupported,
+    .tile = {BM, BN, BK, 1},
+    .threads = Tiles<BM, BN, BK, TM, TN>::THREADS,
 });
 
 }  // namespace step07

@@ -215,6 +215,8 @@ const bool registered = gemm::register_step({
     .dtype = gemm::Dtype::fp32,
     .fp32 = &launch,
     .unsupported = &unsupported,
+    .tile = {BM, BN, BK, STAGES},
+    .threads = Tiles<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB>::THREADS,
 });
 
 }  // namespace step09

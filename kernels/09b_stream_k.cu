@@ -416,6 +416,8 @@ const bool registered = gemm::register_step({
     .fp32 = &launch,
     .unsupported = &unsupported,
     .workspace_bytes = &workspace_bytes,
+    .tile = {BM, BN, BK, STAGES},  // the data-parallel kernel; the stream-K one has SK_STAGES
+    .threads = Tiles<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB>::THREADS,
 });
 
 }  // namespace step09b

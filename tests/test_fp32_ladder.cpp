@@ -17,7 +17,18 @@ using namespace gemm;
 
 namespace {
 
-const std::vector<std::string> kLadder{"04", "05", "06", "07", "08", "09", "09b"};
+// The fp32 steps from 04 on, as registered (04, 05, ..., 09, 09b, and any step added after them).
+// Read when a test runs, never during static initialisation (the steps register themselves then, in
+// an order across files that C++ leaves unspecified).
+const std::vector<std::string>& ladder() {
+  static const std::vector<std::string> ids = [] {
+    std::vector<std::string> out;
+    for (const Step& s : registered_steps())
+      if (!s.fixture && s.dtype == Dtype::fp32 && s.id >= "04") out.push_back(s.id);
+    return out;
+  }();
+  return ids;
+}
 const std::set<std::string> kAligned{"06", "07", "08", "09", "09b"};  // need N % 4 == 0 and K % 4 == 0
 
 // K values (all multiples of 4) chosen so that for every BK in {8, 16, 32} and STAGES in {2..5}
@@ -30,7 +41,7 @@ void run_both_modes(const std::string& id, int m, int n, int k, float alpha = 1,
   const Step step = find_step(id);
   for (bool exact : {true, false}) {
     const Problem p{Dtype::fp32, m, n, k, alpha, beta, uint64_t(m * 7 + n * 3 + k), exact};
-    const CheckReport r = check_step(step, p, Oracle::cublas);
+    const CheckReport r = gemm_test::guarded_check(step, p, Oracle::cublas);
     INFO(fmt::format("step {} M={} N={} K={} alpha={} beta={} {}: {}", id, m, n, k, alpha, beta,
                      exact ? "exact" : "random", r.summary()));
     CHECK(r.passed);
@@ -59,25 +70,44 @@ TEST_CASE("the K-tail list covers odd tile counts and counts that are not a mult
 
 TEST_CASE("fp32 steps 04-09b handle K tails (odd tile counts, not a multiple of the stage count)", "[gpu][fp32_ladder]") {
   REQUIRE_GPU_OR_SKIP();
-  for (const std::string& id : kLadder)
+  for (const std::string& id : ladder())
     for (int k : kTailK) run_both_modes(id, 72, 136, k);
   // A long K whose tile count is odd for BK = 8, 16 and 32 (1044 / 32 -> 33 tiles), on full tiles.
-  for (const std::string& id : kLadder) run_both_modes(id, 256, 256, 1044);
+  for (const std::string& id : ladder()) run_both_modes(id, 256, 256, 1044);
 }
 
 TEST_CASE("fp32 steps 04-09b on shapes of exactly one tile and smaller", "[gpu][fp32_ladder]") {
   REQUIRE_GPU_OR_SKIP();
   struct S { int m, n, k; };
-  for (const std::string& id : kLadder)
+  for (const std::string& id : ladder()) {
     for (S s : {S{64, 64, 8}, S{128, 128, 8}, S{128, 128, 16}, S{128, 128, 32}, S{128, 64, 16}, S{64, 128, 16},
                 S{128, 256, 16}, S{256, 128, 16}, S{4, 4, 4}, S{1, 4, 4}, S{3, 8, 12}})
       run_both_modes(id, s.m, s.n, s.k);
+    // The step's own tile (registry metadata): one tile with one and two K tiles, and one short by a
+    // row and a float4 column with a K tail.
+    const Tile t = find_step(id).tile;
+    for (S s : {S{t.bm, t.bn, t.bk}, S{t.bm, t.bn, 2 * t.bk}, S{t.bm - 1, t.bn - 4, t.bk + 4}})
+      run_both_modes(id, s.m, s.n, s.k);
+  }
+}
+
+TEST_CASE("the fp32 ladder is registered with its tiles", "[cpu][fp32_ladder]") {
+  CHECK(ladder().size() >= 7);  // 04-09 and 09b
+  for (const std::string& id : ladder()) {
+    const Step step = find_step(id);
+    INFO("step " << id);
+    CHECK(step.tile.bm >= 4);
+    CHECK(step.tile.bn >= 4);
+    CHECK(step.tile.bk >= 1);
+    CHECK(step.tile.stages >= 1);
+    CHECK(step.threads >= 32);
+  }
 }
 
 TEST_CASE("fp32 steps 04-09b handle ragged M and N, with alpha and beta", "[gpu][fp32_ladder]") {
   REQUIRE_GPU_OR_SKIP();
   struct S { int m, n, k; };
-  for (const std::string& id : kLadder) {
+  for (const std::string& id : ladder()) {
     for (S s : {S{1000, 1004, 1028}, S{129, 132, 64}, S{257, 260, 36}, S{130, 4, 12}, S{1, 1024, 256},
                 S{1023, 4, 8}, S{384, 512, 128}})
       run_both_modes(id, s.m, s.n, s.k);
@@ -88,6 +118,9 @@ TEST_CASE("fp32 steps 04-09b handle ragged M and N, with alpha and beta", "[gpu]
 
 TEST_CASE("step 09b's stream-K tail: pieces of tiles summed across blocks, counters reset between launches", "[gpu][fp32_ladder]") {
   REQUIRE_GPU_OR_SKIP();
+  const Step step = find_step("09b");
+  REQUIRE(step.tile.bm == 128);  // the shapes below are counted in 128 x 256 tiles
+  REQUIRE(step.tile.bn == 256);
   // Step 09b gives the last partial wave of 128 x 256 tiles to its stream-K kernel when the grid has
   // at least one full wave. On a 132-SM H200 (one block per SM) every shape below reaches it:
   //   900 x 4868 x 72: 160 tiles = 1 wave + 28, so all 160 are shared (5 K tiles each, a tail);
@@ -173,7 +206,7 @@ TEST_CASE("step 09b refuses a C of more than 2^30 tiles, whose tile numbers woul
 TEST_CASE("steps 06-09b refuse N % 4 != 0 and K % 4 != 0 with the reason; 04 and 05 run them", "[gpu][fp32_ladder]") {
   REQUIRE_GPU_OR_SKIP();
   struct S { int m, n, k; const char* why; };
-  for (const std::string& id : kLadder) {
+  for (const std::string& id : ladder()) {
     const Step step = find_step(id);
     for (S s : {S{64, 66, 64, "N=66 is not a multiple of 4"}, S{64, 64, 66, "K=66 is not a multiple of 4"},
                 S{33, 161, 96, "N=161 is not a multiple of 4"}, S{8, 8, 5, "K=5 is not a multiple of 4"}}) {
@@ -185,7 +218,7 @@ TEST_CASE("steps 06-09b refuse N % 4 != 0 and K % 4 != 0 with the reason; 04 and
         CHECK_THROWS_WITH(check_step(step, {Dtype::fp32, s.m, s.n, s.k, 1, 0, 1, true}), Catch::Contains(s.why));
       } else {
         CHECK_FALSE(shape_refusal(step, s.m, s.n, s.k).has_value());
-        CHECK(check_step(step, {Dtype::fp32, s.m, s.n, s.k, 1, 0, 1, true}).passed);
+        CHECK(gemm_test::guarded_check(step, {Dtype::fp32, s.m, s.n, s.k, 1, 0, 1, true}).passed);
       }
     }
     // Aligned shapes are never refused, however ragged M is.
