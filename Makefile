@@ -4,12 +4,19 @@
 #   make bench      every step at 4096 and 8192 -> results/<gpu>.csv, docs/img/steps.png, README table
 #   make test       Catch2 suite (CPU, SASS and, when a GPU is present, GPU tests)
 #   make clean
-# ARCH sets the fp32 steps' target (default sm_90); steps 10 and up are Hopper-only (sm_90a).
+# ARCH sets the fp32 steps' target: the compute capability nvidia-smi reports for GPU 0 when a GPU
+# answers (e.g. 90, 89, 80), else 90; `make ARCH=80` overrides it. Steps 10 and up are Hopper-only
+# (sm_90a) whatever ARCH is.
 
 CUDA_HOME ?= /usr/local/cuda
 NVCC      ?= $(CUDA_HOME)/bin/nvcc
 CXX       ?= g++
-ARCH      ?= 90
+ifeq ($(origin ARCH),undefined)
+  # Evaluated once (:=); no nvidia-smi, no GPU or an answer that is not a number leaves the default.
+  DETECTED_ARCH := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null \
+                     | head -n 1 | tr -d ' .\r' | grep -E '^[0-9]{2,3}$$')
+  ARCH := $(or $(DETECTED_ARCH),90)
+endif
 BUILD     ?= build
 
 FP32_GENCODE   := -gencode arch=compute_$(ARCH),code=sm_$(ARCH)
@@ -85,8 +92,9 @@ $(BUILD)/bin/tests: $(TEST_OBJS) $(KERNEL_OBJS) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
 	$(NVCC) $^ -o $@ $(LDLIBS)
 
-# The test binary links every step (static registration), so it is rebuilt when any step changes.
-test: all $(BUILD)/bin/tests
+# The test binary links every step (static registration), so it is rebuilt when any step changes;
+# the SASS tests check the dumps of every step and twin (tests/test_sass.cpp), so they are made first.
+test: all $(BUILD)/bin/tests sass-dumps
 	@$(MAKE) --no-print-directory test-run
 
 # Runs the already-built suite (what the GPU machine runs: it has no Catch2 or fmt headers).
@@ -139,9 +147,7 @@ $(BUILD)/obj/tests/sass_twins/%.o: tests/sass_twins/%.cu $(HEADERS) | $(BUILD)/.
 $(BUILD)/sass_twins/%/dump.stamp: $(BUILD)/obj/tests/sass_twins/%.o $(SASS_PY)
 	@$(SASS) dump --quiet twin:$*
 
-# `make test` checks the dumps of every step and twin (tests/test_sass.cpp), so it makes them first.
 sass-dumps: $(SASS_STAMPS)
-test: sass-dumps
 
 sass: $(BUILD)/obj/kernels/$(call STEP_OF,$(STEP)).o
 	@$(SASS) sass $(STEP)
