@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "../common/device_info.hpp"
+#include "../common/launch.hpp"
 #include "../common/runner.hpp"
 #include "support.hpp"
 
@@ -132,4 +133,9 @@ TEST_CASE("device description names the GPU, SM count, L2, driver and CUDA versi
   CHECK(d.find("L2") != std::string::npos);
   CHECK(d.find("driver CUDA") != std::string::npos);
   CHECK(d.find("cuBLAS") != std::string::npos);
+}
+
+TEST_CASE("launch helpers: the cached SM count is the device's", "[gpu][launch]") {
+  REQUIRE_GPU_OR_SKIP();
+  CHECK(sm_count() == query_device().sm_count);
 }
