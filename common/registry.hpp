@@ -69,7 +69,7 @@ struct Tile {
 };
 
 struct Step {
-  std::string id;         ///< "00".."99": the number in kernels/NN_name.cu
+  std::string id;         ///< "00".."99", or a lettered side step ("09b"): kernels/<id>_<name>.cu
   std::string name;       ///< "naive", "gmem_coalescing", ...
   std::string technique;  ///< one line for tables: what this step adds
   Dtype dtype;
