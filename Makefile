@@ -6,12 +6,19 @@
 #   make fuzz       every step on 3000 random seeded shapes (FUZZ_SEED, FUZZ_COUNT, FUZZ_STEPS=06,14)
 #   make sanitize   compute-sanitizer memcheck, racecheck, initcheck, synccheck over every step
 #   make clean
-# ARCH sets the fp32 steps' target (default sm_90); steps 10 and up are Hopper-only (sm_90a).
+# ARCH sets the fp32 steps' target: the compute capability nvidia-smi reports for GPU 0 when a GPU
+# answers (e.g. 90, 89, 80), else 90; `make ARCH=80` overrides it. Steps 10 and up are Hopper-only
+# (sm_90a) whatever ARCH is.
 
 CUDA_HOME ?= /usr/local/cuda
 NVCC      ?= $(CUDA_HOME)/bin/nvcc
 CXX       ?= g++
-ARCH      ?= 90
+ifeq ($(origin ARCH),undefined)
+  # Evaluated once (:=); no nvidia-smi, no GPU or an answer that is not a number leaves the default.
+  DETECTED_ARCH := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null \
+                     | head -n 1 | tr -d ' .\r' | grep -E '^[0-9]{2,3}$$')
+  ARCH := $(or $(DETECTED_ARCH),90)
+endif
 BUILD     ?= build
 
 FP32_GENCODE   := -gencode arch=compute_$(ARCH),code=sm_$(ARCH)
@@ -40,7 +47,7 @@ COMMON_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(COMMON_SRCS)))
 KERNEL_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(KERNELS)))
 TEST_SRCS   := $(wildcard tests/*.cpp) $(wildcard tests/fixtures/*.cu)
 TEST_OBJS   := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(TEST_SRCS)))
-HEADERS     := $(wildcard common/*.hpp common/*.cuh common/cutlass/*.hpp)
+HEADERS     := $(wildcard common/*.hpp common/*.cuh common/ptx/*.cuh common/cutlass/*.hpp)
 
 # Hopper steps are 10 and up: every kernels/NN_*.cu whose number does not start with 0.
 gencode_for = $(if $(filter-out 0%,$(notdir $(1))),$(HOPPER_GENCODE),$(FP32_GENCODE))
@@ -148,8 +155,9 @@ $(BUILD)/bin/tests: $(TEST_OBJS) $(KERNEL_OBJS) $(COMMON_OBJS) $(CUTLASS_OBJS) $
 	@mkdir -p $(dir $@)
 	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
 
-# The test binary links every step (static registration), so it is rebuilt when any step changes.
-test: all $(BUILD)/bin/tests
+# The test binary links every step (static registration), so it is rebuilt when any step changes;
+# the SASS tests check the dumps of every step and twin (tests/test_sass.cpp), so they are made first.
+test: all $(BUILD)/bin/tests sass-dumps
 	@$(MAKE) --no-print-directory test-run
 
 # Runs the already-built suite (what the GPU machine runs: it has no Catch2 or fmt headers).
@@ -234,9 +242,7 @@ $(BUILD)/obj/tests/sass_twins/%.o: tests/sass_twins/%.cu $(HEADERS) | $(BUILD)/.
 $(BUILD)/sass_twins/%/dump.stamp: $(BUILD)/obj/tests/sass_twins/%.o $(SASS_CODE)
 	@$(SASS) dump --quiet twin:$*
 
-# `make test` checks the dumps of every step and twin (tests/test_sass.cpp), so it makes them first.
 sass-dumps: $(SASS_STAMPS)
-test: sass-dumps
 
 sass: $(BUILD)/obj/kernels/$(call STEP_OF,$(STEP)).o
 	@$(SASS) sass $(STEP)

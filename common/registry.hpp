@@ -23,6 +23,8 @@ struct Fp32Gemm {
   const float* a;
   const float* b;
   float* c;
+  void* workspace = nullptr;   ///< the step's workspace (see "The step workspace" below); nullptr: none
+  size_t workspace_bytes = 0;  ///< its size in bytes
 };
 
 /// bf16 problem (the layout of a linear layer): C = A * B^T with fp32 accumulation.
@@ -32,6 +34,8 @@ struct Bf16Gemm {
   const __nv_bfloat16* a;
   const __nv_bfloat16* b;
   __nv_bfloat16* c;
+  void* workspace = nullptr;   ///< the step's workspace (see "The step workspace" below); nullptr: none
+  size_t workspace_bytes = 0;  ///< its size in bytes
 };
 
 /// A launcher enqueues the kernel(s) of one step on `stream` and checks the launch status.
@@ -42,8 +46,30 @@ using Bf16Launcher = void (*)(const Bf16Gemm&, cudaStream_t stream);
 /// Returns a human-readable reason when the step cannot run shape (m, n, k), std::nullopt when it can.
 using ShapePredicate = std::optional<std::string> (*)(int m, int n, int k);
 
+/// The step workspace: scratch device memory a step's launcher needs (e.g. 09b's stream-K partial
+/// sums and per-tile counters), declared by the step and owned by the harness.
+///   - Size: Step::workspace_bytes(m, n, k) bytes for that shape (0: none). It may query the current
+///     device (its SM count, an occupancy) but must not allocate or launch anything.
+///   - Allocation: once per problem, outside every timed region, by ProblemBuffers::reserve_workspace
+///     (check_step and step_main call it through reserve_workspace(step, buffers)); 256-byte aligned
+///     (cudaMalloc); passed to every launch of that problem in Fp32Gemm / Bf16Gemm::workspace.
+///   - Contents on entry: zero after allocation; after that, whatever the previous launch on the same
+///     buffers left. A step that needs some of it zero at entry (counters) must leave it zero when its
+///     kernels finish (09b's last-arriving block resets its tile's counter).
+///   - Concurrency: launches that share one workspace must be ordered (one stream, as the harness
+///     does); two launches in flight at once need two ProblemBuffers.
+///   - A launcher given less than it needs throws gemm::Error naming both sizes.
+using WorkspaceBytes = size_t (*)(int m, int n, int k);
+
+/// The tile a step's (main) kernel computes, for the tests and tools that are built around it: each
+/// block computes BM x BN of C, walking K in BK-wide slices through STAGES shared-memory buffers
+/// (1: one buffer, no pipeline; BK = 1: K is not tiled). All zero for a step without a kernel (00).
+struct Tile {
+  int bm = 0, bn = 0, bk = 0, stages = 0;
+};
+
 struct Step {
-  std::string id;         ///< "00".."99": the number in kernels/NN_name.cu
+  std::string id;         ///< "00".."99", or a lettered side step ("09b"): kernels/<id>_<name>.cu
   std::string name;       ///< "naive", "gmem_coalescing", ...
   std::string technique;  ///< one line for tables: what this step adds
   Dtype dtype;
@@ -52,10 +78,14 @@ struct Step {
   ShapePredicate unsupported = nullptr;  ///< nullptr: every m, n, k >= 1
   int required_cc = 0;  ///< 0: any GPU; 90: exactly compute capability 9.0 (sm_90a code)
   bool fixture = false; ///< a deliberately broken kernel kept for the tests; never benchmarked
+  WorkspaceBytes workspace_bytes = nullptr;  ///< nullptr: the step needs no workspace (see above)
+  Tile tile{};      ///< the main kernel's tile (steps with two kernels: the data-parallel one)
+  int threads = 0;  ///< threads per block of the main kernel; 0: the step launches no kernel of ours
 };
 
 /// Adds a step; returns true so a step can register with `static const bool registered = ...`.
-/// Throws gemm::Error on a duplicate id.
+/// Throws gemm::Error on a duplicate id, a launcher that does not match the dtype, or tile metadata
+/// that is partly set (a kernel's tile needs BM, BN, BK, STAGES >= 1 and threads >= 1).
 bool register_step(const Step& step);
 
 /// All registered steps (and test fixtures), sorted by id.
@@ -67,14 +97,5 @@ Step find_step(const std::string& id);
 /// The reason the step refuses (m, n, k), or std::nullopt. Checks m, n, k >= 1 first, then the
 /// step's own predicate.
 std::optional<std::string> shape_refusal(const Step& step, int m, int n, int k);
-
-/// Shared predicate pieces. `grid_refusal` names the limit when ceil(extent / tile) blocks exceed
-/// the CUDA grid-dimension limit of that axis (x: 2^31-1, y and z: 65535; CUDA C Programming Guide,
-/// "Compute Capabilities", table of technical specifications).
-std::optional<std::string> grid_refusal(const char* what, int64_t extent, int64_t tile, int axis);
-
-/// The predicate of the fp32 steps with 16-byte (float4 / 16-byte cp.async) row accesses, 06-09:
-/// K % 4 == 0 (rows of A), N % 4 == 0 (rows of B and C), and ceil(M / bm) blocks on grid y.
-std::optional<std::string> float4_rows_refusal(int m, int n, int k, int bm);
 
 }  // namespace gemm

@@ -7,17 +7,28 @@
 
 #include "device_info.hpp"
 #include "measure.hpp"
+#include "reference.hpp"
+#include "timing.hpp"
 
 namespace gemm {
 
-void launch_step(const Step& step, const Workspace& ws, cudaStream_t stream) {
+size_t step_workspace_bytes(const Step& step, int m, int n, int k) {
+  return step.workspace_bytes ? step.workspace_bytes(m, n, k) : 0;
+}
+
+void reserve_workspace(const Step& step, ProblemBuffers& buffers) {
+  const Problem& p = buffers.problem();
+  buffers.reserve_workspace(step_workspace_bytes(step, p.m, p.n, p.k));
+}
+
+void launch_step(const Step& step, const ProblemBuffers& ws, cudaStream_t stream) {
   if (step.dtype == Dtype::fp32)
     step.fp32(ws.fp32_args(), stream);
   else
     step.bf16(ws.bf16_args(), stream);
 }
 
-void launch_cublas(const Workspace& ws, cudaStream_t stream) {
+void launch_cublas(const ProblemBuffers& ws, cudaStream_t stream) {
   if (ws.problem().dtype == Dtype::fp32)
     cublas_sgemm(ws.fp32_args(), stream);
   else
@@ -40,10 +51,11 @@ std::optional<std::string> refusal(const Step& step, int m, int n, int k) {
   return shape_refusal(step, m, n, k);
 }
 
-CheckReport check_step(const Step& step, Workspace& ws, Oracle oracle) {
+CheckReport check_step(const Step& step, ProblemBuffers& ws, Oracle oracle) {
   const Problem& p = ws.problem();
   if (auto why = refusal(step, p.m, p.n, p.k)) throw Error(*why);
   const std::vector<float> want = oracle == Oracle::cublas ? ws.cublas_reference() : ws.cpu_reference();
+  reserve_workspace(step, ws);
   ws.reset_output(nullptr);
   launch_step(step, ws, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
@@ -51,7 +63,7 @@ CheckReport check_step(const Step& step, Workspace& ws, Oracle oracle) {
 }
 
 CheckReport check_step(const Step& step, const Problem& problem, Oracle oracle) {
-  Workspace ws(problem);
+  ProblemBuffers ws(problem);
   return check_step(step, ws, oracle);
 }
 
@@ -90,7 +102,8 @@ int step_main(int argc, const char* const* argv) {
       return 2;
     }
     Problem p{step.dtype, o.m, o.n, o.k, o.alpha, o.beta, o.seed, o.exact};
-    Workspace ws(p);
+    ProblemBuffers ws(p);
+    reserve_workspace(step, ws);  // the step's scratch, allocated once, outside the timed region
     fmt::print("# {}\n", describe(dev));
 
     std::string check = "skipped";

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "check.hpp"
-#include "registry.hpp"
 
 namespace gemm {
 
@@ -70,13 +69,6 @@ CUtensorMap make_tma_2d(const TmaMatrix& t) {
                           box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, t.swizzle,
                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
   return map;
-}
-
-std::optional<std::string> tma_gemm_refusal(int m, int n, int k, int bm, int bn) {
-  if (k % 8 != 0)
-    return fmt::format("K % 8 == 0 is required (TMA needs a 16-byte row stride: K * 2 bytes); K={}", k);
-  if (auto why = grid_refusal("M", m, bm, 0)) return why;
-  return grid_refusal("N", n, bn, 1);
 }
 
 }  // namespace gemm

@@ -36,9 +36,4 @@ std::optional<std::string> tma_refusal(const TmaMatrix& t);
 /// rejects it anyway or the entry point is missing (driver older than CUDA 12.0).
 CUtensorMap make_tma_2d(const TmaMatrix& t);
 
-/// The shape predicate shared by the TMA steps (C = A * B^T, A m x k, B n x k, tiles bm x bn with
-/// M tiles on grid x and N tiles on grid y): K % 8 == 0 (TMA needs a 16-byte row stride, K * 2
-/// bytes), and the grid limits.
-std::optional<std::string> tma_gemm_refusal(int m, int n, int k, int bm, int bn);
-
 }  // namespace gemm

@@ -1,14 +1,14 @@
 // Step 00 — cuBLAS SGEMM through the same harness: the yardstick every later step is measured
 // against, timed by the same function (warm-up, L2 flush, median of events).
 // Strict FP32 (CUBLAS_DEFAULT_MATH, no TF32); row-major through the C^T = B^T A^T trick
-// (common/workspace.cu, cublas_sgemm).
+// (common/problem.cu, cublas_sgemm).
 // Expected: the same TFLOP/s as the "cuBLAS" column of every other step (ratio ~1.00); the spread
 // between the two is the run-to-run noise of the benchmark.
 // Measured (H200, make bench 2026-11-30): 51.2 / 51.1 TFLOP/s at 4096^3 / 8192^3, ratio 1.00 both.
 // Supports: any M, N, K >= 1 (cuBLAS handles every shape).
 // Run: make run STEP=00 M=4096 N=4096 K=4096
+#include "../common/reference.hpp"
 #include "../common/registry.hpp"
-#include "../common/workspace.hpp"
 
 namespace step00 {
 

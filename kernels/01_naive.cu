@@ -8,6 +8,7 @@
 // Supports: any M, N, K >= 1 with ceil(N / 32) <= 65535 (grid y); M maps to grid x (2^31-1 blocks).
 // Run: make run STEP=01 M=4096 N=4096 K=4096
 #include "../common/check.hpp"
+#include "../common/refusals.hpp"
 #include "../common/registry.hpp"
 
 namespace step01 {
@@ -41,6 +42,8 @@ const bool registered = gemm::register_step({
     .dtype = gemm::Dtype::fp32,
     .fp32 = &launch,
     .unsupported = &unsupported,
+    .tile = {BLOCK, BLOCK, 1, 1},
+    .threads = BLOCK * BLOCK,
 });
 
 }  // namespace step01

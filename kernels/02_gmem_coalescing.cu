@@ -8,6 +8,7 @@
 // Supports: any M, N, K >= 1 with ceil(M / 32) <= 65535 (grid y); N maps to grid x.
 // Run: make run STEP=02 M=4096 N=4096 K=4096
 #include "../common/check.hpp"
+#include "../common/refusals.hpp"
 #include "../common/registry.hpp"
 
 namespace step02 {
@@ -41,6 +42,8 @@ const bool registered = gemm::register_step({
     .dtype = gemm::Dtype::fp32,
     .fp32 = &launch,
     .unsupported = &unsupported,
+    .tile = {BLOCK, BLOCK, 1, 1},
+    .threads = BLOCK * BLOCK,
 });
 
 }  // namespace step02

@@ -9,6 +9,7 @@
 // Supports: any M, N, K >= 1 (partial tiles are zero-filled) with ceil(M / 32) <= 65535 (grid y).
 // Run: make run STEP=03 M=4096 N=4096 K=4096
 #include "../common/check.hpp"
+#include "../common/refusals.hpp"
 #include "../common/registry.hpp"
 
 namespace step03 {
@@ -56,6 +57,8 @@ const bool registered = gemm::register_step({
     .dtype = gemm::Dtype::fp32,
     .fp32 = &launch,
     .unsupported = &unsupported,
+    .tile = {BM, BN, BK, 1},
+    .threads = BM * BN,
 });
 
 }  // namespace step03

@@ -8,6 +8,7 @@
 // Supports: any M, N, K >= 1 (partial tiles are zero-filled) with ceil(M / BM) <= 65535 (grid y).
 // Run: make run STEP=05 M=4096 N=4096 K=4096
 #include "../common/check.hpp"
+#include "../common/refusals.hpp"
 #include "../common/registry.hpp"
 
 namespace step05 {
@@ -92,6 +93,8 @@ const bool registered = gemm::register_step({
     .dtype = gemm::Dtype::fp32,
     .fp32 = &launch,
     .unsupported = &unsupported,
+    .tile = {BM, BN, BK, 1},
+    .threads = Tiles<BM, BN, BK, TM, TN>::THREADS,
 });
 
 }  // namespace step05

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "../common/check.hpp"
+#include "../common/refusals.hpp"
 #include "../common/registry.hpp"
 
 namespace step06 {
@@ -30,7 +31,7 @@ struct Tiles {
 
 template <int BM, int BN, int BK, int TM, int TN>
 __global__ void __launch_bounds__(Tiles<BM, BN, BK, TM, TN>::THREADS)
-sgemm_vectorized(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
+sgemm_vectorized_loads(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
   constexpr int THREADS = Tiles<BM, BN, BK, TM, TN>::THREADS;
   __shared__ alignas(16) float sAT[BK][BM];  // A tile transposed: column k of A is row k here
   __shared__ alignas(16) float sB[BK][BN];
@@ -93,7 +94,7 @@ sgemm_vectorized(int M, int N, int K, float alpha, const float* A, const float* 
 template <int BM, int BN, int BK, int TM, int TN>
 void launch_tiles(const gemm::Fp32Gemm& p, cudaStream_t stream) {
   const dim3 grid((p.n + BN - 1) / BN, (p.m + BM - 1) / BM);
-  sgemm_vectorized<BM, BN, BK, TM, TN><<<grid, Tiles<BM, BN, BK, TM, TN>::THREADS, 0, stream>>>(
+  sgemm_vectorized_loads<BM, BN, BK, TM, TN><<<grid, Tiles<BM, BN, BK, TM, TN>::THREADS, 0, stream>>>(
       p.m, p.n, p.k, p.alpha, p.a, p.b, p.beta, p.c);
   CUDA_CHECK_LAUNCH();
 }
@@ -116,6 +117,8 @@ const bool registered = gemm::register_step({
     .dtype = gemm::Dtype::fp32,
     .fp32 = &launch,
     .unsupported = &unsupported,
+    .tile = {BM, BN, BK, 1},
+    .threads = Tiles<BM, BN, BK, TM, TN>::THREADS,
 });
 
 }  // namespace step06

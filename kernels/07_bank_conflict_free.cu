@@ -18,6 +18,7 @@
 #include <string>
 
 #include "../common/check.hpp"
+#include "../common/refusals.hpp"
 #include "../common/registry.hpp"
 
 namespace step07 {
@@ -36,7 +37,7 @@ struct Tiles {
 
 template <int BM, int BN, int BK, int TM, int TN>
 __global__ void __launch_bounds__(Tiles<BM, BN, BK, TM, TN>::THREADS)
-sgemm_conflict_free(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
+sgemm_bank_conflict_free(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
   using T = Tiles<BM, BN, BK, TM, TN>;
   constexpr int THREADS = T::THREADS, SM = T::SM, SN = T::SN;
   constexpr int PAD = 4;  // rows of sAT 4 banks apart (BM % 32 == 0), still 16-byte aligned
@@ -101,7 +102,7 @@ sgemm_conflict_free(int M, int N, int K, float alpha, const float* A, const floa
 template <int BM, int BN, int BK, int TM, int TN>
 void launch_tiles(const gemm::Fp32Gemm& p, cudaStream_t stream) {
   const dim3 grid((p.n + BN - 1) / BN, (p.m + BM - 1) / BM);
-  sgemm_conflict_free<BM, BN, BK, TM, TN><<<grid, Tiles<BM, BN, BK, TM, TN>::THREADS, 0, stream>>>(
+  sgemm_bank_conflict_free<BM, BN, BK, TM, TN><<<grid, Tiles<BM, BN, BK, TM, TN>::THREADS, 0, stream>>>(
       p.m, p.n, p.k, p.alpha, p.a, p.b, p.beta, p.c);
   CUDA_CHECK_LAUNCH();
 }
@@ -123,6 +124,8 @@ const bool registered = gemm::register_step({
     .dtype = gemm::Dtype::fp32,
     .fp32 = &launch,
     .unsupported = &unsupported,
+    .tile = {BM, BN, BK, 1},
+    .threads = Tiles<BM, BN, BK, TM, TN>::THREADS,
 });
 
 }  // namespace step07

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "../common/check.hpp"
+#include "../common/refusals.hpp"
 #include "../common/registry.hpp"
 
 namespace step08 {
@@ -173,6 +174,8 @@ const bool registered = gemm::register_step({
     .dtype = gemm::Dtype::fp32,
     .fp32 = &launch,
     .unsupported = &unsupported,
+    .tile = {BM, BN, BK, 2},  // two shared-memory buffers, filled from registers
+    .threads = Tiles<BM, BN, BK, WM, WN, TM, TN, MINB>::THREADS,
 });
 
 }  // namespace step08

@@ -7,33 +7,19 @@
 // whole K tiles copy with no predicate from pointers advanced one tile per iteration; edge blocks and
 // the K tail zero-fill through cp.async's src-size. On the H200 2 stages suffice (one tile of math
 // hides a copy; 3 measure the same), so the ring is a double buffer here; STAGES stays a parameter.
-// The wave tail (stream-K). One 128x256 block fills an SM, so 4096^3 is 512 tiles on 132 SMs: 3
-// full waves and one of 116 blocks, where 16 SMs idle for a quarter of the run. The launcher gives
-// the tiles of that partial wave to a second kernel of P = 132 blocks that share their K tiles
-// evenly (Osama et al., PPoPP 2023): each block takes 0.88 of a tile's K, crossing tile boundaries;
-// the pieces of a tile are summed by whichever block stores the last one, in block order. The
-// second kernel is launched with programmatic dependent launch so its blocks take SMs as the first
-// kernel's last blocks leave them.
-// Expected: +5-10 % over step 08 (no staging instructions or registers), ~1.0x cuBLAS; stream-K
-// +2-3 % at 4096 and 8192 (the idle part of the last wave: 0.12 and 0.48 of a wave of 4 and 16).
-// SASS: LDGSTS.E.BYPASS.128 (B) and LDGSTS.E (A) replace LDG + STS; LDGDEPBAR / DEPBAR.LE SB0;
-// PREEXIT (griddepcontrol.launch_dependents); the fixup's MEMBAR.SC.GPU and ATOMG.E.ADD.
-// Measured (H200, make bench, same-process cuBLAS 51.4 / 51.3): 52.0 TFLOP/s at 4096 (1.011x), 53.0
-// at 8192 (1.034x); the bench before, 51.7 / 52.7 (1.006x / 1.028x); before stream-K 51.2 (0.997x) /
-// 52.0 (1.014x). Stream-K gained 1-1.5 % / 1.4-1.9 %, not 2-3 %: its blocks run 4-6 % slower per
-// K tile (our reading, not profiled: their concurrent copies are at different K and share less of
-// L2) and pay the fixup. docs/fp32_ladder.md, "The wave tail".
+// Expected: +5-10 % over step 08 (no staging instructions or registers), ~1.0x cuBLAS.
+// SASS: LDGSTS.E.BYPASS.128 (B) and LDGSTS.E (A) replace LDG + STS; LDGDEPBAR / DEPBAR.LE SB0.
+// Measured (H200, make bench, same-process cuBLAS 51.4 / 51.3): 51.2 TFLOP/s at 4096 (0.997x), 52.0
+// at 8192 (1.014x), 1.04x / 1.05x step 08. Against the same cuBLAS kernel and grid the ratio grows
+// with the waves of blocks (3.88 at 4096, 15.5 at 8192): docs/fp32_ladder.md, "What limits 09 now".
+// Step 09b gives the last, partial wave to a stream-K kernel.
 // Supports: K % 4 == 0 and N % 4 == 0 (16-byte aligned rows), any M >= 1; ragged M and N and K
-// tails are zero-filled by cp.async's src-size operand / masked; ceil(M / BM) <= 65535 (grid y) and
-// at most 2^30 tiles. The launcher keeps a stream-K workspace of 35 MB (H200) per (host thread,
-// device, stream).
+// tails are zero-filled by cp.async's src-size operand / masked; ceil(M / BM) <= 65535 (grid y).
 // Run: make run STEP=09 M=4096 N=4096 K=4096
-#include <algorithm>
-#include <map>
 #include <string>
-#include <utility>
 
 #include "../common/check.hpp"
+#include "../common/refusals.hpp"
 #include "../common/registry.hpp"
 
 namespace step09 {
@@ -83,11 +69,9 @@ struct Tiles {
   static_assert(THREADS % (BN / 4) == 0, "the threads cover whole rows of the B tile (row stride RB = THREADS / (BN / 4))");
 };
 
-// The main loop: K tiles [kt0, kt1) of the block tile at rows m0.., columns n0.. into acc (zeroed
-// first). Both kernels below run it; each gets its own register allocation.
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int MINB>
-__device__ __forceinline__ void mma_k_tiles(int M, int N, int K, const float* A, const float* B, int64_t m0,
-                                            int64_t n0, int kt0, int kt1, float (&acc)[TM][TN]) {
+__global__ void __launch_bounds__(Tiles<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB>::THREADS, MINB)
+sgemm_async_copy_pipeline(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C) {
   using T = Tiles<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB>;
   constexpr int THREADS = T::THREADS, SM = T::SM, SN = T::SN, LDA = T::LDA;
   constexpr unsigned STAGE_BYTES = T::STAGE_FLOATS * 4;
@@ -98,13 +82,15 @@ __device__ __forceinline__ void mma_k_tiles(int M, int N, int K, const float* A,
   // This thread's first row and column inside the block tile (step 08's warp tiling).
   const int row0 = warp / (BN / WN) * WM + lane / T::WTC * 4;
   const int col0 = warp % (BN / WN) * WN + lane % T::WTC * 4;
+  const int64_t m0 = blockIdx.y * int64_t(BM), n0 = blockIdx.x * int64_t(BN);
+  const int KT = (K + BK - 1) / BK;
 
   // Each thread copies the floats (ra + it * RA, ca) of A and the float4s (rb + it * RB, cb) of B of
   // every K tile, to fixed offsets of a stage; the global addresses advance by BK columns / rows.
   constexpr int RA = THREADS / BK, RB = THREADS / (BN / 4);
   const int ra = t / BK, ca = t % BK, rb = t / (BN / 4), cb = t % (BN / 4) * 4;
-  const float* gA = A + (m0 + ra) * K + ca + kt0 * BK;           // this thread's first float of A, K tile kt0
-  const float* gB = B + (int64_t(kt0) * BK + rb) * N + n0 + cb;  // this thread's first float4 of B, K tile kt0
+  const float* gA = A + (m0 + ra) * K + ca;         // this thread's first float of A, K tile 0
+  const float* gB = B + int64_t(rb) * N + n0 + cb;  // this thread's first float4 of B, K tile 0
   const int64_t strideA = int64_t(RA) * K, strideB = int64_t(RB) * N;
   const unsigned sA_dst = smem_base + (ca * LDA + ra) * 4, sB_dst = smem_base + (BK * LDA + rb * BN + cb) * 4;
   const bool interior = m0 + BM <= M && n0 + BN <= N;  // no row or column of the block tile is outside C
@@ -133,16 +119,13 @@ __device__ __forceinline__ void mma_k_tiles(int M, int N, int K, const float* A,
   // last tile) so that "wait until STAGES - 2 groups are pending" always means "the next tile landed".
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
-    if (kt0 + s < kt1) load_tile(s * STAGE_BYTES, (kt0 + s) * BK, gA + s * BK, gB + int64_t(s) * BK * N);
+    if (s < KT) load_tile(s * STAGE_BYTES, s * BK, gA + s * BK, gB + int64_t(s) * BK * N);
     cp_async_commit();
   }
-  cp_async_wait<STAGES - 2>();  // tile kt0 has landed for this thread ...
+  cp_async_wait<STAGES - 2>();  // tile 0 has landed for this thread ...
   __syncthreads();              // ... and for everyone
 
-#pragma unroll
-  for (int i = 0; i < TM; ++i)
-#pragma unroll
-    for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+  float acc[TM][TN] = {};
   float rA[2][TM], rB[2][TN];  // fragments, double-buffered: k + 1 is read while k is multiplied
   static_assert(BK % 2 == 0, "tile kt's last k step and tile kt + 1's first use different buffers");
   auto load_frag = [&](int buf, unsigned stage, int kk) {
@@ -159,9 +142,9 @@ __device__ __forceinline__ void mma_k_tiles(int M, int N, int K, const float* A,
   unsigned rs = 0, ws = (STAGES - 1) * STAGE_BYTES;  // byte offsets of the stage read and the stage refilled
   const float* a_next = gA + (STAGES - 1) * BK;      // tile kt + STAGES - 1
   const float* b_next = gB + int64_t(STAGES - 1) * BK * N;
-  for (int kt = kt0; kt < kt1; ++kt) {
+  for (int kt = 0; kt < KT; ++kt) {
     // Refill the stage that tile kt - 1 used: everyone finished reading it before the last barrier.
-    if (kt + STAGES - 1 < kt1) load_tile(ws, (kt + STAGES - 1) * BK, a_next, b_next);
+    if (kt + STAGES - 1 < KT) load_tile(ws, (kt + STAGES - 1) * BK, a_next, b_next);
     cp_async_commit();
     ws = ws == (STAGES - 1) * STAGE_BYTES ? 0 : ws + STAGE_BYTES;
     a_next += BK, b_next += int64_t(BK) * N;
@@ -179,24 +162,13 @@ __device__ __forceinline__ void mma_k_tiles(int M, int N, int K, const float* A,
         for (int j = 0; j < TN; ++j) acc[i][j] += rA[kk % 2][i] * rB[kk % 2][j];
     }
   }
-  cp_async_wait<0>();  // no copy may still target shared memory when the block exits or starts over
-}
-
-// The epilogue: C = alpha * acc + beta * C for this thread's TM x TN fragment of the block tile at
-// (m0, n0), one float4 at a time; nothing outside C is written, and C is not read when beta == 0.
-template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int MINB>
-__device__ __forceinline__ void store_tile(int M, int N, float alpha, float beta, float* C, int64_t m0, int64_t n0,
-                                           const float (&acc)[TM][TN]) {
-  using T = Tiles<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB>;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int row0 = warp / (BN / WN) * WM + lane / T::WTC * 4;
-  const int col0 = warp % (BN / WN) * WN + lane % T::WTC * 4;
+  cp_async_wait<0>();  // no copy may still target shared memory when the block exits
 #pragma unroll
   for (int i = 0; i < TM; ++i) {
-    const int64_t row = m0 + row0 + i / 4 * T::SM + i % 4;
+    const int64_t row = m0 + row0 + i / 4 * SM + i % 4;
 #pragma unroll
     for (int j = 0; j < TN; j += 4) {
-      const int64_t col = n0 + col0 + j / 4 * T::SN;
+      const int64_t col = n0 + col0 + j / 4 * SN;
       if (row >= M || col >= N) continue;  // ragged edge; N % 4 == 0: the float4 is wholly in or out
       float4* c = reinterpret_cast<float4*>(&C[row * N + col]);
       float4 v = make_float4(alpha * acc[i][j], alpha * acc[i][j + 1], alpha * acc[i][j + 2], alpha * acc[i][j + 3]);
@@ -209,189 +181,16 @@ __device__ __forceinline__ void store_tile(int M, int N, float alpha, float beta
   }
 }
 
-// The data-parallel kernel: block (x, y) computes the tile at block-tile column x, row y over all of
-// K. The grid has whole rows of tiles; blocks past the first dp_tiles tiles (in row-major order) exit,
-// those tiles are the stream-K kernel's. (Small changes around the unchanged main loop moved ptxas's
-// register allocation and the loop's speed by up to 8 %; a one-dimensional grid, and a 2D one with
-// a per-float4 epilogue, were 4 % slower. This form measured as fast as the previous 09: the
-// sk_* rows of results/tuning/fp32_h200_08_09_pipeline.csv.)
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int MINB>
-__global__ void __launch_bounds__(Tiles<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB>::THREADS, MINB)
-sgemm_async_pipeline(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C,
-                     int dp_tiles, bool stream_k_follows) {
-  if (blockIdx.y * gridDim.x + blockIdx.x >= unsigned(dp_tiles)) return;
-  // Let the stream-K kernel, launched next with programmatic dependent launch, be scheduled now: its
-  // blocks take SMs as this grid's last blocks leave them (it reads nothing this kernel writes). Only
-  // then: a later kernel of someone else's with that launch attribute must not start early.
-  if (stream_k_follows) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  const int64_t m0 = blockIdx.y * int64_t(BM), n0 = blockIdx.x * int64_t(BN);
-  float acc[TM][TN];
-  mma_k_tiles<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB>(M, N, K, A, B, m0, n0, 0, (K + BK - 1) / BK, acc);
-  store_tile<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB>(M, N, alpha, beta, C, m0, n0, acc);
-}
-
-// The stream-K schedule of the tiles after the data-parallel kernel's (Osama et al., "Stream-K:
-// Work-centric Parallel Decomposition for Dense Matrix-Matrix Multiplication on the GPU", PPoPP 2023;
-// its "data-parallel + stream-K" hybrid). The K tiles of tiles first_tile.. are counted in order (K
-// tile kt of shared tile s is number s * KT + kt) and split evenly between `blocks` blocks: block g
-// takes [g * S / G, (g + 1) * S / G) with S = iters, G = blocks. A block whose range cuts a tile
-// adds its partial sums to that tile through `partials`.
-struct Schedule {
-  int tiles_n;       // block tiles along N
-  int first_tile;    // the first shared tile; the data-parallel kernel computes the ones before it
-  int blocks;        // G
-  int64_t iters;     // S = shared tiles * KT
-  float4* partials;  // 2G slots of BM * BN floats: slot 2g for the piece block g starts inside a
-                     // tile, slot 2g + 1 for the piece it ends inside a tile with
-  int* arrivals;     // pieces stored so far, one counter per shared tile; 0 between launches
-};
-
-// The stream-K kernel: block g computes its range of K tiles as pieces of consecutive tiles; a piece
-// that is a whole tile is written as in the data-parallel kernel, the others go through the fixup.
-template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int MINB>
-__global__ void __launch_bounds__(Tiles<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB>::THREADS, MINB)
-sgemm_stream_k(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C,
-               const Schedule sched) {
-  constexpr int THREADS = Tiles<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB>::THREADS;
-  __shared__ bool last_piece;  // this block stored the last piece of a shared tile
-  const int t = threadIdx.x, g = blockIdx.x, KT = (K + BK - 1) / BK;
-  auto start = [&](int b) { return b * sched.iters / sched.blocks; };  // block b's first K tile
-  // This block's pieces: the first starts at K tile kt0 of `tile`, every later one at K tile 0 of the
-  // next tile; `left` K tiles remain to start.
-  const int64_t first = start(g);
-  int tile = int(first / KT), kt0 = int(first % KT), left = int(start(g + 1) - first);
-  for (; left > 0; ++tile, kt0 = 0) {
-    const int kt1 = min(KT, kt0 + left);  // this piece: K tiles [kt0, kt1)
-    left -= kt1 - kt0;
-    const int64_t m0 = (sched.first_tile + tile) / sched.tiles_n * int64_t(BM);
-    const int64_t n0 = (sched.first_tile + tile) % sched.tiles_n * int64_t(BN);
-    __syncthreads();  // after a previous piece: everyone is done reading its stages
-    float acc[TM][TN];
-    mma_k_tiles<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB>(M, N, K, A, B, m0, n0, kt0, kt1, acc);
-    if (kt0 != 0 || kt1 != KT) {
-      // Fixup: store this piece and count it; the block that stores the tile's last piece sums all
-      // pieces, in block order (the result does not depend on which arrived last), and writes C. No
-      // block waits for another, so none needs another to be resident (the "last block" pattern of
-      // the CUDA sample threadFenceReduction: store, fence, count with an atomic).
-      const int64_t x0 = int64_t(tile) * KT;  // the tile's first K tile
-      // The blocks whose ranges hold the tile's first and last K tiles: the largest c with start(c) <= x.
-      auto block_of = [&](int64_t x) { return int(((x + 1) * sched.blocks - 1) / sched.iters); };
-      const int c_first = block_of(x0), c_last = block_of(x0 + KT - 1);
-      // c_first's piece starts at the tile's K tile 0 (slot 2c + 1), every later block's inside the
-      // tile (slot 2c). A slot is [TM * TN / 4][THREADS] float4, so that a warp's accesses coalesce.
-      auto piece = [&](int c) {
-        return sched.partials + int64_t(c == c_first ? 2 * c + 1 : 2 * c) * (TM * TN / 4 * THREADS) + t;
-      };
-#pragma unroll
-      for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; j += 4)
-          __stcg(piece(g) + (i * TN + j) / 4 * THREADS, make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]));
-      __threadfence();  // the piece is visible to every block before it is counted
-      __syncthreads();
-      if (t == 0) {
-        last_piece = atomicAdd(&sched.arrivals[tile], 1) == c_last - c_first;
-        if (last_piece) sched.arrivals[tile] = 0;  // every piece has arrived: reset for the next launch
-      }
-      __syncthreads();
-      if (!last_piece) continue;
-      __threadfence();
-#pragma unroll
-      for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; j += 4) {  // acc = piece c_first + ... + piece c_last, in that order
-          float4 v = __ldcg(piece(c_first) + (i * TN + j) / 4 * THREADS);
-          for (int c = c_first + 1; c <= c_last; ++c) {
-            const float4 p = __ldcg(piece(c) + (i * TN + j) / 4 * THREADS);
-            v.x += p.x, v.y += p.y, v.z += p.z, v.w += p.w;
-          }
-          acc[i][j] = v.x, acc[i][j + 1] = v.y, acc[i][j + 2] = v.z, acc[i][j + 3] = v.w;
-        }
-    }
-    store_tile<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB>(M, N, alpha, beta, C, m0, n0, acc);
-  }
-}
-
-// The stream-K workspace of one (host thread, device, stream): launches on one stream from one
-// thread run one after another and may share it; any other pair gets two, including two threads on
-// the per-thread default stream, whose handle is the same. Allocated by the first launch that uses
-// stream-K and never freed (released with the context at exit). (A stream destroyed with work pending and a new stream
-// given the same handle would share one: do not destroy a stream before its work has finished.)
-struct Workspace {
-  int blocks = 0;              // P: stream-K blocks resident at once (SMs x blocks per SM); 0 = not yet queried
-  float4* partials = nullptr;  // 2P slots of BM x BN floats, then the 2P arrival counters (ints)
-  int* arrivals = nullptr;     // (a schedule shares fewer than 1.5P tiles), kept at 0 between launches
-};
-
-// Enqueues C = alpha * A * B + beta * C (Fp32Gemm: row-major, M x K times K x N) on `stream`: the
-// data-parallel kernel for all tiles but the last partial wave, then the stream-K kernel (with
-// SK_STAGES buffers) for those. The caller has checked `unsupported`. Throws gemm::Error when a CUDA
-// call fails (workspace allocation included). The first launch that uses stream-K on a (host thread,
-// device, stream) allocates 2P * (BM * BN + 1) * 4 bytes (35 MB for the chosen tiles on 132 SMs)
-// with cudaMalloc, which synchronizes the device; later launches only enqueue.
-template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int MINB, int SK_STAGES = STAGES>
 void launch_tiles(const gemm::Fp32Gemm& p, cudaStream_t stream) {
   using T = Tiles<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB>;
-  using TS = Tiles<BM, BN, BK, WM, WN, TM, TN, SK_STAGES, MINB>;
-  auto dp_kernel = sgemm_async_pipeline<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB>;
-  auto sk_kernel = sgemm_stream_k<BM, BN, BK, WM, WN, TM, TN, SK_STAGES, MINB>;
+  auto kernel = sgemm_async_copy_pipeline<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB>;
   // Over 48 KB of dynamic shared memory must be opted into (CUDA C Programming Guide, "Shared Memory").
-  static const cudaError_t attr[2] = {
-      cudaFuncSetAttribute(dp_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM_BYTES),
-      cudaFuncSetAttribute(sk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, TS::SMEM_BYTES)};
-  CUDA_CHECK(attr[0]);
-  CUDA_CHECK(attr[1]);
-  int device = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  thread_local std::map<std::pair<int, cudaStream_t>, Workspace> workspaces;
-  Workspace& w = workspaces[{device, stream}];
-  if (w.blocks == 0) {
-    int sms = 0, per_sm = 0;
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sk_kernel, TS::THREADS, TS::SMEM_BYTES));
-    w.blocks = sms * std::max(per_sm, 1);
-  }
-  // P blocks run at once, so tiles % P of them make a partial last wave that leaves the other SMs
-  // idle. Where there is at least one full wave, stream-K takes the partial wave's tiles, and one
-  // full wave more when the partial one is under half of P: then every stream-K block gets at least
-  // half a tile of K, and no tile is split between more than three blocks.
-  const int64_t tiles_n = (int64_t(p.n) + BN - 1) / BN, tiles_m = (int64_t(p.m) + BM - 1) / BM;
-  const int64_t tiles = tiles_m * tiles_n, KT = (int64_t(p.k) + BK - 1) / BK;
-  const int64_t P = w.blocks, waves = tiles / P, rest = tiles % P;
-  const int64_t sk_tiles = waves == 0 || rest == 0 ? 0 : 2 * rest >= P ? rest : rest + P;
-  const int dp_tiles = int(tiles - sk_tiles);
-  if (sk_tiles > 0 && w.partials == nullptr) {  // one allocation: partial slots, then counters
-    const size_t slots = size_t(2) * P * BM * BN * sizeof(float), counters = size_t(2) * P * sizeof(int);
-    CUDA_CHECK(cudaMalloc(&w.partials, slots + counters));
-    w.arrivals = reinterpret_cast<int*>(reinterpret_cast<char*>(w.partials) + slots);
-    CUDA_CHECK(cudaMemsetAsync(w.arrivals, 0, counters, stream));
-  }
-  if (dp_tiles > 0) {
-    const dim3 grid(unsigned(tiles_n), unsigned((dp_tiles + tiles_n - 1) / tiles_n));
-    dp_kernel<<<grid, T::THREADS, T::SMEM_BYTES, stream>>>(p.m, p.n, p.k, p.alpha, p.a, p.b, p.beta, p.c, dp_tiles,
-                                                           sk_tiles > 0);
-    CUDA_CHECK_LAUNCH();
-  }
-  if (sk_tiles > 0) {
-    const Schedule sched{int(tiles_n), dp_tiles, int(std::min(P, sk_tiles * KT)), sk_tiles * KT, w.partials, w.arrivals};
-    // Programmatic dependent launch (CUDA C Programming Guide, "Programmatic Dependent Launch and
-    // Synchronization"): this grid may start once every data-parallel block has executed
-    // griddepcontrol.launch_dependents, instead of after the whole grid has finished. Only after our
-    // own data-parallel kernel, which started after all earlier work on the stream had finished; with
-    // no data-parallel kernel before it, the launch is an ordinary one (this kernel has no
-    // griddepcontrol.wait, so it must not start before an unknown predecessor is done).
-    cudaLaunchAttribute pdl{};
-    pdl.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    pdl.val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(unsigned(sched.blocks));
-    cfg.blockDim = dim3(TS::THREADS);
-    cfg.dynamicSmemBytes = TS::SMEM_BYTES;
-    cfg.stream = stream;
-    cfg.attrs = &pdl;
-    cfg.numAttrs = dp_tiles > 0 ? 1 : 0;
-    CUDA_CHECK(cudaLaunchKernelEx(&cfg, sk_kernel, p.m, p.n, p.k, p.alpha, p.a, p.b, p.beta, p.c, sched));
-  }
+  static const cudaError_t attr = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM_BYTES);
+  CUDA_CHECK(attr);
+  const dim3 grid((p.n + BN - 1) / BN, (p.m + BM - 1) / BM);
+  kernel<<<grid, T::THREADS, T::SMEM_BYTES, stream>>>(p.m, p.n, p.k, p.alpha, p.a, p.b, p.beta, p.c);
+  CUDA_CHECK_LAUNCH();
 }
 
 // Chosen by scripts/tune_fp32.py on the H200 (results/tuning/fp32_h200_08_09.csv, 84 points): a
@@ -399,34 +198,25 @@ void launch_tiles(const gemm::Fp32Gemm& p, cudaStream_t stream) {
 // registers, 1 block/SM. Tuner: 51.25 / 51.98 TFLOP/s at 4096 / 8192 (1.00x / 1.02x cuBLAS); 3
 // stages 51.17 / 51.98, the 16x8 thread tile 51.04 / 51.66 (3 stages). Hand-measured variants of
 // the loop (FFMA order, BK, load placement, rasterization): results/tuning/fp32_h200_08_09_pipeline.csv.
-// The stream-K kernel has 3 stages: its concurrent blocks work at different K, so fewer of their
-// copies hit in L2 (2 stages: 50.6 TFLOP/s at 8192 with every tile in stream-K, 3: 51.2, 4: 50.7).
-constexpr int BM = 128, BN = 256, BK = 16, WM = 32, WN = 128, TM = 8, TN = 16, STAGES = 2, MINB = 1, SK_STAGES = 3;
+constexpr int BM = 128, BN = 256, BK = 16, WM = 32, WN = 128, TM = 8, TN = 16, STAGES = 2, MINB = 1;
 void launch(const gemm::Fp32Gemm& p, cudaStream_t stream) {
-  launch_tiles<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB, SK_STAGES>(p, stream);
+  launch_tiles<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB>(p, stream);
 }
 
 // cp.async of 16 bytes needs 16-byte aligned source and destination (PTX ISA, cp.async): rows of B
 // and C start r * N floats in, so N % 4 == 0. A comes in 4-byte copies and would take any K; the
-// K % 4 == 0 refusal is kept so that steps 06-09 accept the same shapes (step 08 loads A as float4).
-// The data-parallel grid has ceil(M / BM) rows (grid y), and tiles are numbered with an int: at
-// most 2^30 of them.
-std::optional<std::string> unsupported(int m, int n, int k) {
-  if (auto why = gemm::float4_rows_refusal(m, n, k, BM)) return why;
-  const int64_t tiles = (int64_t(m) + BM - 1) / BM * ((int64_t(n) + BN - 1) / BN);
-  if (tiles > (int64_t(1) << 30))
-    return "M=" + std::to_string(m) + " x N=" + std::to_string(n) + " makes " + std::to_string(tiles) + " tiles of " +
-           std::to_string(BM) + "x" + std::to_string(BN) + ", over the 2^30 this step numbers";
-  return std::nullopt;
-}
+// K % 4 == 0 refusal is kept so that steps 06-09b accept the same shapes (step 08 loads A as float4).
+std::optional<std::string> unsupported(int m, int n, int k) { return gemm::float4_rows_refusal(m, n, k, BM); }
 
 const bool registered = gemm::register_step({
     .id = "09",
     .name = "async_copy_pipeline",
-    .technique = "multistage cp.async global->shared pipeline; stream-K for the last partial wave",
+    .technique = "multistage cp.async global->shared pipeline (STAGES buffers)",
     .dtype = gemm::Dtype::fp32,
     .fp32 = &launch,
     .unsupported = &unsupported,
+    .tile = {BM, BN, BK, STAGES},
+    .threads = Tiles<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB>::THREADS,
 });
 
 }  // namespace step09

@@ -15,6 +15,7 @@
 #include <cuda_bf16.h>
 
 #include "../common/check.hpp"
+#include "../common/refusals.hpp"
 #include "../common/registry.hpp"
 
 namespace step10 {
@@ -33,7 +34,7 @@ static_assert(BM * BK == THREADS * VEC && BN * BK == THREADS * VEC,
 static_assert(BM == BN, "A and B tiles share the load mapping (row = tid / (BK / VEC))");
 
 __global__ void __launch_bounds__(THREADS)
-bf16_warptiling(int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C) {
+gemm_bf16_warptiling(int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C) {
   __shared__ __align__(16) float sA[BK][BM];  // A tile transposed, widened to fp32
   __shared__ __align__(16) float sB[BK][BN];  // B tile transposed (B is N x K), widened to fp32
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
@@ -102,7 +103,7 @@ bf16_warptiling(int M, int N, int K, const __nv_bfloat16* A, const __nv_bfloat16
 
 void launch(const gemm::Bf16Gemm& p, cudaStream_t stream) {
   const dim3 grid((p.n + BN - 1) / BN, (p.m + BM - 1) / BM);
-  bf16_warptiling<<<grid, THREADS, 0, stream>>>(p.m, p.n, p.k, p.a, p.b, p.c);
+  gemm_bf16_warptiling<<<grid, THREADS, 0, stream>>>(p.m, p.n, p.k, p.a, p.b, p.c);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -120,6 +121,8 @@ const bool registered = gemm::register_step({
     .bf16 = &launch,
     .unsupported = &unsupported,
     .required_cc = 90,
+    .tile = {BM, BN, BK, 1},
+    .threads = THREADS,
 });
 
 }  // namespace step10

@@ -5,8 +5,8 @@
 // wgmma.m64n64k16 (64x64 fp32 accumulators in registers, 32 per thread) reading both operands
 // straight from shared memory through matrix descriptors. Attacks step 10's limit: every FFMA there
 // needed shared-memory operands in registers; HGMMA does 64x64x16 per instruction.
-// Read common/ptx.cuh (mbarrier, TMA, wgmma, descriptor, fragment store) and common/tma.cpp (tensor
-// maps) with this file. SASS: UTMALDG.2D, SYNCS.PHASECHK.TRANS64.TRYWAIT, HGMMA.64x64x16.F32.BF16.
+// Read common/ptx/ (mbarrier, tma, wgmma with its descriptor, epilogue: the fragment store) and
+// common/tma.cpp (tensor maps) with this file. SASS: UTMALDG.2D, SYNCS.PHASECHK.TRANS64.TRYWAIT, HGMMA.64x64x16.F32.BF16.
 // Expected (before measuring): ~250-300 TFLOP/s at 8192 (load latency is fully exposed: one stage,
 // load -> wait -> compute -> sync; only co-resident blocks overlap it); ~10x step 10.
 // Measured (H200, 2026-11-30): 363.3 TFLOP/s at 4096 (45.7% of cuBLAS), 295.4 at 8192 (39.2%):
@@ -17,7 +17,13 @@
 #include <cuda_bf16.h>
 
 #include "../common/check.hpp"
-#include "../common/ptx.cuh"
+#include "../common/launch.hpp"
+#include "../common/ptx/epilogue.cuh"
+#include "../common/ptx/mbarrier.cuh"
+#include "../common/ptx/smem.cuh"
+#include "../common/ptx/tma.cuh"
+#include "../common/ptx/wgmma.cuh"
+#include "../common/refusals.hpp"
 #include "../common/registry.hpp"
 #include "../common/tma.hpp"
 
@@ -76,14 +82,9 @@ gemm_wgmma_tma(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_a,
 void launch(const gemm::Bf16Gemm& p, cudaStream_t stream) {
   const CUtensorMap tmap_a = gemm::make_tma_2d({p.a, uint64_t(p.m), uint64_t(p.k), BM, BK});
   const CUtensorMap tmap_b = gemm::make_tma_2d({p.b, uint64_t(p.n), uint64_t(p.k), BN, BK});
-  static const bool configured = [] {
-    CUDA_CHECK(cudaFuncSetAttribute(gemm_wgmma_tma, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
-    return true;
-  }();
-  (void)configured;
+  gemm::opt_in_dynamic_smem(gemm_wgmma_tma, SMEM_BYTES);  // allows SMEM_BYTES of dynamic smem (needed above 48 KB)
   const dim3 grid((p.m + BM - 1) / BM, (p.n + BN - 1) / BN);
-  gemm_wgmma_tma<<<grid, THREADS, SMEM_BYTES, stream>>>(p.m, p.n, p.k, tmap_a, tmap_b, p.c);
-  CUDA_CHECK_LAUNCH();
+  gemm::launch_kernel({grid, THREADS, SMEM_BYTES, stream}, gemm_wgmma_tma, p.m, p.n, p.k, tmap_a, tmap_b, p.c);
 }
 
 std::optional<std::string> unsupported(int m, int n, int k) { return gemm::tma_gemm_refusal(m, n, k, BM, BN); }
@@ -96,6 +97,8 @@ const bool registered = gemm::register_step({
     .bf16 = &launch,
     .unsupported = &unsupported,
     .required_cc = 90,
+    .tile = {BM, BN, BK, 1},
+    .threads = THREADS,
 });
 
 }  // namespace step11

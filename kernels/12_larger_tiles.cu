@@ -16,7 +16,13 @@
 #include <cuda_bf16.h>
 
 #include "../common/check.hpp"
-#include "../common/ptx.cuh"
+#include "../common/launch.hpp"
+#include "../common/ptx/epilogue.cuh"
+#include "../common/ptx/mbarrier.cuh"
+#include "../common/ptx/smem.cuh"
+#include "../common/ptx/tma.cuh"
+#include "../common/ptx/wgmma.cuh"
+#include "../common/refusals.hpp"
 #include "../common/registry.hpp"
 #include "../common/tma.hpp"
 
@@ -25,7 +31,7 @@ namespace step12 {
 constexpr int BM = 128, BN = 128, BK = 64;
 constexpr int THREADS = 128;  // one warpgroup
 constexpr int WGMMA_M = 64, WGMMA_N = BN, WGMMA_K = 16;
-constexpr uint32_t TILE_BYTES = (BM + BN) * BK * sizeof(__nv_bfloat16);
+constexpr uint32_t TILE_BYTES = (BM + BN) * BK * sizeof(__nv_bfloat16);  // what one K tile's TMAs deliver
 static_assert(BK * sizeof(__nv_bfloat16) == 128, "a K-major tile row must be exactly one 128-byte swizzle span");
 static_assert(BM % WGMMA_M == 0, "the tile's rows are whole wgmma m64 blocks");
 static_assert(WGMMA_N % 8 == 0 && WGMMA_N <= 256, "wgmma N is a multiple of 8 up to 256");
@@ -33,11 +39,11 @@ static_assert(BK % WGMMA_K == 0, "the K tile is a whole number of wgmma k16 step
 static_assert(BM <= 256 && BN <= 256, "a TMA box extent is at most 256");
 
 struct SharedStorage {
-  alignas(1024) __nv_bfloat16 a[BM * BK];
+  alignas(1024) __nv_bfloat16 a[BM * BK];  // 128-byte swizzled tiles start on 1024-byte boundaries
   alignas(1024) __nv_bfloat16 b[BN * BK];
-  uint64_t full;
+  uint64_t full;  // mbarrier: "the K tile has landed"
 };
-constexpr size_t SMEM_BYTES = sizeof(SharedStorage) + 1024;
+constexpr size_t SMEM_BYTES = sizeof(SharedStorage) + 1024;  // + slack to align the dynamic base
 
 __global__ void __launch_bounds__(THREADS)
 gemm_larger_tiles(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_a,
@@ -46,7 +52,7 @@ gemm_larger_tiles(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_
   SharedStorage& s = *reinterpret_cast<SharedStorage*>(ptx::smem_align_up<1024>(smem_raw));
   const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
   if (threadIdx.x == 0) {
-    ptx::mbarrier_init(&s.full, 1);
+    ptx::mbarrier_init(&s.full, 1);  // one arrival (thread 0's expect_tx) + TILE_BYTES transactions
     ptx::fence_mbarrier_init();
   }
   __syncthreads();
@@ -56,24 +62,24 @@ gemm_larger_tiles(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_
   for (int kt = 0; kt < k_tiles; ++kt) {
     if (threadIdx.x == 0) {
       ptx::mbarrier_arrive_expect_tx(&s.full, TILE_BYTES);
-      ptx::tma_load_2d(s.a, &tmap_a, kt * BK, m0, &s.full);
+      ptx::tma_load_2d(s.a, &tmap_a, kt * BK, m0, &s.full);  // coordinates: (K, row)
       ptx::tma_load_2d(s.b, &tmap_b, kt * BK, n0, &s.full);
     }
-    ptx::mbarrier_wait_parity(&s.full, kt & 1);
+    ptx::mbarrier_wait_parity(&s.full, kt & 1);  // phase kt completes once TILE_BYTES have landed
 #pragma unroll
     for (int i = 0; i < BM / WGMMA_M; ++i) ptx::wgmma_fence_operands(acc[i]);
     ptx::wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < BK / WGMMA_K; ++kk)
+    for (int kk = 0; kk < BK / WGMMA_K; ++kk)  // k16 slice kk starts 32 bytes further into each row
 #pragma unroll
       for (int i = 0; i < BM / WGMMA_M; ++i)  // 64-row half i of sA starts 64 rows x 128 bytes in
         ptx::wgmma_m64n128k16_bf16(acc[i], ptx::make_desc_k_sw128(s.a + i * WGMMA_M * BK + kk * WGMMA_K),
                                    ptx::make_desc_k_sw128(s.b + kk * WGMMA_K), 1);
     ptx::wgmma_commit();
-    ptx::wgmma_wait<0>();
+    ptx::wgmma_wait<0>();  // the wgmmas have read sA / sB ...
 #pragma unroll
     for (int i = 0; i < BM / WGMMA_M; ++i) ptx::wgmma_fence_operands(acc[i]);
-    __syncthreads();
+    __syncthreads();       // ... in every warp, before thread 0 lets the next TMA overwrite them
   }
 #pragma unroll
   for (int i = 0; i < BM / WGMMA_M; ++i) ptx::store_d_fragment_bf16(acc[i], C, M, N, m0 + i * WGMMA_M, n0);
@@ -82,14 +88,9 @@ gemm_larger_tiles(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_
 void launch(const gemm::Bf16Gemm& p, cudaStream_t stream) {
   const CUtensorMap tmap_a = gemm::make_tma_2d({p.a, uint64_t(p.m), uint64_t(p.k), BM, BK});
   const CUtensorMap tmap_b = gemm::make_tma_2d({p.b, uint64_t(p.n), uint64_t(p.k), BN, BK});
-  static const bool configured = [] {
-    CUDA_CHECK(cudaFuncSetAttribute(gemm_larger_tiles, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
-    return true;
-  }();
-  (void)configured;
+  gemm::opt_in_dynamic_smem(gemm_larger_tiles, SMEM_BYTES);  // allows SMEM_BYTES of dynamic smem (needed above 48 KB)
   const dim3 grid((p.m + BM - 1) / BM, (p.n + BN - 1) / BN);
-  gemm_larger_tiles<<<grid, THREADS, SMEM_BYTES, stream>>>(p.m, p.n, p.k, tmap_a, tmap_b, p.c);
-  CUDA_CHECK_LAUNCH();
+  gemm::launch_kernel({grid, THREADS, SMEM_BYTES, stream}, gemm_larger_tiles, p.m, p.n, p.k, tmap_a, tmap_b, p.c);
 }
 
 std::optional<std::string> unsupported(int m, int n, int k) { return gemm::tma_gemm_refusal(m, n, k, BM, BN); }
@@ -102,6 +103,8 @@ const bool registered = gemm::register_step({
     .bf16 = &launch,
     .unsupported = &unsupported,
     .required_cc = 90,
+    .tile = {BM, BN, BK, 1},
+    .threads = THREADS,
 });
 
 }  // namespace step12

@@ -18,7 +18,13 @@
 #include <cuda_bf16.h>
 
 #include "../common/check.hpp"
-#include "../common/ptx.cuh"
+#include "../common/launch.hpp"
+#include "../common/ptx/epilogue.cuh"
+#include "../common/ptx/mbarrier.cuh"
+#include "../common/ptx/smem.cuh"
+#include "../common/ptx/tma.cuh"
+#include "../common/ptx/wgmma.cuh"
+#include "../common/refusals.hpp"
 #include "../common/registry.hpp"
 #include "../common/tma.hpp"
 
@@ -40,11 +46,11 @@ struct SharedStorage {
   uint64_t full[STAGES];   // producer -> consumer: the stage's bytes have landed
   uint64_t empty[STAGES];  // consumer -> producer: the stage's wgmmas are done reading it
 };
-constexpr size_t SMEM_BYTES = sizeof(SharedStorage) + 1024;
+constexpr size_t SMEM_BYTES = sizeof(SharedStorage) + 1024;  // + slack to align the dynamic base
 
 __global__ void __launch_bounds__(THREADS, 1)
-gemm_warp_specialized(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_a,
-                      const __grid_constant__ CUtensorMap tmap_b, __nv_bfloat16* C) {
+gemm_warp_specialization(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_a,
+                         const __grid_constant__ CUtensorMap tmap_b, __nv_bfloat16* C) {
   extern __shared__ uint8_t smem_raw[];
   SharedStorage& s = *reinterpret_cast<SharedStorage*>(ptx::smem_align_up<1024>(smem_raw));
   const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
@@ -96,14 +102,9 @@ gemm_warp_specialized(int M, int N, int K, const __grid_constant__ CUtensorMap t
 void launch(const gemm::Bf16Gemm& p, cudaStream_t stream) {
   const CUtensorMap tmap_a = gemm::make_tma_2d({p.a, uint64_t(p.m), uint64_t(p.k), BM, BK});
   const CUtensorMap tmap_b = gemm::make_tma_2d({p.b, uint64_t(p.n), uint64_t(p.k), BN, BK});
-  static const bool configured = [] {
-    CUDA_CHECK(cudaFuncSetAttribute(gemm_warp_specialized, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
-    return true;
-  }();
-  (void)configured;
+  gemm::opt_in_dynamic_smem(gemm_warp_specialization, SMEM_BYTES);  // allows SMEM_BYTES of dynamic smem (needed above 48 KB)
   const dim3 grid((p.m + BM - 1) / BM, (p.n + BN - 1) / BN);
-  gemm_warp_specialized<<<grid, THREADS, SMEM_BYTES, stream>>>(p.m, p.n, p.k, tmap_a, tmap_b, p.c);
-  CUDA_CHECK_LAUNCH();
+  gemm::launch_kernel({grid, THREADS, SMEM_BYTES, stream}, gemm_warp_specialization, p.m, p.n, p.k, tmap_a, tmap_b, p.c);
 }
 
 std::optional<std::string> unsupported(int m, int n, int k) { return gemm::tma_gemm_refusal(m, n, k, BM, BN); }
@@ -116,6 +117,8 @@ const bool registered = gemm::register_step({
     .bf16 = &launch,
     .unsupported = &unsupported,
     .required_cc = 90,
+    .tile = {BM, BN, BK, STAGES},
+    .threads = THREADS,
 });
 
 }  // namespace step13

@@ -15,7 +15,14 @@
 #include <cuda_bf16.h>
 
 #include "../common/check.hpp"
-#include "../common/ptx.cuh"
+#include "../common/launch.hpp"
+#include "../common/ptx/epilogue.cuh"
+#include "../common/ptx/mbarrier.cuh"
+#include "../common/ptx/setmaxnreg.cuh"
+#include "../common/ptx/smem.cuh"
+#include "../common/ptx/tma.cuh"
+#include "../common/ptx/wgmma.cuh"
+#include "../common/refusals.hpp"
 #include "../common/registry.hpp"
 #include "../common/tma.hpp"
 
@@ -35,12 +42,12 @@ static_assert(WGMMA_N % 8 == 0 && WGMMA_N <= 256 && BM <= 256, "wgmma N and TMA 
 static_assert(128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) <= 65536, "the register split must fit the SM's 64K registers");
 
 struct SharedStorage {
-  alignas(1024) __nv_bfloat16 a[STAGES][BM * BK];  // 16 KB per stage
+  alignas(1024) __nv_bfloat16 a[STAGES][BM * BK];  // 16 KB per stage: stays 1024-byte aligned
   alignas(1024) __nv_bfloat16 b[STAGES][BN * BK];  // 32 KB per stage
-  uint64_t full[STAGES];
-  uint64_t empty[STAGES];
+  uint64_t full[STAGES];   // producer -> consumer: the stage's bytes have landed
+  uint64_t empty[STAGES];  // consumer -> producer: the stage's wgmmas are done reading it
 };
-constexpr size_t SMEM_BYTES = sizeof(SharedStorage) + 1024;
+constexpr size_t SMEM_BYTES = sizeof(SharedStorage) + 1024;  // + slack to align the dynamic base
 
 __global__ void __launch_bounds__(THREADS, 1)  // the ", 1" gives ptxas the entry cap setmaxnreg needs
 gemm_two_consumers(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_a,
@@ -55,11 +62,11 @@ gemm_two_consumers(int M, int N, int K, const __grid_constant__ CUtensorMap tmap
     }
     ptx::fence_mbarrier_init();
   }
-  __syncthreads();
+  __syncthreads();  // the last block-wide barrier: after this the roles never wait for each other's threads
   const int k_tiles = (K + BK - 1) / BK;
   const int wg = threadIdx.x / 128;
 
-  if (wg == 0) {  // producer
+  if (wg == 0) {  // producer warpgroup: one thread issues, the others have nothing to do
     ptx::setmaxnreg_dec<PRODUCER_REGS>();
     if (threadIdx.x == 0) {
       for (int kt = 0; kt < k_tiles; ++kt) {
@@ -84,9 +91,9 @@ gemm_two_consumers(int M, int N, int K, const __grid_constant__ CUtensorMap tmap
         ptx::wgmma_m64n256k16_bf16(acc, ptx::make_desc_k_sw128(s.a[st] + slab * BK + kk * WGMMA_K),
                                    ptx::make_desc_k_sw128(s.b[st] + kk * WGMMA_K), 1);
       ptx::wgmma_commit();
-      ptx::wgmma_wait<0>();
+      ptx::wgmma_wait<0>();  // this warp's view of the stage's wgmmas is complete ...
       ptx::wgmma_fence_operands(acc);
-      if (threadIdx.x % 32 == 0) ptx::mbarrier_arrive(&s.empty[st]);
+      if (threadIdx.x % 32 == 0) ptx::mbarrier_arrive(&s.empty[st]);  // ... so the warp releases the stage
     }
     ptx::store_d_fragment_bf16(acc, C, M, N, m0 + slab, n0);
   }
@@ -95,14 +102,9 @@ gemm_two_consumers(int M, int N, int K, const __grid_constant__ CUtensorMap tmap
 void launch(const gemm::Bf16Gemm& p, cudaStream_t stream) {
   const CUtensorMap tmap_a = gemm::make_tma_2d({p.a, uint64_t(p.m), uint64_t(p.k), BM, BK});
   const CUtensorMap tmap_b = gemm::make_tma_2d({p.b, uint64_t(p.n), uint64_t(p.k), BN, BK});
-  static const bool configured = [] {
-    CUDA_CHECK(cudaFuncSetAttribute(gemm_two_consumers, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
-    return true;
-  }();
-  (void)configured;
+  gemm::opt_in_dynamic_smem(gemm_two_consumers, SMEM_BYTES);  // allows SMEM_BYTES of dynamic smem (needed above 48 KB)
   const dim3 grid((p.m + BM - 1) / BM, (p.n + BN - 1) / BN);
-  gemm_two_consumers<<<grid, THREADS, SMEM_BYTES, stream>>>(p.m, p.n, p.k, tmap_a, tmap_b, p.c);
-  CUDA_CHECK_LAUNCH();
+  gemm::launch_kernel({grid, THREADS, SMEM_BYTES, stream}, gemm_two_consumers, p.m, p.n, p.k, tmap_a, tmap_b, p.c);
 }
 
 std::optional<std::string> unsupported(int m, int n, int k) { return gemm::tma_gemm_refusal(m, n, k, BM, BN); }
@@ -115,6 +117,8 @@ const bool registered = gemm::register_step({
     .bf16 = &launch,
     .unsupported = &unsupported,
     .required_cc = 90,
+    .tile = {BM, BN, BK, STAGES},
+    .threads = THREADS,
 });
 
 }  // namespace step14

@@ -71,8 +71,8 @@ fi
 shapes_of() {
   local name; name=$(basename "$1")
   echo "67:92:48 1445:2856:72"
-  case "$name" in 0[4-9]_*) echo "264:520:56" ;; esac
-  case "$name" in 09_*) echo "900:4868:72" ;; esac
+  case "$name" in 0[4-9]_*|09b_*) echo "264:520:56" ;; esac
+  case "$name" in 09b_*) echo "900:4868:72" ;; esac
 }
 
 # Runs one tool on one executable and shape, writing LOG and LOG.rc; 0: clean, else a finding (99),

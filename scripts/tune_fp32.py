@@ -87,8 +87,8 @@ def template_args(step, p):
     return ", ".join(str(p[k]) for k in keys)
 
 
-KERNEL = {"05": "sgemm_2d_blocktiling", "06": "sgemm_vectorized", "07": "sgemm_conflict_free",
-          "08": "sgemm_warptiling", "09": "sgemm_async_pipeline"}
+KERNEL = {"05": "sgemm_2d_blocktiling", "06": "sgemm_vectorized_loads", "07": "sgemm_bank_conflict_free",
+          "08": "sgemm_warptiling", "09": "sgemm_async_copy_pipeline"}
 
 
 def write_tu(step, out):

@@ -49,7 +49,7 @@ Step as_step(const tune::Config& c) {
 
 // The first failing check's summary, or "" when all pass. Exact mode on a ragged shape (indexing,
 // edges, K tail) and random-normal mode on the timing workspace.
-std::string check(const tune::Config& c, Workspace& timing_ws, const std::vector<float>& want) {
+std::string check(const tune::Config& c, ProblemBuffers& timing_ws, const std::vector<float>& want) {
   const Step s = as_step(c);
   for (Problem p : {Problem{Dtype::fp32, 1000, 1004, 1036, 1, 0, 5, true},
                     Problem{Dtype::fp32, 129, 68, 20, 1.5f, -0.5f, 6, false}}) {
@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
     // 2) Check, then time, at the first size; cuBLAS is timed in the same process for the ratio.
     std::map<int, double> cublas_tf;
     auto time_at = [&](int size, std::vector<Row*> todo, int nreps) {
-      Workspace ws(Problem{Dtype::fp32, size, size, size, 1, 0, 2026, false});
+      ProblemBuffers ws(Problem{Dtype::fp32, size, size, size, 1, 0, 2026, false});
       const std::vector<float> want = ws.cublas_reference();
       if (!cublas_tf.count(size)) {
         const Timing t = time_launch([&](cudaStream_t s) { launch_cublas(ws, s); }, 3, 20);

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdio>
+#include <memory>
 #include <set>
 #include <string>
 
@@ -25,11 +26,19 @@ std::set<std::string>& skipped_cases() {
 }
 std::string current_case;
 Catch::Counts case_counts;  // filled when the run ends, printed after Catch's own report
+// Every test case runs under a watchdog (kTestCaseLimit), so a GPU check that deadlocks anywhere ends
+// the run with a message naming the test case instead of hanging it; expect_pass and guarded_check
+// add one per check that names the check.
+std::unique_ptr<gemm_test::Watchdog> case_watchdog;
 
 struct SummaryListener : Catch::TestEventListenerBase {
   using TestEventListenerBase::TestEventListenerBase;
-  void testCaseStarting(Catch::TestCaseInfo const& info) override { current_case = info.name; }
+  void testCaseStarting(Catch::TestCaseInfo const& info) override {
+    current_case = info.name;
+    case_watchdog = std::make_unique<gemm_test::Watchdog>("test case '" + info.name + "'", gemm_test::kTestCaseLimit);
+  }
   void testCaseEnded(Catch::TestCaseStats const& stats) override {
+    case_watchdog.reset();
     if (stats.totals.assertions.failed > 0) failed_cases.insert(stats.testInfo.name);
   }
   void testRunEnded(Catch::TestRunStats const& stats) override { case_counts = stats.totals.testCases; }

@@ -1,11 +1,92 @@
-// Shared by the test files: GPU skipping that the summary line counts.
+// Shared by the test files: GPU skipping that the summary line counts, the watchdog that guards every
+// GPU check, the shape suites and the one-check helper.
 #pragma once
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
+#include <functional>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
+
+#include "../common/registry.hpp"
+#include "../common/runner.hpp"
 
 namespace gemm_test {
+
+/// Calls `on_timeout(what)` from a helper thread if it is still alive after `limit`. A GPU kernel
+/// that deadlocks cannot be interrupted from the host (the context stays busy), so the default
+/// handler prints what hung and ends the process with a failure status (3).
+class Watchdog {
+ public:
+  using Handler = std::function<void(const std::string&)>;
+  /// Prints "WATCHDOG: <what> did not finish in time" and ends the process with status 3.
+  static void abort_run(const std::string& what);
+  Watchdog(std::string what, std::chrono::milliseconds limit, Handler on_timeout = &Watchdog::abort_run)
+      : what_(std::move(what)), thread_([this, limit, on_timeout] {
+          std::unique_lock<std::mutex> lock(mu_);
+          if (!cv_.wait_for(lock, limit, [this] { return done_; })) on_timeout(what_);
+        }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+ private:
+  std::string what_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;  // last: started after the other members exist
+};
+
+/// Limit of one GPU check (expect_pass, guarded_check); the first also pays for cuBLAS start-up.
+constexpr std::chrono::seconds kGpuCheckLimit{120};
+/// Limit of one whole test case: main.cpp's listener runs every test case under a watchdog of this
+/// limit, so no GPU check of any file can hang the run.
+constexpr std::chrono::seconds kTestCaseLimit{900};
+
+/// One shape of a suite, with what it exercises.
+struct Shape {
+  int m, n, k;
+  std::string what;
+};
+
+/// The shape suite every step runs (test_gpu.cpp): square, ragged primes, the six orderings of three
+/// distinct sizes (odd, and multiples of 8 that are ragged against every tile), degenerate
+/// M / N / K = 1, K smaller than every tile, a single small tile.
+std::vector<Shape> generic_shape_suite();
+
+/// The shape suite built around one step's tile (its registry metadata): one tile, less than one,
+/// K == BK, ragged M and N, N = 8 mod 16, odd N, and K tails against the ring of `stages` buffers
+/// (one tile short of a full ring, a ring exactly, one K tile past it, two rings and a tail).
+/// M, N >= 1 and K a multiple of 8 in every shape (the TMA steps' constraint).
+std::vector<Shape> tile_shape_suite(const gemm::Tile& t);
+
+/// "step 11 M=.. N=.. K=.. seed=.. [exact] (what)": the name of one check in messages.
+std::string describe(const gemm::Step& step, const gemm::Problem& p, const std::string& what);
+
+/// check_step under a watchdog of kGpuCheckLimit naming the check. Throws what check_step throws.
+gemm::CheckReport guarded_check(const gemm::Step& step, const gemm::Problem& p,
+                                gemm::Oracle oracle = gemm::Oracle::cublas, const std::string& what = "");
+
+/// Runs one guarded check and reports it as a Catch assertion with the harness's summary. A shape the
+/// step refuses is not run: returns false (and, when `refusal_fails`, fails the test naming the
+/// reason); callers that skip refused shapes require a minimum number of checks per step instead.
+bool expect_pass(const gemm::Step& step, const gemm::Problem& p, gemm::Oracle oracle,
+                 const std::string& what = "", bool refusal_fails = false);
+
+/// The registered steps this GPU can run (Hopper steps need compute capability 9.0), fixtures excluded.
+std::vector<gemm::Step> runnable_steps();
 
 /// True when a CUDA device is present. Otherwise records the current test case as skipped
 /// (printing "skipped: no CUDA device") so the summary line counts it as skipped, not passed.

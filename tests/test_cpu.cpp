@@ -1,13 +1,15 @@
 // CPU tests: tolerance model, NaN-aware comparison, command line, registry and shape predicates.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "../common/compare.hpp"
 #include "../common/options.hpp"
+#include "../common/problem.hpp"
+#include "../common/reference.hpp"
 #include "../common/registry.hpp"
-#include "../common/workspace.hpp"
 
 using namespace gemm;
 
@@ -144,6 +146,31 @@ TEST_CASE("registry: every step is registered once, in order, with a launcher of
     CHECK_FALSE(s.technique.empty());
   }
   CHECK_THROWS_AS(register_step(find_step("00")), Error);  // duplicate id
+  // Step 09b comes between 09 and 10 in the registry's order (the order of every table and run): a
+  // lettered side step keeps the steps after it in place.
+  std::vector<std::string> ids;
+  for (const Step& s : steps) ids.push_back(s.id);
+  const auto at = [&](const char* id) { return std::find(ids.begin(), ids.end(), id) - ids.begin(); };
+  CHECK(at("09") + 1 == at("09b"));
+  CHECK(at("09b") + 1 == at("10"));
+}
+
+TEST_CASE("registry: tile metadata is all set or all absent, and the step workspace is declared", "[cpu][registry]") {
+  Step s = find_step("01");
+  s.id = "zz_partial_tile";
+  s.tile = {128, 128, 0, 1};  // BK missing
+  CHECK_THROWS_WITH(register_step(s), Catch::Contains("set all of them"));
+  s.tile = {128, 128, 8, 1};
+  s.threads = 0;  // a tile without a block size
+  CHECK_THROWS_WITH(register_step(s), Catch::Contains("set all of them"));
+  CHECK_THROWS_AS(find_step("zz_partial_tile"), Error);  // neither was added
+  // 09b declares its stream-K scratch; 09 (the same pipeline without stream-K) needs none, and a step
+  // that declares none is launched with a null workspace of 0 bytes.
+  CHECK(find_step("09b").workspace_bytes != nullptr);
+  CHECK(find_step("09").workspace_bytes == nullptr);
+  const Fp32Gemm args{};
+  CHECK(args.workspace == nullptr);
+  CHECK(args.workspace_bytes == 0);
 }
 
 TEST_CASE("shape predicates: sizes below 1 and grids over the limit are refused with a reason", "[cpu][registry]") {

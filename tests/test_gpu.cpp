@@ -1,64 +1,33 @@
 // GPU tests: every registered step against cuBLAS (and, for small shapes, the CPU fp64 loop) on the
-// shape suite; exact mode; beta != 0 and beta == 0 with a NaN-filled C; the broken fixtures must
-// fail. Skipped with "skipped: no CUDA device" where there is no GPU.
+// shape suite (tests/support.cpp); exact mode; beta != 0 and beta == 0 with a NaN-filled C; the
+// broken fixtures must fail. Every check runs under the watchdog (expect_pass / guarded_check, and
+// the per-test-case one of main.cpp). Skipped with "skipped: no CUDA device" where there is no GPU.
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
 #include <tuple>
 
 #include "../common/device_info.hpp"
+#include "../common/launch.hpp"
 #include "../common/runner.hpp"
 #include "support.hpp"
 
 using namespace gemm;
 
+using gemm_test::expect_pass;
+using gemm_test::Shape;
+
 namespace {
 
-struct Shape {
+std::vector<Shape> shape_suite() { return gemm_test::generic_shape_suite(); }
+
+struct S {  // the hand-picked shapes of single tests
   int m, n, k;
 };
 
-// The shape suite: square, ragged primes, all six orderings of three distinct sizes, degenerate
-// M / N / K = 1, K smaller than every tile, and a shape of a single small tile.
-std::vector<Shape> shape_suite() {
-  std::vector<Shape> s{{512, 512, 512}, {127, 131, 137}, {509, 521, 523}, {1, 300, 200}, {300, 1, 200},
-                       {300, 200, 1},   {1, 1, 1},       {257, 129, 5},   {64, 64, 64},  {16, 16, 16}};
-  // Six orderings of three distinct sizes: once with odd sizes (steps that take any shape), once
-  // with multiples of 8 that are still ragged against every tile (steps that need 16-byte rows).
-  for (auto [a, b, c] : {std::tuple{33, 96, 161}, std::tuple{40, 96, 168}})
-    for (Shape p : {Shape{a, b, c}, {a, c, b}, {b, a, c}, {b, c, a}, {c, a, b}, {c, b, a}}) s.push_back(p);
-  // Ragged M and N with N and K multiples of 8, for the vector (N, K % 4) and TMA (K % 8) steps.
-  for (Shape p : {Shape{127, 136, 144}, {509, 520, 536}, {300, 8, 200}, {1, 304, 200}, {257, 128, 8}})
-    s.push_back(p);
-  return s;
-}
-
 bool small(const Shape& s) { return double(s.m) * s.n * s.k <= 4e7; }
 
-// The steps this GPU can run (Hopper steps need compute capability 9.0; fixtures are excluded).
-std::vector<Step> real_steps() {
-  const DeviceInfo d = query_device();
-  std::vector<Step> out;
-  for (const Step& s : registered_steps()) {
-    if (s.fixture) continue;
-    if (!s.required_cc || s.required_cc == d.cc_major * 10 + d.cc_minor) out.push_back(s);
-    else gemm_test::mark_skipped("the Hopper steps need compute capability 9.0");  // counted, not silent
-  }
-  return out;
-}
-
-// Runs one check and reports it as a Catch assertion with the harness's own summary. Returns false
-// (and checks nothing) for a shape the step refuses: callers require a minimum number of checks
-// per step, so a predicate that wrongly refuses everything fails the test.
-bool expect_pass(const Step& step, const Problem& p, Oracle oracle) {
-  if (shape_refusal(step, p.m, p.n, p.k)) return false;
-  const CheckReport r = check_step(step, p, oracle);
-  INFO(fmt::format("step {} {} M={} N={} K={} alpha={} beta={} exact={} oracle={}: {}", step.id,
-                   dtype_name(step.dtype), p.m, p.n, p.k, p.alpha, p.beta, p.exact,
-                   oracle == Oracle::cublas ? "cuBLAS" : "CPU fp64", r.summary()));
-  CHECK(r.passed);
-  return true;
-}
+std::vector<Step> real_steps() { return gemm_test::runnable_steps(); }
 
 // Every step must have run at least `min_checks` of a test's shapes.
 void require_coverage(const Step& step, int checks, int min_checks) {
@@ -91,7 +60,7 @@ TEST_CASE("every step is exact on small-integer inputs (compared with ==)", "[gp
   REQUIRE_GPU_OR_SKIP();
   for (const Step& step : real_steps()) {
     int checks = 0;
-    for (Shape s : {Shape{512, 512, 512}, {127, 131, 137}, {96, 33, 161}, {1, 1, 1}, {257, 129, 5},
+    for (S s : {S{512, 512, 512}, {127, 131, 137}, {96, 33, 161}, {1, 1, 1}, {257, 129, 5},
                     {127, 136, 144}, {40, 168, 96}, {1, 304, 200}})
       checks += expect_pass(step, {step.dtype, s.m, s.n, s.k, 1, 0, 5, true}, Oracle::cublas);
     require_coverage(step, checks, 4);
@@ -103,7 +72,7 @@ TEST_CASE("fp32 steps honour alpha and beta (C read only when beta != 0)", "[gpu
   for (const Step& step : real_steps()) {
     if (step.dtype != Dtype::fp32) continue;
     int checks = 0;
-    for (Shape s : {Shape{127, 131, 137}, {512, 512, 512}, {33, 161, 96}, {127, 136, 144}, {40, 168, 96}}) {
+    for (S s : {S{127, 131, 137}, {512, 512, 512}, {33, 161, 96}, {127, 136, 144}, {40, 168, 96}}) {
       checks += expect_pass(step, {Dtype::fp32, s.m, s.n, s.k, 1.5f, -0.75f, 3, false}, Oracle::cublas);
       checks += expect_pass(step, {Dtype::fp32, s.m, s.n, s.k, 2.0f, 3.0f, 3, true}, Oracle::cublas);
       checks += expect_pass(step, {Dtype::fp32, s.m, s.n, s.k, -1.0f, 0.0f, 3, true}, Oracle::cpu_fp64);
@@ -115,7 +84,7 @@ TEST_CASE("fp32 steps honour alpha and beta (C read only when beta != 0)", "[gpu
 TEST_CASE("the cuBLAS wrapper matches the CPU fp64 loop on small non-square shapes", "[gpu][reference]") {
   REQUIRE_GPU_OR_SKIP();
   const Step ref = find_step("00");
-  for (Shape s : {Shape{3, 5, 7}, {7, 5, 3}, {1, 64, 33}, {100, 17, 250}})
+  for (S s : {S{3, 5, 7}, {7, 5, 3}, {1, 64, 33}, {100, 17, 250}})
     for (bool exact : {false, true}) {
       CHECK(expect_pass(ref, {Dtype::fp32, s.m, s.n, s.k, 1, 0, 21, exact}, Oracle::cpu_fp64));
       CHECK(expect_pass(ref, {Dtype::fp32, s.m, s.n, s.k, 2, 1, 21, exact}, Oracle::cpu_fp64));
@@ -131,23 +100,23 @@ TEST_CASE("a tall matrix past the grid-y limit runs on step 01 (M on grid x)", "
 TEST_CASE("the check catches each deliberately broken kernel", "[gpu][fixture]") {
   REQUIRE_GPU_OR_SKIP();
   SECTION("skipping the last K tile") {
-    for (Shape s : {Shape{64, 64, 64}, {33, 17, 200}, {16, 16, 16}}) {
-      CHECK_FALSE(check_step(find_step("x1"), {Dtype::fp32, s.m, s.n, s.k, 1, 0, 1, false}).passed);
-      CHECK_FALSE(check_step(find_step("x1"), {Dtype::fp32, s.m, s.n, s.k, 1, 0, 1, true}).passed);
+    for (S s : {S{64, 64, 64}, {33, 17, 200}, {16, 16, 16}}) {
+      CHECK_FALSE(gemm_test::guarded_check(find_step("x1"), {Dtype::fp32, s.m, s.n, s.k, 1, 0, 1, false}).passed);
+      CHECK_FALSE(gemm_test::guarded_check(find_step("x1"), {Dtype::fp32, s.m, s.n, s.k, 1, 0, 1, true}).passed);
     }
   }
   SECTION("writing one row past the end of C (guard band)") {
-    const CheckReport r = check_step(find_step("x2"), {Dtype::fp32, 40, 24, 8, 1, 0, 1, true});
+    const CheckReport r = gemm_test::guarded_check(find_step("x2"), {Dtype::fp32, 40, 24, 8, 1, 0, 1, true});
     CHECK_FALSE(r.passed);
     CHECK(r.mismatches == 0);  // every element of C is right ...
     CHECK(r.guard_writes == 24);  // ... but one whole row landed after it
   }
   SECTION("reading C when beta == 0 (C holds NaN)") {
-    const CheckReport r = check_step(find_step("x3"), {Dtype::fp32, 40, 24, 8, 1, 0, 1, true});
+    const CheckReport r = gemm_test::guarded_check(find_step("x3"), {Dtype::fp32, 40, 24, 8, 1, 0, 1, true});
     CHECK_FALSE(r.passed);
     CHECK(r.mismatches == 40 * 24);
     // The same kernel is right when beta != 0: only the beta == 0 contract is broken.
-    CHECK(check_step(find_step("x3"), {Dtype::fp32, 40, 24, 8, 1, 2, 1, true}).passed);
+    CHECK(gemm_test::guarded_check(find_step("x3"), {Dtype::fp32, 40, 24, 8, 1, 2, 1, true}).passed);
   }
 }
 
@@ -164,4 +133,9 @@ TEST_CASE("device description names the GPU, SM count, L2, driver and CUDA versi
   CHECK(d.find("L2") != std::string::npos);
   CHECK(d.find("driver CUDA") != std::string::npos);
   CHECK(d.find("cuBLAS") != std::string::npos);
+}
+
+TEST_CASE("launch helpers: the cached SM count is the device's", "[gpu][launch]") {
+  REQUIRE_GPU_OR_SKIP();
+  CHECK(sm_count() == query_device().sm_count);
 }

@@ -1,5 +1,5 @@
 // Hopper ladder tests (steps 10-14, bf16 C = A * B^T): a shape suite built from each step's tile and
-// stage count (one tile, less than one tile, K == BK, K tails around the stage count, ragged M and
+// stage count as registered (tests/support.cpp, tile_shape_suite: one tile, less than one tile, K == BK, K tails around the stage count, ragged M and
 // N, N = 8 mod 16, odd N), exact mode compared with ==, two buffers of one shape back to back, ten
 // repeats bitwise identical; CPU tests of the tensor-map validation, the shape refusals and the
 // watchdog. Every GPU check runs under a watchdog: a deadlocked kernel (an mbarrier phase that never
@@ -25,116 +25,51 @@
 using namespace gemm;
 using namespace std::chrono_literals;
 
+using gemm_test::Shape;
+using gemm_test::Watchdog;
+
 namespace {
 
-/// Calls `on_timeout(what)` from a helper thread if it is still alive after `limit`. A GPU kernel
-/// that deadlocks cannot be interrupted from the host (the context stays busy), so the default
-/// handler prints what hung and ends the process with a failure status.
-class Watchdog {
- public:
-  using Handler = std::function<void(const std::string&)>;
-  static void abort_run(const std::string& what) {
-    std::fprintf(stderr, "\nWATCHDOG: %s did not finish in time (deadlocked kernel?); failing the test run\n",
-                 what.c_str());
-    std::fflush(stderr);
-    std::fflush(stdout);
-    std::_Exit(3);
-  }
-  Watchdog(std::string what, std::chrono::milliseconds limit, Handler on_timeout = &Watchdog::abort_run)
-      : what_(std::move(what)), thread_([this, limit, on_timeout] {
-          std::unique_lock<std::mutex> lock(mu_);
-          if (!cv_.wait_for(lock, limit, [this] { return done_; })) on_timeout(what_);
-        }) {}
-  ~Watchdog() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-  Watchdog(const Watchdog&) = delete;
-  Watchdog& operator=(const Watchdog&) = delete;
-
- private:
-  std::string what_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;  // last: started after the other members exist
-};
-
-constexpr auto kGpuLimit = 120s;  // per check; the first one also pays for cuBLAS start-up
-
-// Tile parameters of each step (kernels/1N_*.cu): the suite is built around them.
-struct Tiling {
-  const char* id;
-  int bm, bn, bk, stages;
-};
-constexpr Tiling kTilings[] = {
-    {"10", 128, 128, 16, 1}, {"11", 64, 64, 64, 1}, {"12", 128, 128, 64, 1},
-    {"13", 128, 128, 64, 4}, {"14", 128, 256, 64, 4},
-};
-
-struct Shape {
-  int m, n, k;
-  std::string what;
-};
-
-std::vector<Shape> shape_suite(const Tiling& t) {
-  std::vector<Shape> s{
-      {t.bm, t.bn, t.bk, "one tile"},
-      {t.bm / 2 + 3, t.bn / 2 - 8, 40, "less than one tile"},
-      {1, 1, 8, "1 x 1, K = 8"},
-      {1, 300, 64, "M = 1"},
-      {300, 1, 64, "N = 1"},
-      {2 * t.bm, 2 * t.bn, t.bk, "K == BK: a single K iteration"},
-      {3 * t.bm + 17, 2 * t.bn + 40, 200, "ragged M and N"},
-      {t.bm + 1, t.bn + 8, 136, "N = 8 mod 16"},
-      {96, 24, 64, "N = 24 (8 mod 16), less than a wgmma N"},
-      {65, 33, 72, "odd N (scalar stores)"},
-      {509, 517, 1032, "ragged, K tail of 8"},
-  };
-  // K tails against the ring of stages: one tile short of a full ring, a ring exactly, one K tile
-  // past it (the producer's first wait on a stage that a consumer must release), two rings + a tail.
-  const int ring = t.bk * t.stages;
-  for (int k : {ring - t.bk + 8, ring - 8, ring, ring + 8, 2 * ring + t.bk + 24})
-    if (k > 0) s.push_back({2 * t.bm - 3, t.bn + 24, k, fmt::format("K = {} against {} stages of {}", k, t.stages, t.bk)});
-  return s;
+// The Hopper steps (bf16, sm_90a) as registered, each with its tile and stage count from the registry:
+// the shape suite is built around them.
+std::vector<Step> hopper_steps() {
+  std::vector<Step> out;
+  for (const Step& s : registered_steps())
+    if (!s.fixture && s.dtype == Dtype::bf16) out.push_back(s);
+  return out;
 }
 
-std::string describe(const Step& step, const Problem& p, const std::string& what) {
-  return fmt::format("step {} M={} N={} K={} seed={}{} ({})", step.id, p.m, p.n, p.k, p.seed,
-                     p.exact ? " exact" : "", what);
-}
-
-// One check of `step` on `p` against `oracle`, under the watchdog, reported as a Catch assertion.
 void expect_pass(const Step& step, const Problem& p, Oracle oracle, const std::string& what) {
-  const std::string name = describe(step, p, what);
-  if (auto why = refusal(step, p.m, p.n, p.k)) {
-    FAIL(name << " was refused: " << *why);
-  }
-  Watchdog dog(name, kGpuLimit);
-  const CheckReport r = check_step(step, p, oracle);
-  INFO(name << " against " << (oracle == Oracle::cublas ? "cuBLAS" : "CPU fp64") << ": " << r.summary());
-  CHECK(r.passed);
+  gemm_test::expect_pass(step, p, oracle, what, /*refusal_fails=*/true);
 }
 
 }  // namespace
 
+TEST_CASE("the Hopper steps are registered with their tiles", "[cpu][hopper]") {
+  const std::vector<Step> steps = hopper_steps();
+  CHECK(steps.size() >= 5);  // 10-14
+  for (const Step& step : steps) {
+    INFO("step " << step.id);
+    CHECK(step.tile.bm >= 1);
+    CHECK(step.tile.bn >= 1);
+    CHECK(step.tile.bk >= 8);
+    CHECK(step.tile.stages >= 1);
+    CHECK(step.threads % 32 == 0);
+    CHECK(gemm_test::tile_shape_suite(step.tile).size() >= 12);
+  }
+}
+
 TEST_CASE("Hopper steps match cuBLAS on the shape suite (random normal inputs)", "[gpu][hopper]") {
   REQUIRE_HOPPER_OR_SKIP();
-  for (const Tiling& t : kTilings) {
-    const Step step = find_step(t.id);
-    for (const Shape& s : shape_suite(t)) expect_pass(step, {Dtype::bf16, s.m, s.n, s.k, 1, 0, 17, false}, Oracle::cublas, s.what);
+  for (const Step& step : hopper_steps()) {
+    for (const Shape& s : gemm_test::tile_shape_suite(step.tile)) expect_pass(step, {Dtype::bf16, s.m, s.n, s.k, 1, 0, 17, false}, Oracle::cublas, s.what);
   }
 }
 
 TEST_CASE("Hopper steps are exact on small-integer inputs (==, against cuBLAS and the CPU fp64 loop)", "[gpu][hopper][exact]") {
   REQUIRE_HOPPER_OR_SKIP();
-  for (const Tiling& t : kTilings) {
-    const Step step = find_step(t.id);
-    for (const Shape& s : shape_suite(t)) {
+  for (const Step& step : hopper_steps()) {
+    for (const Shape& s : gemm_test::tile_shape_suite(step.tile)) {
       const Problem p{Dtype::bf16, s.m, s.n, s.k, 1, 0, 23, true};
       expect_pass(step, p, Oracle::cublas, s.what);
       if (double(s.m) * s.n * s.k <= 2e7) expect_pass(step, p, Oracle::cpu_fp64, s.what);
@@ -145,16 +80,16 @@ TEST_CASE("Hopper steps are exact on small-integer inputs (==, against cuBLAS an
 TEST_CASE("Hopper steps: two buffers of the same shape back to back", "[gpu][hopper]") {
   REQUIRE_HOPPER_OR_SKIP();
   // Guards any caching of tensor maps or launch state: it must key on the pointers, not the shape.
-  for (const Tiling& t : kTilings) {
-    const Step step = find_step(t.id);
+  for (const Step& step : hopper_steps()) {
+    const Tile& t = step.tile;
     const Problem p1{Dtype::bf16, 2 * t.bm + 5, 2 * t.bn + 8, 8 * t.bk + 8, 1, 0, 101, true};
     Problem p2 = p1;
     p2.seed = 202;
-    Watchdog dog(describe(step, p1, "two buffers"), kGpuLimit);
-    Workspace w1(p1), w2(p2);
-    for (Workspace* w : {&w1, &w2, &w1}) {
+    Watchdog dog(gemm_test::describe(step, p1, "two buffers"), gemm_test::kGpuCheckLimit);
+    ProblemBuffers w1(p1), w2(p2);
+    for (ProblemBuffers* w : {&w1, &w2, &w1}) {
       const CheckReport r = check_step(step, *w, Oracle::cublas);
-      INFO(describe(step, w->problem(), "two buffers back to back") << ": " << r.summary());
+      INFO(gemm_test::describe(step, w->problem(), "two buffers back to back") << ": " << r.summary());
       CHECK(r.passed);
     }
   }
@@ -162,11 +97,11 @@ TEST_CASE("Hopper steps: two buffers of the same shape back to back", "[gpu][hop
 
 TEST_CASE("Hopper steps: ten repeats are bitwise identical", "[gpu][hopper]") {
   REQUIRE_HOPPER_OR_SKIP();
-  for (const Tiling& t : kTilings) {
-    const Step step = find_step(t.id);
+  for (const Step& step : hopper_steps()) {
     const Problem p{Dtype::bf16, 777, 1000, 1048, 1, 0, 9, false};
-    Watchdog dog(describe(step, p, "ten repeats"), kGpuLimit);
-    Workspace ws(p);
+    Watchdog dog(gemm_test::describe(step, p, "ten repeats"), gemm_test::kGpuCheckLimit);
+    ProblemBuffers ws(p);
+    reserve_workspace(step, ws);
     std::vector<float> first;
     for (int rep = 0; rep < 10; ++rep) {
       ws.reset_output(nullptr);
@@ -176,11 +111,11 @@ TEST_CASE("Hopper steps: ten repeats are bitwise identical", "[gpu][hopper]") {
       if (rep == 0) {
         first = c;
         const CheckReport r = ws.check_against(ws.cublas_reference());
-        INFO(describe(step, p, "first of ten repeats") << ": " << r.summary());
+        INFO(gemm_test::describe(step, p, "first of ten repeats") << ": " << r.summary());
         CHECK(r.passed);
         continue;
       }
-      INFO(describe(step, p, fmt::format("repeat {}", rep)));
+      INFO(gemm_test::describe(step, p, fmt::format("repeat {}", rep)));
       REQUIRE(c.size() == first.size());
       CHECK(std::memcmp(c.data(), first.data(), c.size() * sizeof(float)) == 0);
     }
@@ -188,9 +123,8 @@ TEST_CASE("Hopper steps: ten repeats are bitwise identical", "[gpu][hopper]") {
 }
 
 TEST_CASE("Hopper steps refuse K % 8 != 0 and need compute capability 9.0", "[cpu][hopper]") {
-  for (const Tiling& t : kTilings) {
-    const Step step = find_step(t.id);
-    INFO("step " << t.id);
+  for (const Step& step : hopper_steps()) {
+    INFO("step " << step.id);
     CHECK(step.dtype == Dtype::bf16);
     CHECK(step.required_cc == 90);  // sm_90a code only: the harness refuses other GPUs by this
     for (int k : {1, 4, 12, 60, 1001}) {

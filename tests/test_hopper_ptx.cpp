@@ -1,4 +1,4 @@
-// The epilogue wrappers of common/ptx.cuh (stmatrix, fence.proxy.async, TMA store) before a step
+// The epilogue wrappers of common/ptx/ (stmatrix, fence.proxy.async, TMA store) before a step
 // uses them: a 16 x 16 tile written by stmatrix and stored by TMA must land exactly, element for
 // element, and be clipped at the matrix's edges without touching anything else.
 #include <catch2/catch.hpp>

@@ -438,3 +438,41 @@ TEST_CASE("sass html in headless Chromium: no script error, hovering a source li
   CHECK(r.status == 0);
   CHECK(lines_starting(r.out, "OK ").size() == size_t(n));
 }
+
+TEST_CASE("every step has its .expect, a row in the README step table and in docs/resources.md", "[cpu][steps]") {
+  const fs::path repo = paths().repo;
+  if (!fs::exists(repo / "README.md") || !fs::exists(repo / "sass_annotations")) {
+    gemm_test::mark_skipped("no repository (README.md, sass_annotations/) next to this binary");
+    return;
+  }
+  auto slurp = [](const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  const std::string readme = slurp(repo / "README.md"), resources = slurp(repo / "docs/resources.md");
+  int steps = 0;
+  for (const gemm::Step& step : gemm::registered_steps()) {
+    if (step.fixture) continue;
+    ++steps;
+    const std::string file = step.id + "_" + step.name;
+    INFO("step " << file);
+    // The step table of the README: "| 09b | `kernels/09b_stream_k.cu` | ...".
+    CHECK(readme.find("| " + step.id + " | `kernels/" + file + ".cu` |") != std::string::npos);
+    // Only step 00 (cuBLAS) launches no kernel of ours, and so has no SASS to expect or resources.
+    if (step.id == "00") {
+      CHECK(step.threads == 0);
+      continue;
+    }
+    CHECK(step.threads > 0);  // registered with its tile and block size
+    bool expect = false;
+    for (const auto& e : fs::directory_iterator(repo / "sass_annotations")) {
+      const std::string n = e.path().filename().string();
+      expect |= n.rfind(step.id + "_", 0) == 0 && e.path().extension() == ".expect";
+    }
+    CHECK(expect);  // sass_annotations/NN_name.expect
+    CHECK(resources.find("\n| " + step.id + " | `") != std::string::npos);  // make resources
+  }
+  CHECK(steps >= 16);  // 00-14 and 09b
+}

@@ -3,66 +3,10 @@
 #include <cmath>
 #include <memory>
 
-#include "workspace.hpp"
+#include "problem.hpp"
+#include "reference.hpp"
 
 namespace gemm {
-
-cublasHandle_t cublas_handle() {
-  struct Handle {
-    cublasHandle_t h = nullptr;
-    Handle() {
-      CUBLAS_CHECK(cublasCreate(&h));
-      // Strict FP32: the default math mode never uses TF32 tensor cores for SGEMM.
-      CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
-    }
-    ~Handle() { cublasDestroy(h); }
-  };
-  static Handle handle;
-  return handle.h;
-}
-
-void cublas_sgemm(const Fp32Gemm& p, cudaStream_t stream) {
-  cublasHandle_t h = cublas_handle();
-  CUBLAS_CHECK(cublasSetStream(h, stream));
-  CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, p.n, p.m, p.k, &p.alpha, p.b, p.n, p.a, p.k,
-                           &p.beta, p.c, p.n));
-}
-
-void cublas_bf16_gemm(const Bf16Gemm& p, cudaStream_t stream) {
-  cublasHandle_t h = cublas_handle();
-  CUBLAS_CHECK(cublasSetStream(h, stream));
-  const float alpha = 1.0f, beta = 0.0f;
-  CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, p.n, p.m, p.k, &alpha, p.b, CUDA_R_16BF,
-                            p.k, p.a, CUDA_R_16BF, p.k, &beta, p.c, CUDA_R_16BF, p.n,
-                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-}
-
-std::vector<double> cpu_gemm_fp32(const std::vector<float>& a, const std::vector<float>& b,
-                                  const std::vector<float>& c0, int m, int n, int k, double alpha,
-                                  double beta) {
-  std::vector<double> c(size_t(m) * n);
-  for (int i = 0; i < m; ++i)
-    for (int j = 0; j < n; ++j) {
-      double acc = 0;
-      for (int p = 0; p < k; ++p) acc += double(a[size_t(i) * k + p]) * double(b[size_t(p) * n + j]);
-      double v = alpha * acc;
-      if (beta != 0) v += beta * double(c0[size_t(i) * n + j]);
-      c[size_t(i) * n + j] = v;
-    }
-  return c;
-}
-
-std::vector<double> cpu_gemm_bf16(const std::vector<float>& a, const std::vector<float>& b, int m,
-                                  int n, int k) {
-  std::vector<double> c(size_t(m) * n);
-  for (int i = 0; i < m; ++i)
-    for (int j = 0; j < n; ++j) {
-      double acc = 0;
-      for (int p = 0; p < k; ++p) acc += double(a[size_t(i) * k + p]) * double(b[size_t(j) * k + p]);
-      c[size_t(i) * n + j] = acc;
-    }
-  return c;
-}
 
 // Maps uniform 32-bit integers to the integers -2..2 (exact mode).
 __global__ void __launch_bounds__(256) small_integers(const unsigned* bits, float* out, int64_t count) {
@@ -103,7 +47,7 @@ static void generate(curandGenerator_t gen, const Problem& p, void* dst, int64_t
   CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-Workspace::Workspace(const Problem& p)
+ProblemBuffers::ProblemBuffers(const Problem& p)
     : p_(p),
       a_(elems_a() * elem_size()),
       b_(elems_b() * elem_size()),
@@ -123,24 +67,33 @@ Workspace::Workspace(const Problem& p)
   }
 }
 
-Fp32Gemm Workspace::fp32_args() const {
+Fp32Gemm ProblemBuffers::fp32_args() const {
   return {p_.m, p_.n, p_.k, p_.alpha, p_.beta, reinterpret_cast<const float*>(a_.get()),
-          reinterpret_cast<const float*>(b_.get()), reinterpret_cast<float*>(c_.get())};
+          reinterpret_cast<const float*>(b_.get()), reinterpret_cast<float*>(c_.get()), workspace_.get(),
+          workspace_.bytes()};
 }
 
-Bf16Gemm Workspace::bf16_args() const {
+Bf16Gemm ProblemBuffers::bf16_args() const {
   return {p_.m, p_.n, p_.k, reinterpret_cast<const __nv_bfloat16*>(a_.get()),
-          reinterpret_cast<const __nv_bfloat16*>(b_.get()), reinterpret_cast<__nv_bfloat16*>(c_.get())};
+          reinterpret_cast<const __nv_bfloat16*>(b_.get()), reinterpret_cast<__nv_bfloat16*>(c_.get()),
+          workspace_.get(), workspace_.bytes()};
 }
 
-void Workspace::reset_output(cudaStream_t stream) {
+void ProblemBuffers::reserve_workspace(size_t bytes) {
+  if (bytes <= workspace_.bytes()) return;
+  workspace_ = DeviceBuffer<char>();  // free the old one first: peak memory is the new size only
+  workspace_ = DeviceBuffer<char>(bytes);
+  CUDA_CHECK(cudaMemset(workspace_.get(), 0, bytes));
+}
+
+void ProblemBuffers::reset_output(cudaStream_t stream) {
   // All-ones bytes are a NaN in fp32 (0xFFFFFFFF) and in bf16 (0xFFFF).
   CUDA_CHECK(cudaMemsetAsync(c_.get(), 0xFF, c_.bytes(), stream));
   if (c0_.get())
     CUDA_CHECK(cudaMemcpyAsync(c_.get(), c0_.get(), c0_.bytes(), cudaMemcpyDeviceToDevice, stream));
 }
 
-std::vector<float> Workspace::to_host(const DeviceBuffer<char>& buf, int64_t count, int64_t offset) const {
+std::vector<float> ProblemBuffers::to_host(const DeviceBuffer<char>& buf, int64_t count, int64_t offset) const {
   std::vector<float> host(count);
   if (count == 0) return host;
   if (p_.dtype == Dtype::fp32) {
@@ -155,7 +108,7 @@ std::vector<float> Workspace::to_host(const DeviceBuffer<char>& buf, int64_t cou
   return host;
 }
 
-std::vector<float> Workspace::cublas_reference() {
+std::vector<float> ProblemBuffers::cublas_reference() {
   if (p_.dtype == Dtype::fp32) {
     Fp32Gemm args = fp32_args();
     args.c = reinterpret_cast<float*>(ref_.get());
@@ -170,7 +123,7 @@ std::vector<float> Workspace::cublas_reference() {
   return to_host(ref_, elems_c());
 }
 
-std::vector<float> Workspace::cpu_reference() {
+std::vector<float> ProblemBuffers::cpu_reference() {
   const std::vector<float> a = download_a(), b = download_b();
   std::vector<double> c = p_.dtype == Dtype::fp32
                               ? cpu_gemm_fp32(a, b, c0_host_, p_.m, p_.n, p_.k, p_.alpha, p_.beta)
@@ -181,7 +134,7 @@ std::vector<float> Workspace::cpu_reference() {
   return out;
 }
 
-CheckReport Workspace::check_against(const std::vector<float>& want) const {
+CheckReport ProblemBuffers::check_against(const std::vector<float>& want) const {
   CUDA_CHECK(cudaDeviceSynchronize());
   const std::vector<float> got = to_host(c_, elems_c());
   const std::vector<float> guard = to_host(c_, kGuard, elems_c());

@@ -1,6 +1,7 @@
-// Device buffers, inputs and references for one problem shape: what every check and timing shares.
+// The buffers of one problem shape: inputs (generated once), C with its guard band, the reference
+// result and the step workspace; what every check and timing shares. The references themselves are
+// in reference.hpp.
 #pragma once
-#include <cublas_v2.h>
 #include <cuda_bf16.h>
 
 #include <cstdint>
@@ -20,38 +21,23 @@ struct Problem {
   bool exact = false;  ///< inputs are integers in [-2, 2] (exact in fp32 and bf16), compared with ==
 };
 
-/// Owns a cuBLAS handle (created once per process, destroyed at exit).
-cublasHandle_t cublas_handle();
-
-/// cuBLAS reference, strict FP32 (CUBLAS_DEFAULT_MATH: no TF32) for fp32, bf16 in/out with
-/// CUBLAS_COMPUTE_32F for bf16. Status checked; throws gemm::Error.
-///
-/// The row-major trick: cuBLAS is column-major, and a row-major m x n matrix is the same bytes as a
-/// column-major n x m matrix (its transpose). So row-major C = A*B is computed as column-major
-/// C^T = B^T * A^T: pass B first, swap m and n, and use the row lengths (n, k, n) as leading
-/// dimensions. For bf16, B is stored n x k row-major, i.e. B^T column-major, so C^T = (B^T)^T * A^T
-/// takes B with CUBLAS_OP_T ("TN" GEMM).
-void cublas_sgemm(const Fp32Gemm& p, cudaStream_t stream);
-void cublas_bf16_gemm(const Bf16Gemm& p, cudaStream_t stream);
-
-/// C = alpha * A * B + beta * C0 in fp64 on the CPU (row-major, A m x k, B k x n), and
-/// C = A * B^T for bf16 (B n x k). Small shapes only (O(m n k) on one core).
-std::vector<double> cpu_gemm_fp32(const std::vector<float>& a, const std::vector<float>& b,
-                                  const std::vector<float>& c0, int m, int n, int k, double alpha,
-                                  double beta);
-std::vector<double> cpu_gemm_bf16(const std::vector<float>& a, const std::vector<float>& b, int m,
-                                  int n, int k);
-
 /// Buffers of one problem. Inputs are generated once (cuRAND Philox, seeded) at construction;
 /// C has a guard band of kGuard elements after it.
-class Workspace {
+class ProblemBuffers {
  public:
   static constexpr int64_t kGuard = 4096;
-  explicit Workspace(const Problem& p);
+  explicit ProblemBuffers(const Problem& p);
 
   const Problem& problem() const { return p_; }
-  Fp32Gemm fp32_args() const;  ///< pointing at the step's C
+  Fp32Gemm fp32_args() const;  ///< pointing at the step's C and the step workspace (if reserved)
   Bf16Gemm bf16_args() const;
+
+  /// Makes the step workspace at least `bytes` long: when it is smaller, frees it and allocates a new
+  /// one of `bytes` (cudaMalloc, which synchronizes the device) and zeroes it; otherwise keeps it and
+  /// its contents. Call outside timed regions. Throws gemm::Error when the allocation fails.
+  void reserve_workspace(size_t bytes);
+  /// Bytes of step workspace reserved so far (0 before the first reserve_workspace).
+  size_t workspace_bytes() const { return workspace_.bytes(); }
 
   /// Fills C with C0 (fp32 with beta != 0) or NaN (otherwise), and the guard band with NaN.
   void reset_output(cudaStream_t stream);
@@ -76,6 +62,7 @@ class Workspace {
 
   Problem p_;
   DeviceBuffer<char> a_, b_, c_, c0_, ref_;
+  DeviceBuffer<char> workspace_;  ///< the step workspace (registry.hpp, "The step workspace")
   std::vector<float> c0_host_;  ///< only when fp32 and beta != 0
 };
 

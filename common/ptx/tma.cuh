@@ -1,0 +1,52 @@
+// TMA (cp.async.bulk.tensor) loads and stores; the tensor maps are built on the host (common/tma.hpp).
+// Each wrapper is one PTX instruction (or a short fixed sequence) and cites the PTX ISA section it
+// follows (PTX ISA 8.x/9.0, "Instruction Set" chapter; section titles, whose numbers shift).
+// Device code only: include from kernels/*.cu compiled for sm_90a.
+#pragma once
+#include <cuda.h>  // CUtensorMap (the type only: no driver call is made from device code)
+
+#include <cstdint>
+
+#include "smem.cuh"
+
+namespace ptx {
+
+// ---------------------------------------------------------------------------------------------
+// TMA: PTX ISA, "Data Movement and Conversion Instructions: cp.async.bulk.tensor".
+// The tensor map (built on the host, common/tma.hpp) is a __grid_constant__ kernel parameter;
+// its generic address is the operand.
+// ---------------------------------------------------------------------------------------------
+
+/// cp.async.bulk.tensor.2d global -> shared, tile mode: copies the box at (c0 = inner/column,
+/// c1 = row) into `dst` and completes `box bytes` transactions on `bar`. Out-of-bounds elements of
+/// the box are written as zeros (the whole box's bytes are always counted).
+__device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, int c0, int c1, uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+      ::"r"(smem_addr(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_addr(bar))
+      : "memory");
+}
+
+/// cp.async.bulk.tensor.2d shared -> global, tile mode, bulk-group completion: stores `src` to the
+/// box at (c0, c1); elements outside the tensor are not written (the clipping the epilogue needs).
+/// `src` must be 128-byte aligned. Used by the epilogue steps; tested by
+/// tests/fixtures/hopper_epilogue_probe.cu until then.
+/// The shared-memory writes feeding it need fence_proxy_async_shared() first.
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, const void* src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%2, %3}], [%1];"
+               ::"l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(src)), "r"(c0), "r"(c1)
+               : "memory");
+}
+
+/// cp.async.bulk.commit_group: closes the bulk group of this thread's preceding TMA stores
+/// ("cp.async.bulk.commit_group").
+__device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+
+/// cp.async.bulk.wait_group.read N: waits until at most N bulk groups still read their shared
+/// source ("cp.async.bulk.wait_group"); N = 0 before the source buffer is reused.
+template <int N>
+__device__ __forceinline__ void tma_store_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+}
+
+}  // namespace ptx

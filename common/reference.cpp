@@ -1,0 +1,64 @@
+#include "reference.hpp"
+
+#include "check.hpp"
+
+namespace gemm {
+
+cublasHandle_t cublas_handle() {
+  struct Handle {
+    cublasHandle_t h = nullptr;
+    Handle() {
+      CUBLAS_CHECK(cublasCreate(&h));
+      // Strict FP32: the default math mode never uses TF32 tensor cores for SGEMM.
+      CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+    }
+    ~Handle() { cublasDestroy(h); }
+  };
+  static Handle handle;
+  return handle.h;
+}
+
+void cublas_sgemm(const Fp32Gemm& p, cudaStream_t stream) {
+  cublasHandle_t h = cublas_handle();
+  CUBLAS_CHECK(cublasSetStream(h, stream));
+  CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, p.n, p.m, p.k, &p.alpha, p.b, p.n, p.a, p.k,
+                           &p.beta, p.c, p.n));
+}
+
+void cublas_bf16_gemm(const Bf16Gemm& p, cudaStream_t stream) {
+  cublasHandle_t h = cublas_handle();
+  CUBLAS_CHECK(cublasSetStream(h, stream));
+  const float alpha = 1.0f, beta = 0.0f;
+  CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, p.n, p.m, p.k, &alpha, p.b, CUDA_R_16BF,
+                            p.k, p.a, CUDA_R_16BF, p.k, &beta, p.c, CUDA_R_16BF, p.n,
+                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+std::vector<double> cpu_gemm_fp32(const std::vector<float>& a, const std::vector<float>& b,
+                                  const std::vector<float>& c0, int m, int n, int k, double alpha,
+                                  double beta) {
+  std::vector<double> c(size_t(m) * n);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double acc = 0;
+      for (int p = 0; p < k; ++p) acc += double(a[size_t(i) * k + p]) * double(b[size_t(p) * n + j]);
+      double v = alpha * acc;
+      if (beta != 0) v += beta * double(c0[size_t(i) * n + j]);
+      c[size_t(i) * n + j] = v;
+    }
+  return c;
+}
+
+std::vector<double> cpu_gemm_bf16(const std::vector<float>& a, const std::vector<float>& b, int m,
+                                  int n, int k) {
+  std::vector<double> c(size_t(m) * n);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double acc = 0;
+      for (int p = 0; p < k; ++p) acc += double(a[size_t(i) * k + p]) * double(b[size_t(j) * k + p]);
+      c[size_t(i) * n + j] = acc;
+    }
+  return c;
+}
+
+}  // namespace gemm

@@ -1,0 +1,34 @@
+// The references every step is checked against: cuBLAS (the oracle of every check and the yardstick
+// of every timing) and an fp64 CPU loop (the oracle of the cuBLAS wrapper itself, on small shapes).
+#pragma once
+#include <cublas_v2.h>
+
+#include <vector>
+
+#include "registry.hpp"
+
+namespace gemm {
+
+/// Owns a cuBLAS handle (created once per process, destroyed at exit).
+cublasHandle_t cublas_handle();
+
+/// cuBLAS reference, strict FP32 (CUBLAS_DEFAULT_MATH: no TF32) for fp32, bf16 in/out with
+/// CUBLAS_COMPUTE_32F for bf16. Status checked; throws gemm::Error.
+///
+/// The row-major trick: cuBLAS is column-major, and a row-major m x n matrix is the same bytes as a
+/// column-major n x m matrix (its transpose). So row-major C = A*B is computed as column-major
+/// C^T = B^T * A^T: pass B first, swap m and n, and use the row lengths (n, k, n) as leading
+/// dimensions. For bf16, B is stored n x k row-major, i.e. B^T column-major, so C^T = (B^T)^T * A^T
+/// takes B with CUBLAS_OP_T ("TN" GEMM).
+void cublas_sgemm(const Fp32Gemm& p, cudaStream_t stream);
+void cublas_bf16_gemm(const Bf16Gemm& p, cudaStream_t stream);
+
+/// C = alpha * A * B + beta * C0 in fp64 on the CPU (row-major, A m x k, B k x n), and
+/// C = A * B^T for bf16 (B n x k). Small shapes only (O(m n k) on one core).
+std::vector<double> cpu_gemm_fp32(const std::vector<float>& a, const std::vector<float>& b,
+                                  const std::vector<float>& c0, int m, int n, int k, double alpha,
+                                  double beta);
+std::vector<double> cpu_gemm_bf16(const std::vector<float>& a, const std::vector<float>& b, int m,
+                                  int n, int k);
+
+}  // namespace gemm

@@ -1,0 +1,31 @@
+#include "refusals.hpp"
+
+#include <fmt/format.h>
+
+namespace gemm {
+
+std::optional<std::string> grid_refusal(const char* what, int64_t extent, int64_t tile, int axis) {
+  const int64_t limit = axis == 0 ? 2147483647LL : 65535LL;
+  const int64_t blocks = (extent + tile - 1) / tile;
+  if (blocks <= limit) return std::nullopt;
+  return fmt::format("{}={} needs {} blocks of {} along grid axis {}, over the limit of {}", what,
+                     extent, blocks, tile, "xyz"[axis], limit);
+}
+
+std::optional<std::string> float4_rows_refusal(int m, int n, int k, int bm) {
+  if (k % 4 != 0)
+    return fmt::format("K={} is not a multiple of 4: rows of A must be 16-byte aligned for 16-byte loads", k);
+  if (n % 4 != 0)
+    return fmt::format("N={} is not a multiple of 4: rows of B and C must be 16-byte aligned for 16-byte "
+                       "loads and stores", n);
+  return grid_refusal("M", m, bm, 1);
+}
+
+std::optional<std::string> tma_gemm_refusal(int m, int n, int k, int bm, int bn) {
+  if (k % 8 != 0)
+    return fmt::format("K % 8 == 0 is required (TMA needs a 16-byte row stride: K * 2 bytes); K={}", k);
+  if (auto why = grid_refusal("M", m, bm, 0)) return why;
+  return grid_refusal("N", n, bn, 1);
+}
+
+}  // namespace gemm

@@ -1,0 +1,24 @@
+// Shape refusals shared by several steps: each returns the reason a shape cannot run (naming the
+// constraint and the numbers), or std::nullopt. A step's `unsupported` predicate combines them.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace gemm {
+
+/// Names the limit when ceil(extent / tile) blocks exceed the CUDA grid-dimension limit of `axis`
+/// (0 = x: 2^31-1; 1 = y and 2 = z: 65535; CUDA C Programming Guide, "Compute Capabilities", table
+/// of technical specifications). `what` names the extent ("M", "N"). tile >= 1.
+std::optional<std::string> grid_refusal(const char* what, int64_t extent, int64_t tile, int axis);
+
+/// The predicate of the fp32 steps with 16-byte (float4 / 16-byte cp.async) row accesses, 06-09b:
+/// K % 4 == 0 (rows of A), N % 4 == 0 (rows of B and C), and ceil(M / bm) blocks on grid y.
+std::optional<std::string> float4_rows_refusal(int m, int n, int k, int bm);
+
+/// The shape predicate shared by the TMA steps (C = A * B^T, A m x k, B n x k, tiles bm x bn with
+/// M tiles on grid x and N tiles on grid y): K % 8 == 0 (TMA needs a 16-byte row stride, K * 2
+/// bytes), and the grid limits.
+std::optional<std::string> tma_gemm_refusal(int m, int n, int k, int bm, int bn);
+
+}  // namespace gemm
