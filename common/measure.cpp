@@ -71,7 +71,7 @@ struct Row {
 
 }  // namespace
 
-void profile_once(const Step& step, Workspace& ws, const std::string& what) {
+void profile_once(const Step& step, ProblemBuffers& ws, const std::string& what) {
   const Launch launch = what == "step" ? Launch([&](cudaStream_t s) { launch_step(step, ws, s); })
                                        : Launch([&](cudaStream_t s) { launch_cublas(ws, s); });
   for (int i = 0; i < 3; ++i) launch(nullptr);  // warm: module load, cuBLAS heuristics
@@ -82,7 +82,7 @@ void profile_once(const Step& step, Workspace& ws, const std::string& what) {
   CUDA_CHECK(cudaProfilerStop());
 }
 
-int measure_step(const Step& step, Workspace& ws, const Options& o, const DeviceInfo& dev,
+int measure_step(const Step& step, ProblemBuffers& ws, const Options& o, const DeviceInfo& dev,
                  const std::string& program, const std::string& check) {
   const Problem& p = ws.problem();
   const Fp32Gemm f32 = ws.fp32_args();

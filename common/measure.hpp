@@ -7,7 +7,7 @@
 #include "device_info.hpp"
 #include "options.hpp"
 #include "registry.hpp"
-#include "workspace.hpp"
+#include "problem.hpp"
 
 namespace gemm {
 
@@ -21,10 +21,10 @@ double flop_per_clock(Dtype dtype, int sm_count);
 /// paired burst timing; energy per GEMM from back-to-back blocks; sustained mode. Prints the table
 /// and appends rows to o.csv. Returns the exit code (0, or 1 when a reference failed its check).
 /// Throws gemm::Error on a CUDA, cuBLAS or CUTLASS failure.
-int measure_step(const Step& step, Workspace& ws, const Options& o, const DeviceInfo& dev,
+int measure_step(const Step& step, ProblemBuffers& ws, const Options& o, const DeviceInfo& dev,
                  const std::string& program, const std::string& check);
 
 /// --profile-once: runs `what` ("step" or "cublas") once inside cudaProfilerStart/Stop.
-void profile_once(const Step& step, Workspace& ws, const std::string& what);
+void profile_once(const Step& step, ProblemBuffers& ws, const std::string& what);
 
 }  // namespace gemm

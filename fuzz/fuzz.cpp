@@ -197,7 +197,7 @@ struct Outcome {
 
 /// Bytes of C that are no longer 0xFF (reset_output's NaN fill in fp32 and bf16): all of C when it
 /// is at most 16 MiB, else its first and last 8 MiB.
-int64_t bytes_changed(const gemm::Workspace& ws) {
+int64_t bytes_changed(const gemm::ProblemBuffers& ws) {
   const gemm::Problem& p = ws.problem();
   const int64_t bytes = int64_t(p.m) * p.n * (p.dtype == Dtype::fp32 ? 4 : 2);
   const char* c = p.dtype == Dtype::fp32 ? reinterpret_cast<const char*>(ws.fp32_args().c)
@@ -221,7 +221,7 @@ Outcome run_one(const Step& step, const Draw& d) {
   if (const auto why = gemm::shape_refusal(step, d.m, d.n, d.k)) {
     o.refused = true;
     if (why->empty()) return {true, "refused with an empty message"};
-    gemm::Workspace ws(p);
+    gemm::ProblemBuffers ws(p);
     ws.reset_output(nullptr);
     try {
       gemm::check_step(step, ws, gemm::Oracle::cublas);

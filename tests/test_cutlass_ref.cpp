@@ -1,5 +1,5 @@
 // CUTLASS reference GEMMs (common/cutlass_ref.hpp): the table and the refusals on the CPU (nothing is
-// launched), and on a Hopper GPU each configuration against cuBLAS through gemm::Workspace, the same
+// launched), and on a Hopper GPU each configuration against cuBLAS through gemm::ProblemBuffers, the same
 // buffers, NaN-filled C, guard band and tolerance as the steps.
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -13,7 +13,7 @@
 #include "../common/buffer.hpp"
 #include "../common/check.hpp"
 #include "../common/cutlass_ref.hpp"
-#include "../common/workspace.hpp"
+#include "../common/problem.hpp"
 #include "support.hpp"
 
 using namespace gemm;
@@ -102,7 +102,7 @@ constexpr Shape kShapes[] = {
 };
 
 /// Runs configuration i on the workspace's buffers (C reset to NaN first) and waits for it.
-void run_once(int i, Workspace& ws) {
+void run_once(int i, ProblemBuffers& ws) {
   const Bf16Gemm p = ws.bf16_args();
   DeviceBuffer<char> scratch(cutlass_ref::workspace_bytes(i, p));
   ws.reset_output(nullptr);
@@ -122,7 +122,7 @@ TEST_CASE("CUTLASS references match cuBLAS (random normal within the bf16 tolera
   for (int i = 0; i < cutlass_ref::config_count(); ++i) {
     for (const Shape& s : kShapes) {
       for (bool exact : {false, true}) {
-        Workspace ws(Problem{Dtype::bf16, s.m, s.n, s.k, 1, 0, exact ? 31u : 17u, exact});
+        ProblemBuffers ws(Problem{Dtype::bf16, s.m, s.n, s.k, 1, 0, exact ? 31u : 17u, exact});
         const std::string name = fmt::format("{} M={} N={} K={}{} ({})", cutlass_ref::config_name(i), s.m,
                                              s.n, s.k, exact ? " exact" : "", s.what);
         const auto why = cutlass_ref::refusal(i, ws.bf16_args());
@@ -145,8 +145,8 @@ TEST_CASE("CUTLASS references: ten repeats are bitwise identical, two buffers ba
   }
   for (int i = 0; i < cutlass_ref::config_count(); ++i) {
     INFO(cutlass_ref::config_name(i));
-    Workspace w1(Problem{Dtype::bf16, 777, 1000, 1048, 1, 0, 9, false});
-    Workspace w2(Problem{Dtype::bf16, 777, 1000, 1048, 1, 0, 10, false});
+    ProblemBuffers w1(Problem{Dtype::bf16, 777, 1000, 1048, 1, 0, 9, false});
+    ProblemBuffers w2(Problem{Dtype::bf16, 777, 1000, 1048, 1, 0, 10, false});
     std::vector<float> first;
     for (int rep = 0; rep < 10; ++rep) {
       run_once(i, w1);
@@ -157,7 +157,7 @@ TEST_CASE("CUTLASS references: ten repeats are bitwise identical, two buffers ba
       CHECK(std::memcmp(c.data(), first.data(), c.size() * sizeof(float)) == 0);
     }
     CHECK(w1.check_against(w1.cublas_reference()).passed);
-    for (Workspace* w : {&w2, &w1}) {
+    for (ProblemBuffers* w : {&w2, &w1}) {
       run_once(i, *w);
       const CheckReport r = w->check_against(w->cublas_reference());
       INFO("seed " << w->problem().seed << ": " << r.summary());

@@ -97,7 +97,7 @@ void check_large(const std::string& id, int m, int n, int k) {
   const Problem p{step.dtype, m, n, k, 1, 0, 77, true};
   const std::string what = fmt::format("step {} M={} N={} K={} exact (M*N = {})", id, m, n, k, int64_t(m) * n);
   Dog dog(what, 300s);
-  Workspace ws(p);
+  ProblemBuffers ws(p);
   ws.reset_output(nullptr);
   launch_step(step, ws, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
@@ -126,7 +126,7 @@ void check_large(const std::string& id, int m, int n, int k) {
   compare_block(0, m, n - edge, edge);  // the last columns
   compare_block(0, m, 0, edge);         // the first columns
   // The guard band after C is still NaN (downloaded as the elements right after C).
-  const std::vector<float> guard = download_block(c, step.dtype, 1, int64_t(m) * n, Workspace::kGuard, 0, 1);
+  const std::vector<float> guard = download_block(c, step.dtype, 1, int64_t(m) * n, ProblemBuffers::kGuard, 0, 1);
   const auto guard_writes = std::count_if(guard.begin(), guard.end(), [](float v) { return !std::isnan(v); });
   INFO(what << ": " << checked << " elements checked, " << wrong << " wrong, " << guard_writes << " guard-band writes");
   CHECK(checked == 2 * int64_t(edge) * (int64_t(m) + n));
