@@ -3,6 +3,7 @@
 #   make run STEP=06 M=4096 N=4096 K=4096      run one step (check against cuBLAS, then time)
 #   make bench      every step at 4096 and 8192 -> results/<gpu>.csv, docs/img/steps.png, README table
 #   make test       Catch2 suite (CPU, SASS and, when a GPU is present, GPU tests)
+#   make schedule-figures   draw the tile orders of common/schedule.hpp into docs/img/schedule_*.png
 #   make clean
 # ARCH sets the fp32 steps' target (default sm_90); steps 10 and up are Hopper-only (sm_90a).
 
@@ -158,6 +159,16 @@ sass-check: sass-dumps
 resources: $(KERNEL_OBJS)
 	@$(SASS) resources
 
+
+# Tile schedules (common/schedule.hpp) printed as CSV by a host tool and drawn by
+# scripts/plot_schedule.py into docs/img/schedule_<order>.png (no GPU needed).
+$(BUILD)/bin/schedule_dump: scripts/schedule_dump.cpp common/schedule.hpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) $< -o $@
+
+.PHONY: schedule-figures
+schedule-figures: $(BUILD)/bin/schedule_dump
+	python3 scripts/plot_schedule.py --tool $(BUILD)/bin/schedule_dump
 
 clean:
 	rm -rf $(BUILD)
