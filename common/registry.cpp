@@ -21,6 +21,13 @@ bool register_step(const Step& step) {
   if ((step.dtype == Dtype::fp32) != (step.fp32 != nullptr) ||
       (step.dtype == Dtype::bf16) != (step.bf16 != nullptr))
     throw Error(fmt::format("step {} has no launcher for its dtype", step.id));
+  const Tile& t = step.tile;
+  const bool none = t.bm == 0 && t.bn == 0 && t.bk == 0 && t.stages == 0 && step.threads == 0;
+  const bool all = t.bm >= 1 && t.bn >= 1 && t.bk >= 1 && t.stages >= 1 && step.threads >= 1;
+  if (!none && !all)
+    throw Error(fmt::format("step {}: tile {}x{}x{}, {} stages, {} threads: set all of them (>= 1) or none",
+                            step.id, t.bm, t.bn, t.bk, t.stages, step.threads));
+  if (step.persistent && none) throw Error(fmt::format("step {}: a persistent step must declare its tile", step.id));
   steps().push_back(step);
   return true;
 }

@@ -61,6 +61,13 @@ using ShapePredicate = std::optional<std::string> (*)(int m, int n, int k);
 ///   - A launcher given less than it needs throws gemm::Error naming both sizes.
 using WorkspaceBytes = size_t (*)(int m, int n, int k);
 
+/// The tile a step's (main) kernel computes, for the tests and tools that are built around it: each
+/// block computes BM x BN of C, walking K in BK-wide slices through STAGES shared-memory buffers
+/// (1: one buffer, no pipeline). All zero for a step that does not declare it.
+struct Tile {
+  int bm = 0, bn = 0, bk = 0, stages = 0;
+};
+
 struct Step {
   std::string id;         ///< "00".."99": the number in kernels/NN_name.cu
   std::string name;       ///< "naive", "gmem_coalescing", ...
@@ -72,10 +79,14 @@ struct Step {
   int required_cc = 0;  ///< 0: any GPU; 90: exactly compute capability 9.0 (sm_90a code)
   bool fixture = false; ///< a deliberately broken kernel kept for the tests; never benchmarked
   WorkspaceBytes workspace_bytes = nullptr;  ///< nullptr: the step needs no workspace (see above)
+  Tile tile{};      ///< the main kernel's tile; all zero: not declared
+  int threads = 0;  ///< threads per block of the main kernel; 0: not declared
+  bool persistent = false;  ///< one long-lived block per SM loops over the tiles (steps 15 on)
 };
 
 /// Adds a step; returns true so a step can register with `static const bool registered = ...`.
-/// Throws gemm::Error on a duplicate id.
+/// Throws gemm::Error on a duplicate id, a launcher that does not match the dtype, or tile metadata
+/// that is partly set (a declared tile needs BM, BN, BK, STAGES >= 1 and threads >= 1).
 bool register_step(const Step& step);
 
 /// All registered steps (and test fixtures), sorted by id.

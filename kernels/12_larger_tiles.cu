@@ -98,6 +98,8 @@ const bool registered = gemm::register_step({
     .bf16 = &launch,
     .unsupported = &unsupported,
     .required_cc = 90,
+    .tile = {BM, BN, BK, 1},
+    .threads = THREADS,
 });
 
 }  // namespace step12

@@ -112,6 +112,8 @@ const bool registered = gemm::register_step({
     .bf16 = &launch,
     .unsupported = &unsupported,
     .required_cc = 90,
+    .tile = {BM, BN, BK, STAGES},
+    .threads = THREADS,
 });
 
 }  // namespace step13
