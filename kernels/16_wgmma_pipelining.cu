@@ -3,9 +3,8 @@
 // start only after the last one finished (the other consumer covers part of that gap). Now a consumer
 // commits K tile kt's wgmmas, waits with wait_group 1 (K tile kt-1's group is complete, kt's keeps
 // running) and releases kt-1's stage; a tile ends with wait_group 0 and the release of its last stage.
-// The accumulators are no longer zeroed by ordinary instructions: the tile's first wgmma runs with
-// scale-d = 0 (D = A*B). With zeroed registers and a group in flight, ptxas serializes every wgmma
-// (C7515; docs/hopper_ladder.md, step 13's experiment), so the pipelining needs this (planned for 18).
+// The per-tile zeroing of the accumulators stays: it runs after that drain, and ptxas keeps the
+// wgmmas unserialized (no C7515, unlike step 13's experiment in docs/hopper_ladder.md; .expect checks).
 // Why this and not: a deeper ring (5 stages of 48 KB exceed 227 KB), ping-pong consumers (CUTLASS's
 // ping-pong 128x128 ran 0.94x its cooperative 128x256 here), fewer arrivals (8 per stage, cheap).
 // Expected (before measuring): ~1.02-1.05x step 15 at 8192 (the bubble per K tile is a wgmma latency).
@@ -88,8 +87,8 @@ gemm_wgmma_pipelining(int M, int N, int K, const __grid_constant__ CUtensorMap t
     for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
       const gemm::schedule::TileCoord tile = gemm::schedule::grouped(t, tiles_m, tiles_n, GROUP_M);
       const int m0 = tile.m * BM, n0 = tile.n * BN;
-      float acc[WGMMA_N / 2];  // not zeroed: the tile's first wgmma writes it with scale-d = 0
-      int held = 0;            // the stage of the previous K tile, read by the group still in flight
+      float acc[WGMMA_N / 2] = {};
+      int held = 0;  // the stage of the previous K tile, read by the group still in flight
       for (int kt = 0; kt < k_tiles; ++kt, ring.advance()) {
         const int st = ring.stage;
         ptx::mbarrier_wait_parity(&s.full[st], ring.phase);
@@ -98,7 +97,7 @@ gemm_wgmma_pipelining(int M, int N, int K, const __grid_constant__ CUtensorMap t
 #pragma unroll
         for (int kk = 0; kk < BK / WGMMA_K; ++kk)
           ptx::wgmma_m64n256k16_bf16(acc, ptx::make_desc_k_sw128(s.a[st] + slab * BK + kk * WGMMA_K),
-                                     ptx::make_desc_k_sw128(s.b[st] + kk * WGMMA_K), kt > 0 || kk > 0);
+                                     ptx::make_desc_k_sw128(s.b[st] + kk * WGMMA_K), 1);
         ptx::wgmma_commit();
         ptx::wgmma_wait<1>();  // this warp's view of K tile kt-1's wgmmas is complete (kt's may run on) ...
         ptx::wgmma_fence_operands(acc);
@@ -131,7 +130,7 @@ std::optional<std::string> unsupported(int m, int n, int k) {
 const bool registered = gemm::register_step({
     .id = "16",
     .name = "wgmma_pipelining",
-    .technique = "one wgmma group in flight (wait_group 1, release the previous stage), first wgmma scale-d = 0",
+    .technique = "one wgmma group in flight per consumer (wait_group 1, then release the previous K tile's stage)",
     .dtype = gemm::Dtype::bf16,
     .bf16 = &launch,
     .unsupported = &unsupported,
