@@ -42,6 +42,10 @@ if has sanitizer; then
   # go to stream-K (5 K tiles each, the last a tail): 132 blocks of 6 or 7 K tiles, most tiles split
   # between two blocks.
   for b in build/bin/09b_*; do runs+=("$b:900:4868:72"); done
+  # The persistent steps (15 on) loop over tiles with their ring of stages carried across tiles:
+  # 1500 x 4100 x 136 is 12 x 17 = 204 tiles of 128 x 256 (72 blocks of 132 take a second tile) and 3 K
+  # tiles each (the last a tail of 8), so a two-tile block wraps its 4-stage ring inside its second tile.
+  for b in build/bin/1[5-9]_*; do runs+=("$b:1500:4100:136"); done
   for tool in memcheck racecheck synccheck; do
     for run in "${runs[@]}"; do
       IFS=: read -r b m n k <<< "$run"
@@ -55,7 +59,7 @@ if has sanitizer; then
         >> "$OUT/sanitizer.log" 2>&1 || { san_fail=$((san_fail + 1)); echo "sanitizer $tool FAILED on $b ${m}x${n}x${k}"; }
     done
   done
-  summary+=("compute-sanitizer (memcheck, racecheck, synccheck), 67x92x48, (04-09b) 264x520x56, (09b) 900x4868x72: $san_runs runs, $san_fail failures")
+  summary+=("compute-sanitizer (memcheck, racecheck, synccheck), 67x92x48, (04-09b) 264x520x56, (09b) 900x4868x72, (15 on) 1500x4100x136: $san_runs runs, $san_fail failures")
 fi
 
 if has bench; then
