@@ -5,6 +5,7 @@
 #   make test       Catch2 suite (CPU, SASS and, when a GPU is present, GPU tests)
 #   make fuzz       every step on 3000 random seeded shapes (FUZZ_SEED, FUZZ_COUNT, FUZZ_STEPS=06,14)
 #   make sanitize   compute-sanitizer memcheck, racecheck, initcheck, synccheck over every step
+#   make schedule-figures   draw the tile orders of common/schedule.hpp into docs/img/schedule_*.png
 #   make clean
 # ARCH sets the fp32 steps' target: the compute capability nvidia-smi reports for GPU 0 when a GPU
 # answers (e.g. 90, 89, 80), else 90; `make ARCH=80` overrides it. Steps 10 and up are Hopper-only
@@ -271,6 +272,16 @@ docs-sass-screenshot: $(BUILD)/sass/$(SCREENSHOT_STEP)/dump.stamp
 	@$(SASS) html --out $(BUILD)/sass-html $(SCREENSHOT_STEP)
 	@$(SASS) html-screenshot --fragment L84 --size 1600,1000 $(BUILD)/sass-html/$(SCREENSHOT_STEP).html docs/img/sass_html.png
 
+
+# Tile schedules (common/schedule.hpp) printed as CSV by a host tool and drawn by
+# scripts/plot_schedule.py into docs/img/schedule_<order>.png (no GPU needed).
+$(BUILD)/bin/schedule_dump: scripts/schedule_dump.cpp common/schedule.hpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) $< -o $@
+
+.PHONY: schedule-figures
+schedule-figures: $(BUILD)/bin/schedule_dump
+	python3 scripts/plot_schedule.py --tool $(BUILD)/bin/schedule_dump
 
 clean:
 	rm -rf $(BUILD)

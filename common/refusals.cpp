@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "schedule.hpp"
+
 namespace gemm {
 
 std::optional<std::string> grid_refusal(const char* what, int64_t extent, int64_t tile, int axis) {
@@ -26,6 +28,16 @@ std::optional<std::string> tma_gemm_refusal(int m, int n, int k, int bm, int bn)
     return fmt::format("K % 8 == 0 is required (TMA needs a 16-byte row stride: K * 2 bytes); K={}", k);
   if (auto why = grid_refusal("M", m, bm, 0)) return why;
   return grid_refusal("N", n, bn, 1);
+}
+
+std::optional<std::string> tma_persistent_gemm_refusal(int m, int n, int k, int bm, int bn) {
+  if (k % 8 != 0)
+    return fmt::format("K % 8 == 0 is required (TMA needs a 16-byte row stride: K * 2 bytes); K={}", k);
+  const long long tiles = ((m + 0LL + bm - 1) / bm) * ((n + 0LL + bn - 1) / bn);
+  if (tiles >= schedule::kMaxScheduleTiles)
+    return fmt::format("M={} N={} make {} tiles of {}x{}, at or over the schedule's limit of {} (32-bit tile index)",
+                       m, n, tiles, bm, bn, schedule::kMaxScheduleTiles);
+  return std::nullopt;
 }
 
 }  // namespace gemm

@@ -27,6 +27,7 @@ bool register_step(const Step& step) {
   if (!none && !all)
     throw Error(fmt::format("step {}: tile {}x{}x{}, {} stages, {} threads: set all of them (>= 1) or none",
                             step.id, t.bm, t.bn, t.bk, t.stages, step.threads));
+  if (step.persistent && none) throw Error(fmt::format("step {}: a persistent step must declare its tile", step.id));
   steps().push_back(step);
   return true;
 }

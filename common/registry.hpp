@@ -81,6 +81,7 @@ struct Step {
   WorkspaceBytes workspace_bytes = nullptr;  ///< nullptr: the step needs no workspace (see above)
   Tile tile{};      ///< the main kernel's tile (steps with two kernels: the data-parallel one)
   int threads = 0;  ///< threads per block of the main kernel; 0: the step launches no kernel of ours
+  bool persistent = false;  ///< one long-lived block per SM loops over the tiles (steps 15 on)
 };
 
 /// Adds a step; returns true so a step can register with `static const bool registered = ...`.

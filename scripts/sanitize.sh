@@ -73,6 +73,9 @@ shapes_of() {
   echo "67:92:48 1445:2856:72"
   case "$name" in 0[4-9]_*|09b_*) echo "264:520:56" ;; esac
   case "$name" in 09b_*) echo "900:4868:72" ;; esac
+  # Persistent steps (15 on): 12 x 17 = 204 tiles of 128 x 256, so 72 of the 132 blocks take a second
+  # tile, and 3 K tiles each (the last a tail of 8): a two-tile block wraps its 4-stage ring.
+  case "$name" in 1[5-9]_*|[2-9][0-9]_*) echo "1500:4100:136" ;; esac
 }
 
 # Runs one tool on one executable and shape, writing LOG and LOG.rc; 0: clean, else a finding (99),

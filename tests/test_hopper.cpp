@@ -1,8 +1,10 @@
-// Hopper ladder tests (steps 10-14, bf16 C = A * B^T): a shape suite built from each step's tile and
-// stage count as registered (tests/support.cpp, tile_shape_suite: one tile, less than one tile, K == BK, K tails around the stage count, ragged M and
-// N, N = 8 mod 16, odd N), exact mode compared with ==, two buffers of one shape back to back, ten
-// repeats bitwise identical; CPU tests of the tensor-map validation, the shape refusals and the
-// watchdog. Every GPU check runs under a watchdog: a deadlocked kernel (an mbarrier phase that never
+// Hopper ladder tests (steps 10 on, bf16 C = A * B^T): a shape suite built from each step's tile and
+// stage count as registered (Step::tile: one tile, less than one tile, K == BK, K tails around the
+// stage count, ragged M and N, N = 8 mod 16, odd N), exact mode compared with ==, two buffers of one
+// shape back to back, ten repeats bitwise identical; for the persistent steps (15 on) the tile-loop
+// cases (fewer tiles than SMs, more than two waves, short K with many tiles per block, two input sets
+// alternated, repeats on a multi-wave shape); CPU tests of the registry's tiles, the tensor-map
+// validation, the shape refusals and the watchdog. Every GPU check runs under a watchdog: a deadlocked kernel (an mbarrier phase that never
 // completes) ends the run with a message naming the check, instead of hanging CI.
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -17,6 +19,7 @@
 #include <mutex>
 #include <thread>
 
+#include "../common/launch.hpp"
 #include "../common/registry.hpp"
 #include "../common/runner.hpp"
 #include "../common/tma.hpp"
@@ -24,14 +27,14 @@
 
 using namespace gemm;
 using namespace std::chrono_literals;
-
-using gemm_test::Shape;
 using gemm_test::Watchdog;
 
 namespace {
 
-// The Hopper steps (bf16, sm_90a) as registered, each with its tile and stage count from the registry:
-// the shape suite is built around them.
+constexpr auto kGpuLimit = 120s;  // per check; the first one also pays for cuBLAS start-up
+
+// The Hopper steps (bf16, sm_90a) as registered, each with its tile and stage count from the registry
+// (Step::tile): the shape suite is built around them, so a new step is covered once it registers.
 std::vector<Step> hopper_steps() {
   std::vector<Step> out;
   for (const Step& s : registered_steps())
@@ -39,37 +42,71 @@ std::vector<Step> hopper_steps() {
   return out;
 }
 
+// The persistent ones (one block per SM looping over tiles: steps 15 on).
+std::vector<Step> persistent_steps() {
+  std::vector<Step> out;
+  for (const Step& s : hopper_steps())
+    if (s.persistent) out.push_back(s);
+  return out;
+}
+
+struct Shape {
+  int m, n, k;
+  std::string what;
+};
+
+std::vector<Shape> shape_suite(const Tile& t) {
+  std::vector<Shape> s{
+      {t.bm, t.bn, t.bk, "one tile"},
+      {t.bm / 2 + 3, t.bn / 2 - 8, 40, "less than one tile"},
+      {1, 1, 8, "1 x 1, K = 8"},
+      {1, 300, 64, "M = 1"},
+      {300, 1, 64, "N = 1"},
+      {2 * t.bm, 2 * t.bn, t.bk, "K == BK: a single K iteration"},
+      {3 * t.bm + 17, 2 * t.bn + 40, 200, "ragged M and N"},
+      {t.bm + 1, t.bn + 8, 136, "N = 8 mod 16"},
+      {96, 24, 64, "N = 24 (8 mod 16), less than a wgmma N"},
+      {65, 33, 72, "odd N (scalar stores)"},
+      {509, 517, 1032, "ragged, K tail of 8"},
+  };
+  // K tails against the ring of stages: one tile short of a full ring, a ring exactly, one K tile
+  // past it (the producer's first wait on a stage that a consumer must release), two rings + a tail.
+  const int ring = t.bk * t.stages;
+  for (int k : {ring - t.bk + 8, ring - 8, ring, ring + 8, 2 * ring + t.bk + 24})
+    if (k > 0) s.push_back({2 * t.bm - 3, t.bn + 24, k, fmt::format("K = {} against {} stages of {}", k, t.stages, t.bk)});
+  return s;
+}
+
+std::string describe(const Step& step, const Problem& p, const std::string& what) {
+  return fmt::format("step {} M={} N={} K={} seed={}{} ({})", step.id, p.m, p.n, p.k, p.seed,
+                     p.exact ? " exact" : "", what);
+}
+
+// One check of `step` on `p` against `oracle`, under the watchdog, reported as a Catch assertion.
 void expect_pass(const Step& step, const Problem& p, Oracle oracle, const std::string& what) {
-  gemm_test::expect_pass(step, p, oracle, what, /*refusal_fails=*/true);
+  const std::string name = describe(step, p, what);
+  if (auto why = refusal(step, p.m, p.n, p.k)) {
+    FAIL(name << " was refused: " << *why);
+  }
+  Watchdog dog(name, kGpuLimit);
+  const CheckReport r = check_step(step, p, oracle);
+  INFO(name << " against " << (oracle == Oracle::cublas ? "cuBLAS" : "CPU fp64") << ": " << r.summary());
+  CHECK(r.passed);
 }
 
 }  // namespace
 
-TEST_CASE("the Hopper steps are registered with their tiles", "[cpu][hopper]") {
-  const std::vector<Step> steps = hopper_steps();
-  CHECK(steps.size() >= 5);  // 10-14
-  for (const Step& step : steps) {
-    INFO("step " << step.id);
-    CHECK(step.tile.bm >= 1);
-    CHECK(step.tile.bn >= 1);
-    CHECK(step.tile.bk >= 8);
-    CHECK(step.tile.stages >= 1);
-    CHECK(step.threads % 32 == 0);
-    CHECK(gemm_test::tile_shape_suite(step.tile).size() >= 12);
-  }
-}
-
 TEST_CASE("Hopper steps match cuBLAS on the shape suite (random normal inputs)", "[gpu][hopper]") {
   REQUIRE_HOPPER_OR_SKIP();
   for (const Step& step : hopper_steps()) {
-    for (const Shape& s : gemm_test::tile_shape_suite(step.tile)) expect_pass(step, {Dtype::bf16, s.m, s.n, s.k, 1, 0, 17, false}, Oracle::cublas, s.what);
+    for (const Shape& s : shape_suite(step.tile)) expect_pass(step, {Dtype::bf16, s.m, s.n, s.k, 1, 0, 17, false}, Oracle::cublas, s.what);
   }
 }
 
 TEST_CASE("Hopper steps are exact on small-integer inputs (==, against cuBLAS and the CPU fp64 loop)", "[gpu][hopper][exact]") {
   REQUIRE_HOPPER_OR_SKIP();
   for (const Step& step : hopper_steps()) {
-    for (const Shape& s : gemm_test::tile_shape_suite(step.tile)) {
+    for (const Shape& s : shape_suite(step.tile)) {
       const Problem p{Dtype::bf16, s.m, s.n, s.k, 1, 0, 23, true};
       expect_pass(step, p, Oracle::cublas, s.what);
       if (double(s.m) * s.n * s.k <= 2e7) expect_pass(step, p, Oracle::cpu_fp64, s.what);
@@ -85,11 +122,11 @@ TEST_CASE("Hopper steps: two buffers of the same shape back to back", "[gpu][hop
     const Problem p1{Dtype::bf16, 2 * t.bm + 5, 2 * t.bn + 8, 8 * t.bk + 8, 1, 0, 101, true};
     Problem p2 = p1;
     p2.seed = 202;
-    Watchdog dog(gemm_test::describe(step, p1, "two buffers"), gemm_test::kGpuCheckLimit);
+    Watchdog dog(describe(step, p1, "two buffers"), kGpuLimit);
     ProblemBuffers w1(p1), w2(p2);
     for (ProblemBuffers* w : {&w1, &w2, &w1}) {
       const CheckReport r = check_step(step, *w, Oracle::cublas);
-      INFO(gemm_test::describe(step, w->problem(), "two buffers back to back") << ": " << r.summary());
+      INFO(describe(step, w->problem(), "two buffers back to back") << ": " << r.summary());
       CHECK(r.passed);
     }
   }
@@ -99,7 +136,7 @@ TEST_CASE("Hopper steps: ten repeats are bitwise identical", "[gpu][hopper]") {
   REQUIRE_HOPPER_OR_SKIP();
   for (const Step& step : hopper_steps()) {
     const Problem p{Dtype::bf16, 777, 1000, 1048, 1, 0, 9, false};
-    Watchdog dog(gemm_test::describe(step, p, "ten repeats"), gemm_test::kGpuCheckLimit);
+    Watchdog dog(describe(step, p, "ten repeats"), kGpuLimit);
     ProblemBuffers ws(p);
     reserve_workspace(step, ws);
     std::vector<float> first;
@@ -111,11 +148,123 @@ TEST_CASE("Hopper steps: ten repeats are bitwise identical", "[gpu][hopper]") {
       if (rep == 0) {
         first = c;
         const CheckReport r = ws.check_against(ws.cublas_reference());
-        INFO(gemm_test::describe(step, p, "first of ten repeats") << ": " << r.summary());
+        INFO(describe(step, p, "first of ten repeats") << ": " << r.summary());
         CHECK(r.passed);
         continue;
       }
-      INFO(gemm_test::describe(step, p, fmt::format("repeat {}", rep)));
+      INFO(describe(step, p, fmt::format("repeat {}", rep)));
+      REQUIRE(c.size() == first.size());
+      CHECK(std::memcmp(c.data(), first.data(), c.size() * sizeof(float)) == 0);
+    }
+  }
+}
+
+TEST_CASE("the Hopper steps are registered with their tiles; 15 and 16 are persistent", "[cpu][hopper]") {
+  const std::vector<Step> steps = hopper_steps();
+  CHECK(steps.size() >= 7);  // 10-16
+  for (const Step& step : steps) {
+    INFO("step " << step.id);
+    CHECK(step.tile.bm >= 1);
+    CHECK(step.tile.bn >= 8);
+    CHECK(step.tile.bk >= 8);
+    CHECK(step.tile.stages >= 1);
+    CHECK(step.threads % 128 == 0);  // whole warpgroups (step 10: two)
+  }
+  const std::vector<Step> persistent = persistent_steps();
+  REQUIRE(persistent.size() >= 2);
+  for (const Step& step : persistent) {
+    INFO("step " << step.id);
+    CHECK(step.id >= "15");
+    // No grid-axis limit: N = 2^24 would need 65536 blocks on grid y in steps 11-14.
+    CHECK_FALSE(shape_refusal(step, 128, 1 << 24, 64).has_value());
+    const auto why = shape_refusal(step, 1 << 30, 1 << 30, 64);  // 2^23 x 2^22 tiles: over the 32-bit schedule
+    REQUIRE(why.has_value());
+    CHECK_THAT(*why, Catch::Contains("tiles"));
+  }
+}
+
+// ---- persistent steps: the tile loop ------------------------------------------------------------
+// Each block walks tiles blockIdx.x, + gridDim.x, ... with its ring of stages and their mbarrier phases
+// carried from one tile to the next. The cases below put that walk at its edges: blocks with one tile
+// (fewer tiles than SMs), a ragged tile in the last wave, the ring wrapping inside one tile and across
+// tiles (K = 8: one K tile per tile, so the ring wraps every STAGES tiles), and C written by a block's
+// epilogue while the producer already loads the next tile.
+
+TEST_CASE("persistent steps: the tile loop at its edges (random normal and exact)", "[gpu][hopper][persistent]") {
+  REQUIRE_HOPPER_OR_SKIP();
+  const int sms = sm_count();
+  for (const Step& step : persistent_steps()) {
+    const Tile& t = step.tile;
+    // More than two waves, ragged in M and N: tiles_m * tiles_n > 2 * sms with the last tile row and
+    // column partial (M and N 37 / 100 short of whole tiles).
+    const int tn = 12, tm = (2 * sms + 17) / tn + 1;
+    const std::vector<Shape> shapes{
+        {t.bm, t.bn, 5 * t.bk + 8, "a single tile, K tail"},
+        {3 * t.bm + 5, 2 * t.bn + 8, 520, "12 tiles: fewer than SMs, one tile per block"},
+        {tm * t.bm - 37, tn * t.bn - 100, 200, fmt::format("{} tiles, > 2 waves on {} SMs, ragged last tile in M and N", tm * tn, sms)},
+        {4096 + 77, 4096 + 40, 8, "K = 8: one K tile per tile, many tiles per block"},
+        {4096 + 77, 4096 + 40, 64, "K = 64 = BK: one K tile per tile, many tiles per block"},
+        {2 * sms * t.bm / 4 + 1, 4 * t.bn, t.bk * (t.stages - 1), "K tiles per tile one less than the ring"},
+        {2048, 4096, t.bk * t.stages + 8, "K tiles per tile one more than the ring"},
+    };
+    for (const Shape& s : shapes) {
+      expect_pass(step, {Dtype::bf16, s.m, s.n, s.k, 1, 0, 31, false}, Oracle::cublas, s.what);
+      expect_pass(step, {Dtype::bf16, s.m, s.n, s.k, 1, 0, 37, true}, Oracle::cublas, s.what + " (exact)");
+    }
+  }
+}
+
+TEST_CASE("persistent steps: two input sets alternated, each checked against its own reference", "[gpu][hopper][persistent]") {
+  REQUIRE_HOPPER_OR_SKIP();
+  // Stale data from the previous launch or the previous tile of a block (an epilogue reading
+  // accumulators that were not reset, a stage read before its bytes landed) shows up as one set's
+  // result in the other's C, or as a mismatch in either.
+  for (const Step& step : persistent_steps()) {
+    const Tile& t = step.tile;
+    const Problem p1{Dtype::bf16, 9 * t.bm + 19, 17 * t.bn + 24, 3 * t.bk + 16, 1, 0, 301, true};
+    Problem p2 = p1;
+    p2.seed = 302;
+    Watchdog dog(describe(step, p1, "two input sets alternated"), kGpuLimit);
+    ProblemBuffers w1(p1), w2(p2);
+    reserve_workspace(step, w1);
+    reserve_workspace(step, w2);
+    const std::vector<float> want1 = w1.cublas_reference(), want2 = w2.cublas_reference();
+    for (int round = 0; round < 8; ++round) {
+      for (int which = 0; which < 2; ++which) {
+        ProblemBuffers& w = which == 0 ? w1 : w2;
+        w.reset_output(nullptr);
+        launch_step(step, w, nullptr);
+        CUDA_CHECK(cudaDeviceSynchronize());
+        const CheckReport r = w.check_against(which == 0 ? want1 : want2);
+        INFO(describe(step, w.problem(), fmt::format("round {}, input set {}", round, which + 1)) << ": " << r.summary());
+        CHECK(r.passed);
+      }
+    }
+  }
+}
+
+TEST_CASE("persistent steps: ten repeats on a multi-wave shape are bitwise identical", "[gpu][hopper][persistent]") {
+  REQUIRE_HOPPER_OR_SKIP();
+  for (const Step& step : persistent_steps()) {
+    const Problem p{Dtype::bf16, 2100, 4100, 520, 1, 0, 41, false};  // 17 x 17 = 289 tiles of 128 x 256
+    Watchdog dog(describe(step, p, "ten repeats, multi-wave"), kGpuLimit);
+    ProblemBuffers ws(p);
+    reserve_workspace(step, ws);
+    const std::vector<float> want = ws.cublas_reference();
+    std::vector<float> first;
+    for (int rep = 0; rep < 10; ++rep) {
+      ws.reset_output(nullptr);
+      launch_step(step, ws, nullptr);
+      CUDA_CHECK(cudaDeviceSynchronize());
+      const std::vector<float> c = ws.download_c();
+      if (rep == 0) {
+        first = c;
+        const CheckReport r = ws.check_against(want);
+        INFO(describe(step, p, "first of ten repeats, multi-wave") << ": " << r.summary());
+        CHECK(r.passed);
+        continue;
+      }
+      INFO(describe(step, p, fmt::format("repeat {}", rep)));
       REQUIRE(c.size() == first.size());
       CHECK(std::memcmp(c.data(), first.data(), c.size() * sizeof(float)) == 0);
     }

@@ -1,0 +1,64 @@
+// Tile schedules: the order in which a kernel's blocks visit the output tiles. Pure functions of
+// (tile index t, the tile grid, parameters) -> (tile_m, tile_n), host and device, no CUDA runtime
+// calls: the persistent steps (15 on) call them in the kernel, tests/test_schedule.cpp proves each a
+// bijection onto the tile grid on the CPU, and scripts/plot_schedule.py draws them from the same code
+// (through build/bin/schedule_dump, scripts/schedule_dump.cpp).
+// Tile (tile_m, tile_n) is C's rows tile_m * BM .. +BM-1 and columns tile_n * BN .. +BN-1.
+// 32-bit arithmetic: a step that uses them refuses shapes with kMaxScheduleTiles tiles or more
+// (gemm::tma_persistent_gemm_refusal), far past any matrix that fits in memory at these tile sizes.
+#pragma once
+
+#ifdef __CUDACC__
+#define GEMM_HD __host__ __device__ __forceinline__
+#else
+#define GEMM_HD inline
+#endif
+
+namespace gemm::schedule {
+
+struct TileCoord {
+  int m, n;  ///< tile row (along M) and tile column (along N)
+};
+
+/// Row-major raster: t walks a row of tiles (along N) before moving down M. A wave of W blocks
+/// touches ceil(W / tiles_n) rows of tiles of A and all of B.
+GEMM_HD TileCoord row_major(int t, int tiles_m, int tiles_n) {
+  (void)tiles_m;
+  return {t / tiles_n, t % tiles_n};
+}
+
+/// Column-major raster: t walks a column of tiles (along M) first. This is the order in which the
+/// non-persistent steps 11-14 run their blocks: their grid puts M tiles on blockIdx.x, and the
+/// hardware dispatches blocks in linear block-index order (x fastest).
+GEMM_HD TileCoord column_major(int t, int tiles_m, int tiles_n) {
+  (void)tiles_n;
+  return {t % tiles_m, t / tiles_m};
+}
+
+/// Grouped ("swizzled") order for L2 reuse: the tile rows are cut into groups of `group_m` rows;
+/// within a group t walks column by column (group_m tiles down M, then the next tile column), and
+/// the groups follow each other down M. The last group holds the tiles_m % group_m rows left over
+/// (when there are any) and is walked the same way with its smaller height, so every tile is visited
+/// exactly once.
+/// Why: the blocks running at one time (a wave of W = SM-count tiles) then cover about
+/// group_m rows x W / group_m columns of tiles, so they read group_m * BM rows of A and
+/// (W / group_m) * BN rows of B, and every one of those rows is read by several blocks at about the
+/// same time: the first read brings it into the 60 MiB L2, the others hit there. A raster order
+/// instead reads one or two tile rows of A and all of B per wave. The number of distinct rows per wave,
+/// group_m * BM + (W / group_m) * BN, is smallest at group_m = sqrt(W * BN / BM): 16 for W = 132 and
+/// a 128 x 256 tile. group_m = 1 is the row-major raster; group_m >= tiles_m is the column-major one.
+GEMM_HD TileCoord grouped(int t, int tiles_m, int tiles_n, int group_m) {
+  const int tiles_per_group = group_m * tiles_n;
+  const int group = t / tiles_per_group;
+  const int first_m = group * group_m;
+  const int rows = tiles_m - first_m < group_m ? tiles_m - first_m : group_m;  // the last group may be short
+  const int local = t - group * tiles_per_group;                              // in [0, rows * tiles_n)
+  return {first_m + local % rows, local / rows};
+}
+
+/// The tile-count limit of the 32-bit schedules (and of t + gridDim.x in a persistent loop).
+constexpr long long kMaxScheduleTiles = 1LL << 30;
+
+}  // namespace gemm::schedule
+
+#undef GEMM_HD

@@ -1,0 +1,104 @@
+// Tile schedules (common/schedule.hpp) on the CPU: every order is a bijection from [0, tiles) onto the
+// tile grid, on every grid from 1x1 to 40x40 and on the tile grids of the benchmark sweep shapes
+// (scripts/bench.py) with the 128x256 tile of steps 14-16, for several group sizes; and the grouped
+// order walks its groups column by column as documented.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <functional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "../common/schedule.hpp"
+
+using namespace gemm::schedule;
+
+namespace {
+
+using Order = std::function<TileCoord(int t, int tiles_m, int tiles_n)>;
+
+// Empty string when order maps [0, tiles_m * tiles_n) one-to-one onto the grid, else the first fault.
+std::string bijection_fault(const Order& order, int tiles_m, int tiles_n) {
+  const int tiles = tiles_m * tiles_n;
+  std::vector<int> hit(size_t(tiles), -1);
+  for (int t = 0; t < tiles; ++t) {
+    const TileCoord c = order(t, tiles_m, tiles_n);
+    if (c.m < 0 || c.m >= tiles_m || c.n < 0 || c.n >= tiles_n)
+      return "t=" + std::to_string(t) + " -> (" + std::to_string(c.m) + ", " + std::to_string(c.n) + ") off the grid";
+    int& h = hit[size_t(c.m) * tiles_n + c.n];
+    if (h >= 0)
+      return "t=" + std::to_string(t) + " and t=" + std::to_string(h) + " -> (" + std::to_string(c.m) + ", " +
+             std::to_string(c.n) + ")";
+    h = t;
+  }
+  return "";  // tiles distinct values in a set of tiles cells: every cell hit once
+}
+
+struct Named {
+  std::string name;
+  Order order;
+};
+
+std::vector<Named> orders() {
+  std::vector<Named> v{{"row_major", [](int t, int tm, int tn) { return row_major(t, tm, tn); }},
+                       {"column_major", [](int t, int tm, int tn) { return column_major(t, tm, tn); }}};
+  for (int g : {1, 2, 3, 4, 5, 7, 8, 16, 32, 64})
+    v.push_back({"grouped(group_m=" + std::to_string(g) + ")",
+                 [g](int t, int tm, int tn) { return grouped(t, tm, tn, g); }});
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("schedules: every order is a bijection onto every tile grid from 1x1 to 40x40", "[cpu][schedule]") {
+  for (const Named& o : orders())
+    for (int tm = 1; tm <= 40; ++tm)
+      for (int tn = 1; tn <= 40; ++tn) {
+        const std::string fault = bijection_fault(o.order, tm, tn);
+        if (!fault.empty()) FAIL_CHECK(o.name << " on " << tm << " x " << tn << " tiles: " << fault);
+      }
+}
+
+TEST_CASE("schedules: bijections on the tile grids of the benchmark sweep (128x256 tiles)", "[cpu][schedule]") {
+  std::vector<std::tuple<int, int>> mn;
+  for (int s : {2048, 4096, 6144, 8192, 12288, 16384}) mn.push_back({s, s});
+  for (auto [m, n] : {std::tuple{16384, 4096}, {16384, 14336}, {8192, 28672}, {8192, 8000}, {8000, 8192}})
+    mn.push_back({m, n});
+  for (auto [m, n] : mn) {
+    const int tm = (m + 127) / 128, tn = (n + 255) / 256;
+    for (const Named& o : orders()) {
+      const std::string fault = bijection_fault(o.order, tm, tn);
+      if (!fault.empty()) FAIL_CHECK(o.name << " on M=" << m << " N=" << n << " (" << tm << " x " << tn << " tiles): " << fault);
+    }
+  }
+}
+
+TEST_CASE("schedules: the grouped order walks group_m tile rows column by column, last group short", "[cpu][schedule]") {
+  // 10 x 3 tiles, groups of 4 rows: rows 0-3, 4-7, then the short group of rows 8-9.
+  const int tm = 10, tn = 3, g = 4;
+  std::vector<std::tuple<int, int>> want;
+  for (int first : {0, 4, 8}) {
+    const int rows = std::min(g, tm - first);
+    for (int n = 0; n < tn; ++n)
+      for (int r = 0; r < rows; ++r) want.push_back({first + r, n});
+  }
+  REQUIRE(int(want.size()) == tm * tn);
+  for (int t = 0; t < tm * tn; ++t) {
+    const TileCoord c = grouped(t, tm, tn, g);
+    INFO("t = " << t);
+    CHECK(std::tuple{c.m, c.n} == want[size_t(t)]);
+  }
+  // group_m = 1 is the row-major raster; group_m >= tiles_m the column-major one.
+  for (int t = 0; t < tm * tn; ++t) {
+    CHECK(grouped(t, tm, tn, 1).m == row_major(t, tm, tn).m);
+    CHECK(grouped(t, tm, tn, 1).n == row_major(t, tm, tn).n);
+    CHECK(grouped(t, tm, tn, tm + 5).m == column_major(t, tm, tn).m);
+    CHECK(grouped(t, tm, tn, tm + 5).n == column_major(t, tm, tn).n);
+  }
+}
+
+TEST_CASE("schedules: the persistent steps' refusal bounds the 32-bit tile index", "[cpu][schedule]") {
+  // t + gridDim.x (<= a few hundred SMs) stays far below 2^31 for any accepted shape.
+  CHECK(kMaxScheduleTiles <= (1LL << 31) - (1LL << 20));
+}
