@@ -129,6 +129,95 @@ __device__ __forceinline__ void tma_store_wait_read() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Clusters (steps 17 on): PTX ISA, "Special Registers: %cluster_ctarank", "Data Movement and
+// Conversion Instructions: mapa", "Parallel Synchronization and Communication Instructions:
+// barrier.cluster" and "mbarrier.arrive" with .shared::cluster, and cp.async.bulk.tensor's
+// .multicast::cluster. The blocks of a cluster run at the same time on one GPC and may read, write
+// and arrive on each other's shared memory (distributed shared memory) through .shared::cluster
+// addresses; an address of this CTA's own shared memory (smem_addr) is also a valid
+// .shared::cluster address, naming this CTA's copy.
+// ---------------------------------------------------------------------------------------------
+
+/// %cluster_ctarank: this CTA's rank in its cluster, 0 .. cluster size - 1.
+__device__ __forceinline__ uint32_t cluster_ctarank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+
+/// mapa.shared::cluster: the .shared::cluster address of the variable at `local` (this CTA's shared
+/// memory) in the shared memory of the CTA with rank `cta` of the cluster ("mapa").
+__device__ __forceinline__ uint32_t mapa_shared(const void* local, uint32_t cta) {
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(smem_addr(local)), "r"(cta));
+  return remote;
+}
+
+/// barrier.cluster.arrive.release: this thread arrives on the cluster barrier; its earlier memory
+/// operations (mbarrier inits, remote arrives) are released to the threads that pass the matching
+/// wait ("barrier.cluster"). .aligned: every thread of the warp executes it together (call it from
+/// converged code).
+__device__ __forceinline__ void cluster_arrive() {
+  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+}
+
+/// barrier.cluster.wait.acquire: waits until every non-exited thread of every CTA of the cluster has
+/// arrived ("barrier.cluster").
+__device__ __forceinline__ void cluster_wait() {
+  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+/// Both: a cluster-wide barrier (a superset of __syncthreads for the CTAs of the cluster).
+__device__ __forceinline__ void cluster_sync() {
+  cluster_arrive();
+  cluster_wait();
+}
+
+/// mbarrier.arrive.release.cluster.shared::cluster: one arrival on the mbarrier at the same offset as
+/// `bar` in the shared memory of cluster CTA `cta` (this CTA's own when cta is its rank); .release at
+/// cluster scope orders this thread's earlier accesses before the arrival as seen from that CTA
+/// ("mbarrier.arrive"; the remote form returns no state, hence the sink `_`).
+__device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t* bar, uint32_t cta) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(mapa_shared(bar, cta))
+               : "memory");
+}
+
+/// mbarrier.try_wait.parity.acquire.cluster: mbarrier_try_wait_parity for a barrier that threads of
+/// other CTAs of the cluster arrive on (with release.cluster): acquire at cluster scope pairs with it.
+__device__ __forceinline__ bool mbarrier_try_wait_parity_cluster(uint64_t* bar, uint32_t parity) {
+  uint32_t done;
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+      "selp.u32 %0, 1, 0, p;\n}"
+      : "=r"(done)
+      : "r"(smem_addr(bar)), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+
+/// Spins on mbarrier_try_wait_parity_cluster until the phase of parity `parity` completes.
+__device__ __forceinline__ void mbarrier_wait_parity_cluster(uint64_t* bar, uint32_t parity) {
+  while (!mbarrier_try_wait_parity_cluster(bar, parity)) {
+  }
+}
+
+/// cp.async.bulk.tensor.2d ... .multicast::cluster: tma_load_2d whose box is written to `dst`'s offset
+/// in the shared memory of every CTA whose bit is set in `cta_mask` (bit r: cluster rank r), each copy
+/// completing `box bytes` transactions on the mbarrier at `bar`'s offset in that same CTA
+/// ("cp.async.bulk.tensor", .multicast::cluster). So every destination CTA's barrier must expect the
+/// bytes that other CTAs multicast into it, and `dst` and `bar` must lie at the same offsets in every CTA.
+__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorMap* map, int c0, int c1,
+                                                      uint64_t* bar, uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;"
+      ::"r"(smem_addr(dst)), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_addr(bar)),
+        "h"(cta_mask)
+      : "memory");
+}
+
+// ---------------------------------------------------------------------------------------------
 // wgmma: PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate Instructions".
 // Issued by a warpgroup (4 consecutive warps, the first one's index divisible by 4); A and B come
 // from shared memory through 64-bit matrix descriptors, D lives in registers.
