@@ -173,33 +173,14 @@ __device__ __forceinline__ void cluster_sync() {
   cluster_wait();
 }
 
-/// mbarrier.arrive.release.cluster.shared::cluster: one arrival on the mbarrier at the same offset as
-/// `bar` in the shared memory of cluster CTA `cta` (this CTA's own when cta is its rank); .release at
-/// cluster scope orders this thread's earlier accesses before the arrival as seen from that CTA
-/// ("mbarrier.arrive"; the remote form returns no state, hence the sink `_`).
+/// mbarrier.arrive.shared::cluster: one arrival on the mbarrier at the same offset as `bar` in the
+/// shared memory of cluster CTA `cta` (this CTA's own when `cta` is its rank) ("mbarrier.arrive"; the
+/// remote form returns no state, hence the sink `_`). Default semantics (.release at .cta scope), as
+/// CUTLASS's ClusterBarrier::arrive(cta_id): what it hands over is a stage whose readers were wgmmas
+/// (async proxy) already retired by wgmma.wait_group, not generic-proxy writes, so no cluster-scope
+/// release is needed; .release.cluster would cost a MEMBAR.ALL.GPU before every arrive (seen in SASS).
 __device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t* bar, uint32_t cta) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(mapa_shared(bar, cta))
-               : "memory");
-}
-
-/// mbarrier.try_wait.parity.acquire.cluster: mbarrier_try_wait_parity for a barrier that threads of
-/// other CTAs of the cluster arrive on (with release.cluster): acquire at cluster scope pairs with it.
-__device__ __forceinline__ bool mbarrier_try_wait_parity_cluster(uint64_t* bar, uint32_t parity) {
-  uint32_t done;
-  asm volatile(
-      "{\n.reg .pred p;\n"
-      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-      "selp.u32 %0, 1, 0, p;\n}"
-      : "=r"(done)
-      : "r"(smem_addr(bar)), "r"(parity)
-      : "memory");
-  return done != 0;
-}
-
-/// Spins on mbarrier_try_wait_parity_cluster until the phase of parity `parity` completes.
-__device__ __forceinline__ void mbarrier_wait_parity_cluster(uint64_t* bar, uint32_t parity) {
-  while (!mbarrier_try_wait_parity_cluster(bar, parity)) {
-  }
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(mapa_shared(bar, cta)) : "memory");
 }
 
 /// cp.async.bulk.tensor.2d ... .multicast::cluster: tma_load_2d whose box is written to `dst`'s offset

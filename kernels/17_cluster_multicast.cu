@@ -103,9 +103,8 @@ gemm_cluster_multicast(int M, int N, int K, const __grid_constant__ CUtensorMap 
         const int m0 = tile.m * BM, n0 = tile.n * BN;  // m0 >= M (or n0 >= N) in a cluster's padding tile: zero-filled boxes
         for (int kt = 0; kt < k_tiles; ++kt, ring.advance()) {
           const int st = ring.stage;
-          // Both blocks' consumers released this stage (CONSUMER_WARPS counts the peer's warps too);
-          // acquire at cluster scope pairs with their remote release-arrives.
-          ptx::mbarrier_wait_parity_cluster(&s.empty[st], ring.phase ^ 1);
+          // Both blocks' consumers released this stage (CONSUMER_WARPS counts the peer's warps too).
+          ptx::mbarrier_wait_parity(&s.empty[st], ring.phase ^ 1);
           // May run after the peer's slice already landed here: the transaction count goes negative
           // until this expect_tx, and the phase cannot complete before this arrival anyway.
           ptx::mbarrier_arrive_expect_tx(&s.full[st], STAGE_BYTES);
