@@ -31,6 +31,19 @@ void opt_in_dynamic_smem(void (*kernel)(Params...), size_t bytes) {
   opt_in_dynamic_smem(reinterpret_cast<const void*>(kernel), bytes);
 }
 
+/// How many clusters of `cluster_size` blocks (1D clusters: cluster_size x 1 x 1) of `kernel` with
+/// `threads` threads and `dynamic_smem` bytes can be resident on the device at once
+/// (cudaOccupancyMaxActiveClusters; opt in to the shared memory first). Clusters are placed inside one
+/// GPC, so this can be below sm_count() / cluster_size; a persistent grid of more clusters would run
+/// a second wave. Cached per (device, kernel, threads, bytes, cluster size); thread-safe. Throws
+/// gemm::Error when the query fails or returns 0 (the cluster cannot run at all).
+int max_active_clusters(const void* kernel, int threads, size_t dynamic_smem, int cluster_size);
+
+template <typename... Params>
+int max_active_clusters(void (*kernel)(Params...), int threads, size_t dynamic_smem, int cluster_size) {
+  return max_active_clusters(reinterpret_cast<const void*>(kernel), threads, dynamic_smem, cluster_size);
+}
+
 /// What one launch needs beyond the kernel and its arguments.
 struct LaunchConfig {
   dim3 grid;                  ///< blocks (a multiple of `cluster` in each dimension when clusters are used)

@@ -56,6 +56,23 @@ GEMM_HD TileCoord grouped(int t, int tiles_m, int tiles_n, int group_m) {
   return {first_m + local % rows, local / rows};
 }
 
+/// Cluster order (steps 17 on): the blocks of a cluster of cluster_m x cluster_n (a 2 x 1 or 1 x 2 pair)
+/// compute neighbouring tiles, so the operand they share is loaded once per cluster (TMA multicast).
+/// The schedule walks cluster tiles: the grid of ceil(tiles_m / cluster_m) x ceil(tiles_n / cluster_n)
+/// cluster tiles in grouped order (`group_m` counted in cluster-tile rows), and block `rank` of the
+/// cluster (its %cluster_ctarank; rank % cluster_m along M, rank / cluster_m along N) takes tile
+/// (cluster tile m * cluster_m + rank % cluster_m, cluster tile n * cluster_n + rank / cluster_m).
+/// When tiles_m (tiles_n) is not a multiple of cluster_m (cluster_n), the last cluster-tile row
+/// (column) holds tiles with m >= tiles_m (n >= tiles_n): the caller still walks them, in lockstep
+/// with its peer (its loads are zero-filled boxes, its stores clipped), and never stores them.
+/// Over t in [0, cluster tiles) and every rank, each tile of the padded grid is visited exactly once.
+GEMM_HD TileCoord cluster_grouped(int t, int rank, int tiles_m, int tiles_n, int cluster_m, int cluster_n,
+                                  int group_m) {
+  const int ctiles_m = (tiles_m + cluster_m - 1) / cluster_m, ctiles_n = (tiles_n + cluster_n - 1) / cluster_n;
+  const TileCoord c = grouped(t, ctiles_m, ctiles_n, group_m);
+  return {c.m * cluster_m + rank % cluster_m, c.n * cluster_n + rank / cluster_m};
+}
+
 /// The tile-count limit of the 32-bit schedules (and of t + gridDim.x in a persistent loop).
 constexpr long long kMaxScheduleTiles = 1LL << 30;
 

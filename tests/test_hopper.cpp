@@ -3,7 +3,7 @@
 // stage count, ragged M and N, N = 8 mod 16, odd N), exact mode compared with ==, two buffers of one
 // shape back to back, ten repeats bitwise identical; for the persistent steps (15 on) the tile-loop
 // cases (fewer tiles than SMs, more than two waves, short K with many tiles per block, two input sets
-// alternated, repeats on a multi-wave shape); CPU tests of the registry's tiles, the tensor-map
+// alternated, repeats on a multi-wave shape, odd tile counts for clusters of two); CPU tests of the registry's tiles, the tensor-map
 // validation, the shape refusals and the watchdog. Every GPU check runs under a watchdog: a deadlocked kernel (an mbarrier phase that never
 // completes) ends the run with a message naming the check, instead of hanging CI.
 #include <catch2/catch.hpp>
@@ -159,9 +159,9 @@ TEST_CASE("Hopper steps: ten repeats are bitwise identical", "[gpu][hopper]") {
   }
 }
 
-TEST_CASE("the Hopper steps are registered with their tiles; 15 and 16 are persistent", "[cpu][hopper]") {
+TEST_CASE("the Hopper steps are registered with their tiles; 15 on are persistent", "[cpu][hopper]") {
   const std::vector<Step> steps = hopper_steps();
-  CHECK(steps.size() >= 7);  // 10-16
+  CHECK(steps.size() >= 8);  // 10-17
   for (const Step& step : steps) {
     INFO("step " << step.id);
     CHECK(step.tile.bm >= 1);
@@ -171,7 +171,7 @@ TEST_CASE("the Hopper steps are registered with their tiles; 15 and 16 are persi
     CHECK(step.threads % 128 == 0);  // whole warpgroups (step 10: two)
   }
   const std::vector<Step> persistent = persistent_steps();
-  REQUIRE(persistent.size() >= 2);
+  REQUIRE(persistent.size() >= 3);  // 15, 16, 17
   for (const Step& step : persistent) {
     INFO("step " << step.id);
     CHECK(step.id >= "15");
@@ -210,6 +210,36 @@ TEST_CASE("persistent steps: the tile loop at its edges (random normal and exact
     for (const Shape& s : shapes) {
       expect_pass(step, {Dtype::bf16, s.m, s.n, s.k, 1, 0, 31, false}, Oracle::cublas, s.what);
       expect_pass(step, {Dtype::bf16, s.m, s.n, s.k, 1, 0, 37, true}, Oracle::cublas, s.what + " (exact)");
+    }
+  }
+}
+
+// ---- clusters of two (step 17: pairs of M tiles share B through TMA multicast) -----------------
+// A cluster walks pairs of tile rows in lockstep; when tiles_m is odd the last pair's second tile lies
+// outside the matrix (its A box is all zero fill, its stores clipped), and when N <= BN / 2 the second
+// B slice is all zero fill. Any break in the lockstep (a block with one K tile more or less than its
+// peer) deadlocks on the peer's barriers: the watchdog names the shape. Run on every persistent step
+// (for 15 and 16 these are just more tile-loop shapes).
+
+TEST_CASE("persistent steps: odd tile counts for clusters of two (random normal and exact)", "[gpu][hopper][persistent][cluster]") {
+  REQUIRE_HOPPER_OR_SKIP();
+  const int sms = sm_count();
+  for (const Step& step : persistent_steps()) {
+    const Tile& t = step.tile;
+    const int ring = t.bk * t.stages;
+    const int tn = 12, tm = ((2 * sms + 17) / tn + 1) | 1;  // > 2 waves of tiles, tiles_m odd
+    const std::vector<Shape> shapes{
+        {5 * t.bm - 9, 3 * t.bn + 8, 200, "tiles_m = 5 (odd): the last pair has one tile outside M"},
+        {77, 6 * t.bn - 40, ring + 8, "tiles_m = 1: every pair is one tile and one padding tile"},
+        {t.bm, 2 * t.bn, ring + t.bk, "tiles_m = 1, M = BM exactly"},
+        {3 * t.bm + 5, t.bn / 2 - 28, 136, "N <= BN / 2: the second B slice is all outside N"},
+        {7 * t.bm - 1, 3 * t.bn - 5, 3 * t.bk + 8, "21 tiles (tiles_m = 7): fewer than SMs"},
+        {tm * t.bm - 37, tn * t.bn - 100, 200, fmt::format("{} tiles, tiles_m = {} (odd), > 2 waves on {} SMs, ragged in M and N", tm * tn, tm, sms)},
+        {33 * t.bm - 3, 1000, 8, "tiles_m = 33 (odd), K = 8: one K tile per tile, many tiles per block"},
+    };
+    for (const Shape& s : shapes) {
+      expect_pass(step, {Dtype::bf16, s.m, s.n, s.k, 1, 0, 43, false}, Oracle::cublas, s.what);
+      expect_pass(step, {Dtype::bf16, s.m, s.n, s.k, 1, 0, 47, true}, Oracle::cublas, s.what + " (exact)");
     }
   }
 }

@@ -84,6 +84,8 @@ def unit_rows(unit, size=4096):
             blocks, limiter = occupancy(p["registers"], p["smem"] + dyn, threads)
             occ = f"{100 * blocks * ((threads + 31) // 32) / H200['max_warps']:.1f} %"
             lim = f"{blocks} ({limiter})"
+            if int(launch.get("cluster", 1)) > 1:  # cluster launch: blocks are placed in clusters of this size
+                lim += f", clusters of {int(launch['cluster'])}"
             grid = None
             if "grid" in launch:
                 grid = int(launch["grid"])
@@ -117,6 +119,8 @@ def cmd_resources(args):
                 rows.append("| " + " | ".join(cells) + " |")
     rows += ["", "Waves: whole waves (and the exact ratio); a last partial wave leaves SMs idle. "
              "Steps without `launch tile_m`/`tile_n` (or `grid`) show none; "
+             "`launch cluster N` (a cluster launch) is noted beside blocks/SM: a cluster sits in one GPC, so the "
+             "grid counts the clusters that can be resident (cudaOccupancyMaxActiveClusters), 66 x 2 on the H200 if every GPC pairs its SMs; "
              "a kernel with dynamic shared memory (`.extern .shared` in its PTX) needs `launch dynamic_smem` "
              "in its `.expect` file before its occupancy can be computed."]
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
