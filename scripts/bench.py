@@ -72,9 +72,9 @@ def read_rows(path):
         return list(csv.DictReader(f))
 
 
-def run_step(binary, m, n, k, reps, csv_path, extra=()):
+def run_step(binary, m, n, k, reps, csv_path, extra=(), refs=None):
     """Runs one step process; returns (exit code, stdout)."""
-    refs = "cublas,cublaslt" if is_fp32(step_id(binary)) else "cublas,cublaslt,cutlass"
+    refs = refs or ("cublas,cublaslt" if is_fp32(step_id(binary)) else "cublas,cublaslt,cutlass")
     cmd = [str(binary), "--m", str(m), "--n", str(n), "--k", str(k), "--reps", str(reps), "--refs", refs,
            "--csv", str(csv_path), *extra]
     print("$", " ".join(cmd), flush=True)
@@ -110,7 +110,7 @@ def stability(binary, sizes, processes, reps, out_csv):
     for size in sizes:
         for proc in range(processes):
             tmp.unlink(missing_ok=True)
-            code, _ = run_step(binary, size, size, size, reps, tmp, ["--refs", "cublas", "--energy-s", "0"])
+            code, _ = run_step(binary, size, size, size, reps, tmp, ["--energy-s", "0"], refs="cublas")
             got = [r for r in read_rows(tmp) if r["mode"] == "burst"]
             if code != 0 or len(got) != 2:
                 rows.append({"step": step_id(binary), "size": size, "process": proc + 1, "check": f"FAIL (exit {code})"})
@@ -144,9 +144,11 @@ def main():
     ap.add_argument("--sizes", type=int, nargs="+", default=[4096, 8192])
     ap.add_argument("--steps", nargs="*", help="step ids (default: all built)")
     ap.add_argument("--reps", type=int, default=30, help="paired rounds per process (>= 20)")
-    ap.add_argument("--sustained", type=float, default=4.0,
+    ap.add_argument("--sustained", type=float, default=3.0,
                     help="seconds of back-to-back launches per kernel for the last step of each ladder (0: skip)")
     ap.add_argument("--stability", type=int, default=5, help="processes for the stability runs (0: skip)")
+    ap.add_argument("--also", nargs="*", default=["09", "14"],
+                    help="steps that get the sustained and stability runs besides the last of each ladder")
     ap.add_argument("--sweep", action="store_true", help="the shape sweep instead of the step table")
     ap.add_argument("--max-launch-s", type=float, default=1.0)
     ap.add_argument("--no-docs", action="store_true", help="do not rewrite the README table and figures")
@@ -203,7 +205,7 @@ def main():
                 print(notes[-1], flush=True)
                 continue
             extra = []
-            if b in last and args.sustained > 0:
+            if (b in last or step_id(b) in args.also) and args.sustained > 0:
                 extra = ["--sustained", str(args.sustained), "--series", str(series)]
             code, _ = run_step(b, size, size, size, args.reps, tmp, extra)
             if code != 0:
@@ -227,7 +229,14 @@ def main():
         (out / f"{slug}_series.csv").write_text(series.read_text())
     stab_lines = []
     if args.stability > 0 and bf16:
-        stab_lines = stability(bf16[-1], args.sizes, args.stability, args.reps, out / f"{slug}_stability.csv")
+        stab_bins = [b for b in bf16 if step_id(b) in args.also] + [bf16[-1]]
+        stab_rows = []
+        for b in dict.fromkeys(stab_bins):
+            part = out / f"{slug}_stability_{step_id(b)}.csv"
+            stab_lines += stability(b, args.sizes, args.stability, args.reps, part)
+            stab_rows += read_rows(part)
+            part.unlink(missing_ok=True)
+        write_csv(out / f"{slug}_stability.csv", stab_rows)
     meta = {
         "gpu": gpu,
         "driver_version": nvidia_smi("driver_version"),

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# One GPU visit in two halves that fit the 10-minute limit of a remote call; nothing is compiled.
+#   scripts/gpu_session.sh checks   GPU tests, make fuzz (3000 shapes) and make sanitize, run side by
+#                                   side (none of them times anything), then a summary
+#   scripts/gpu_session.sh bench    make bench (alone on the GPU: paired, sustained, stability)
+#   scripts/gpu_session.sh sweep    make bench-sweep, then ncu profiles of the last bf16 step
+# Logs and results go to $OUT (default gpu_out/) as one tarball, results.tgz, plus the summary.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-gpu_out}
+mkdir -p "$OUT/run"
+R="$OUT/run"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu \
+  --format=csv > "$R/gpu.txt" 2>&1
+summary=()
+case "${1:-}" in
+  checks)
+    start=$SECONDS
+    build/bin/tests > "$R/tests.log" 2>&1 & p_tests=$!
+    build/bin/fuzz --seed "${FUZZ_SEED:-1}" --count "${FUZZ_COUNT:-3000}" > "$R/fuzz.log" 2>&1 & p_fuzz=$!
+    OUT="$R" scripts/sanitize.sh --build build > "$R/sanitize.log" 2>&1 & p_san=$!
+    wait $p_tests; rc_tests=$?
+    wait $p_fuzz; rc_fuzz=$?
+    wait $p_san; rc_san=$?
+    summary+=("tests (rc=$rc_tests): $(tail -n 1 "$R/tests.log")"
+              "fuzz (rc=$rc_fuzz): $(tail -n 1 "$R/fuzz.log")"
+              "sanitize (rc=$rc_san): $(tail -n 1 "$R/sanitize.log")"
+              "wall: $((SECONDS - start)) s")
+    grep -E "FAILED|failed|WATCHDOG" "$R/tests.log" | head -20
+    grep -E "^FAIL|WATCHDOG" "$R/fuzz.log" | head -10
+    grep -E "FAIL|NOT reported" "$R/sanitize.log" | head -10
+    ;;
+  bench)
+    start=$SECONDS
+    timeout "${BENCH_TIMEOUT_S:-560}" python3 scripts/bench.py --build build --out "$R/results" --no-docs \
+      > "$R/bench.log" 2>&1
+    summary+=("bench (rc=$?, $((SECONDS - start)) s)")
+    grep -E "^stability" "$R/bench.log"
+    ;;
+  sweep)
+    start=$SECONDS
+    timeout "${SWEEP_TIMEOUT_S:-420}" python3 scripts/bench.py --build build --out "$R/results" --no-docs --sweep \
+      --reps 20 > "$R/sweep.log" 2>&1
+    summary+=("sweep (rc=$?, $((SECONDS - start)) s)")
+    for s in 4096 8192; do
+      last=$(ls build/bin | grep -E '^1[0-9][a-z]?_' | sort | tail -n 1)
+      timeout 60 python3 scripts/profile.py "${last%%_*}" --m $s --n $s --k $s --out "$R/profile_$s.md" \
+        > "$R/profile_$s.log" 2>&1
+      summary+=("profile $last $s (rc=$?)")
+    done
+    ;;
+  *) echo "usage: scripts/gpu_session.sh checks|bench|sweep" >&2; exit 2 ;;
+esac
+tar czf "$OUT/results.tgz" -C "$OUT" run
+echo "==== summary ===="
+printf '%s\n' "${summary[@]}"
