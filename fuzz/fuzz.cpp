@@ -221,7 +221,11 @@ Outcome run_one(const Step& step, const Draw& d) {
   if (const auto why = gemm::shape_refusal(step, d.m, d.n, d.k)) {
     o.refused = true;
     if (why->empty()) return {true, "refused with an empty message"};
-    gemm::ProblemBuffers ws(p);
+    // C filled with NaN (beta = 0 for the buffers: with beta != 0 reset_output would copy C0 into C,
+    // and a refusal does not depend on alpha or beta), so any byte that changes was written by a launch.
+    gemm::Problem nan_c = p;
+    nan_c.beta = 0;
+    gemm::ProblemBuffers ws(nan_c);
     ws.reset_output(nullptr);
     try {
       gemm::check_step(step, ws, gemm::Oracle::cublas);

@@ -32,7 +32,7 @@ case "${1:-}" in
     ;;
   bench)
     start=$SECONDS
-    timeout "${BENCH_TIMEOUT_S:-560}" python3 scripts/bench.py --build build --out "$R/results" --no-docs \
+    timeout "${BENCH_TIMEOUT_S:-560}" python3 scripts/bench.py --build build --out "$R/results" --no-docs ${BENCH_ARGS:-} \
       > "$R/bench.log" 2>&1
     summary+=("bench (rc=$?, $((SECONDS - start)) s)")
     grep -E "^stability" "$R/bench.log"

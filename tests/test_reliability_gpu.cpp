@@ -98,6 +98,7 @@ void check_large(const std::string& id, int m, int n, int k) {
   const std::string what = fmt::format("step {} M={} N={} K={} exact (M*N = {})", id, m, n, k, int64_t(m) * n);
   Dog dog(what, 300s);
   ProblemBuffers ws(p);
+  reserve_workspace(step, ws);  // 09b's stream-K partial sums and tile counters
   ws.reset_output(nullptr);
   launch_step(step, ws, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
