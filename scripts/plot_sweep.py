@@ -53,7 +53,8 @@ def main():
         step_tf = {(int(r["m"]), int(r["n"]), int(r["k"])): float(r["tflops"]) for r in mine if r["kernel"] == "step"}
         ax.axhline(1.0, color="black", linewidth=0.8)
         ax.set_xticks(range(len(shapes)))
-        ax.set_xticklabels([f"{m}x{n}x{k}\n{step_tf.get((m, n, k), 0):.0f} TF/s" for m, n, k in shapes], fontsize=7)
+        ax.set_xticklabels([f"{m}x{n}x{k}\n{step_tf.get((m, n, k), 0):.0f} TF/s" for m, n, k in shapes], fontsize=7,
+                           rotation=20, ha="right")
         ax.set_ylabel("step speed / reference speed (paired)")
         lows = [float(r["step_ratio"]) for r in mine if r["kernel"] != "step"]
         ax.set_ylim(min(0.5, min(lows) - 0.05), max(1.2, max(lows) + 0.05))

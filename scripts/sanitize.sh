@@ -48,7 +48,7 @@ done
 mkdir -p "$LOGS"
 
 bins=()
-for b in "$BUILD"/bin/[0-9][0-9]_*; do
+for b in "$BUILD"/bin/[0-9][0-9]_* "$BUILD"/bin/[0-9][0-9][a-z]_*; do
   [ -x "$b" ] || continue
   id=$(basename "$b"); id=${id%%_*}
   if [ -n "$STEPS" ] && [[ ",$STEPS," != *",$id,"* ]]; then continue; fi

@@ -402,7 +402,7 @@ TEST_CASE("sass html: the diff page of 05 and 06 shows the source diff, the SASS
   CHECK(html.find("id=srcdiff") != std::string::npos);
   CHECK(html.find("id=sassdiff") != std::string::npos);
   CHECK(html.find("+++ kernels/06_vectorized_loads.cu") != std::string::npos);
-  CHECK(html.find("+++ 06_vectorized_loads/sgemm_vectorized.sass") != std::string::npos);
+  CHECK(html.find("+++ 06_vectorized_loads/sgemm_vectorized_loads.sass") != std::string::npos);
   CHECK(html.find("<td>LDG.128</td><td>0</td><td>20</td>") != std::string::npos);  // the mix delta row
   const Run chk = sass_py("html-check " + shell_quote(page.string()));
   INFO(chk.out);
