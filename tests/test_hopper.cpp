@@ -28,6 +28,8 @@
 using namespace gemm;
 using namespace std::chrono_literals;
 using gemm_test::Watchdog;
+using gemm_test::Shape;
+using gemm_test::describe;
 
 namespace {
 
@@ -50,37 +52,6 @@ std::vector<Step> persistent_steps() {
   return out;
 }
 
-struct Shape {
-  int m, n, k;
-  std::string what;
-};
-
-std::vector<Shape> shape_suite(const Tile& t) {
-  std::vector<Shape> s{
-      {t.bm, t.bn, t.bk, "one tile"},
-      {t.bm / 2 + 3, t.bn / 2 - 8, 40, "less than one tile"},
-      {1, 1, 8, "1 x 1, K = 8"},
-      {1, 300, 64, "M = 1"},
-      {300, 1, 64, "N = 1"},
-      {2 * t.bm, 2 * t.bn, t.bk, "K == BK: a single K iteration"},
-      {3 * t.bm + 17, 2 * t.bn + 40, 200, "ragged M and N"},
-      {t.bm + 1, t.bn + 8, 136, "N = 8 mod 16"},
-      {96, 24, 64, "N = 24 (8 mod 16), less than a wgmma N"},
-      {65, 33, 72, "odd N (scalar stores)"},
-      {509, 517, 1032, "ragged, K tail of 8"},
-  };
-  // K tails against the ring of stages: one tile short of a full ring, a ring exactly, one K tile
-  // past it (the producer's first wait on a stage that a consumer must release), two rings + a tail.
-  const int ring = t.bk * t.stages;
-  for (int k : {ring - t.bk + 8, ring - 8, ring, ring + 8, 2 * ring + t.bk + 24})
-    if (k > 0) s.push_back({2 * t.bm - 3, t.bn + 24, k, fmt::format("K = {} against {} stages of {}", k, t.stages, t.bk)});
-  return s;
-}
-
-std::string describe(const Step& step, const Problem& p, const std::string& what) {
-  return fmt::format("step {} M={} N={} K={} seed={}{} ({})", step.id, p.m, p.n, p.k, p.seed,
-                     p.exact ? " exact" : "", what);
-}
 
 // One check of `step` on `p` against `oracle`, under the watchdog, reported as a Catch assertion.
 void expect_pass(const Step& step, const Problem& p, Oracle oracle, const std::string& what) {
@@ -99,14 +70,14 @@ void expect_pass(const Step& step, const Problem& p, Oracle oracle, const std::s
 TEST_CASE("Hopper steps match cuBLAS on the shape suite (random normal inputs)", "[gpu][hopper]") {
   REQUIRE_HOPPER_OR_SKIP();
   for (const Step& step : hopper_steps()) {
-    for (const Shape& s : shape_suite(step.tile)) expect_pass(step, {Dtype::bf16, s.m, s.n, s.k, 1, 0, 17, false}, Oracle::cublas, s.what);
+    for (const Shape& s : gemm_test::tile_shape_suite(step.tile)) expect_pass(step, {Dtype::bf16, s.m, s.n, s.k, 1, 0, 17, false}, Oracle::cublas, s.what);
   }
 }
 
 TEST_CASE("Hopper steps are exact on small-integer inputs (==, against cuBLAS and the CPU fp64 loop)", "[gpu][hopper][exact]") {
   REQUIRE_HOPPER_OR_SKIP();
   for (const Step& step : hopper_steps()) {
-    for (const Shape& s : shape_suite(step.tile)) {
+    for (const Shape& s : gemm_test::tile_shape_suite(step.tile)) {
       const Problem p{Dtype::bf16, s.m, s.n, s.k, 1, 0, 23, true};
       expect_pass(step, p, Oracle::cublas, s.what);
       if (double(s.m) * s.n * s.k <= 2e7) expect_pass(step, p, Oracle::cpu_fp64, s.what);

@@ -338,7 +338,10 @@ std::string html_args(const fs::path& dir) {
     if (e.path().extension() == ".html") files.push_back(e.path().string());
   std::sort(files.begin(), files.end());
   std::string a;
-  for (const auto& f : files) a += " " + shell_quote(f);
+  for (const auto& f : files) {
+    a += ' ';
+    a += shell_quote(f);  // not " " + ...: GCC 12 warns (-Wrestrict) on that operator+ when inlined
+  }
   return a;
 }
 
