@@ -5,12 +5,12 @@
 # ragged shapes:
 #   67 x 92 x 48      every block an edge block: M ragged for every tile; N and K multiples of 4
 #                     and K of 8 (the vector and TMA steps' alignment), so no step refuses it;
-#   1445 x 2856 x 72  more tiles than the H200's 132 SMs for every tile size (12 x 12 = 144 tiles of
-#                     128 x 256: one full wave and a partial one) with a ragged last tile in M (37)
-#                     and N (40) and a K tail;
-#   264 x 520 x 56    (04-09) two whole 128 x 256 blocks each way plus a ragged one, 3 K tiles of 16
+#   1445 x 2856 x 72  (09b, 10 on; not under initcheck, too slow there) more tiles than the H200's
+#                     132 SMs (12 x 12 = 144 tiles of 128 x 256: one full wave and a partial one) with
+#                     a ragged last tile in M (37) and N (40) and a K tail;
+#   264 x 520 x 56    (04-09b) two whole 128 x 256 blocks each way plus a ragged one, 3 K tiles of 16
 #                     plus a tail: the unpredicated interior copies as well as the zero-filling ones;
-#   900 x 4868 x 72   (09) 160 tiles of 128 x 256, one wave + 28: the stream-K kernel and its fixup.
+#   900 x 4868 x 72   (09b) 160 tiles of 128 x 256, one wave + 28: the stream-K kernel and its fixup.
 # Then the proof that the tools are wired in: build/bin/fixture_racy (a missing __syncthreads) must
 # be reported by racecheck, build/bin/fixture_oob (a read past A) by memcheck; if either is NOT
 # reported, that is a failure.
@@ -102,6 +102,9 @@ rm -f "$LOGS"/*.log "$LOGS"/*.log.rc
 for tool in "${tools[@]}"; do
   for bin in "${bins[@]}"; do
     for shape in $(shapes_of "$bin"); do
+      # initcheck tracks every byte's initialisation: on the H200 it ran past 200 s on 1445x2856x72
+      # for each Hopper step (2026-12-01), so it runs the small ragged shape only.
+      if [ "$tool" = initcheck ] && [ "$shape" != "67:92:48" ]; then continue; fi
       IFS=: read -r m n k <<< "$shape"
       echo "$tool $bin $m $n $k $LOGS/${tool}_$(basename "$bin")_${m}x${n}x${k}.log" >> "$jobs_file"
     done
@@ -115,6 +118,9 @@ for tool in "${tools[@]}"; do
   for bin in "${bins[@]}"; do
     name=$(basename "$bin") bad=() ran=0
     for shape in $(shapes_of "$bin"); do
+      # initcheck tracks every byte's initialisation: on the H200 it ran past 200 s on 1445x2856x72
+      # for each Hopper step (2026-12-01), so it runs the small ragged shape only.
+      if [ "$tool" = initcheck ] && [ "$shape" != "67:92:48" ]; then continue; fi
       IFS=: read -r m n k <<< "$shape"
       log="$LOGS/${tool}_${name}_${m}x${n}x${k}.log"
       ran=$((ran + 1))
