@@ -206,6 +206,7 @@ help:
 	@echo "  make sass-check           every step's SASS expectations (sass_annotations/NN_*.expect)"
 	@echo "  make sass-html [STEP=NN]  the SASS beside the source in a browser page (A=NN B=NN: diff page)"
 	@echo "  make resources            regenerate docs/resources.md"
+	@echo "  make docs                 redraw the booklet's figures from committed results and code (no GPU)"
 	@echo "  make clean"
 
 # ---- PTX/SASS tooling (scripts/sass/sass.py + sasslib/; formats in sass_annotations/README.md) -----
@@ -282,9 +283,17 @@ $(BUILD)/bin/schedule_dump: scripts/schedule_dump.cpp common/schedule.hpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $< -o $@
 
-.PHONY: schedule-figures
+.PHONY: schedule-figures docs
 schedule-figures: $(BUILD)/bin/schedule_dump
 	python3 scripts/plot_schedule.py --tool $(BUILD)/bin/schedule_dump
+
+# Every figure of the booklet from committed code and data, without a GPU (matplotlib): the steps,
+# the sweep and the sustained clock/power from results/, and the tile orders from common/schedule.hpp.
+DOCS_GPU := nvidia_h200
+docs: schedule-figures
+	python3 scripts/plot_steps.py results/$(DOCS_GPU).csv
+	python3 scripts/plot_sweep.py results/$(DOCS_GPU)_sweep.csv
+	python3 scripts/plot_power.py results/$(DOCS_GPU)_series.csv
 
 clean:
 	rm -rf $(BUILD)
