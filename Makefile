@@ -207,6 +207,12 @@ help:
 	@echo "  make sass-html [STEP=NN]  the SASS beside the source in a browser page (A=NN B=NN: diff page)"
 	@echo "  make resources            regenerate docs/resources.md"
 	@echo "  make docs                 redraw the booklet's figures from committed results and code (no GPU)"
+	@echo "  make schedule-figures     docs/img/schedule_*.png from common/schedule.hpp (no GPU)"
+	@echo "  make docs-sass-screenshot docs/img/sass_html.png: step 14's page in headless Chromium"
+	@echo "  make fuzz                 random seeded shapes on every step (FUZZ_SEED= FUZZ_COUNT= FUZZ_STEPS=)"
+	@echo "  make sanitize             compute-sanitizer on every step and the broken fixtures"
+	@echo "  make fixtures             build/bin/fixture_NAME: the deliberately broken steps"
+	@echo "  make test-run, bench-run, fuzz-run, sanitize-run   the same, already built (no compiling)"
 	@echo "  make clean"
 
 # ---- PTX/SASS tooling (scripts/sass/sass.py + sasslib/; formats in sass_annotations/README.md) -----

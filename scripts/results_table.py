@@ -122,7 +122,11 @@ def main():
     ap.add_argument("--readme")
     args = ap.parse_args()
     text = "\n\n".join(table(c) for c in args.csv)
-    print(text)
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:  # e.g. `| head`: the reader left; still rewrite --readme below
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     if args.readme:
         readme = pathlib.Path(args.readme)
         old = readme.read_text()
