@@ -17,7 +17,7 @@ namespace gemm {
 /// The problem of one step's dtype, laid out as the harness does (see registry.hpp), prepared for
 /// cuBLASLt: fp32 C = alpha * A * B + beta * C (strict FP32, CUBLAS_COMPUTE_32F: no TF32), bf16
 /// C = A * B^T (bf16 in and out, CUBLAS_COMPUTE_32F). Both use the row-major trick of
-/// cublas_sgemm (common/workspace.hpp): column-major C^T is computed from B and A swapped.
+/// cublas_sgemm (common/reference.hpp): column-major C^T is computed from B and A swapped.
 /// Owns the Lt handle, the descriptors and a 32 MiB workspace (what cuBLAS itself uses on Hopper).
 class LtGemm {
  public:
