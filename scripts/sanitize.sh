@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # compute-sanitizer over every built step (make sanitize; scripts/gpu_visit.sh sanitizer):
 #   scripts/sanitize.sh [--build DIR] [--tools memcheck,racecheck,initcheck,synccheck] [--steps 06,14]
-# memcheck, racecheck, initcheck and synccheck run each step executable with --check-only on small
-# ragged shapes:
+# memcheck, racecheck and synccheck run each step executable with --check-only on small ragged
+# shapes; initcheck runs only the first (it ran past 200 s per step on the larger ones):
 #   67 x 92 x 48      every block an edge block: M ragged for every tile; N and K multiples of 4
 #                     and K of 8 (the vector and TMA steps' alignment), so no step refuses it;
-#   1445 x 2856 x 72  (09b, 10 on; not under initcheck, too slow there) more tiles than the H200's
+#   1445 x 2856 x 72  (09b, 10 on) more tiles than the H200's
 #                     132 SMs (12 x 12 = 144 tiles of 128 x 256: one full wave and a partial one) with
 #                     a ragged last tile in M (37) and N (40) and a K tail;
 #   264 x 520 x 56    (04-09b) two whole 128 x 256 blocks each way plus a ragged one, 3 K tiles of 16
 #                     plus a tail: the unpredicated interior copies as well as the zero-filling ones;
-#   900 x 4868 x 72   (09b) 160 tiles of 128 x 256, one wave + 28: the stream-K kernel and its fixup.
+#   900 x 4868 x 72   (09b) 160 tiles of 128 x 256, one wave + 28: the stream-K kernel and its fixup;
+#   1500 x 4100 x 136 (15 on) 204 tiles of 128 x 256: 72 persistent blocks take a second tile and
+#                     wrap their ring of stages.
 # Then the proof that the tools are wired in: build/bin/fixture_racy (a missing __syncthreads) must
 # be reported by racecheck, build/bin/fixture_oob (a read past A) by memcheck; if either is NOT
 # reported, that is a failure.
@@ -28,7 +30,7 @@ while [ $# -gt 0 ]; do
     --build) BUILD=$2; shift 2 ;;
     --tools) TOOLS=$2; shift 2 ;;
     --steps) STEPS=$2; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 { if (!/^#/) exit; print }' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "error: sanitize.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
