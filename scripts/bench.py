@@ -8,6 +8,7 @@ the per-pair ratios, with its interquartile range.
   scripts/bench.py                    every step at 4096^3 and 8192^3 (burst), plus the sustained
                                       (power-capped) state of the last step of each ladder and its
                                       references, and the 5-process stability of the last bf16 step
+                                      (both also for the --also steps, default 09 and 14)
                                       -> results/<gpu>.csv, _sustained.csv, _series.csv, _stability.csv
   scripts/bench.py --sweep            the last step of each ladder over square 2048-16384 and
                                       transformer-layer shapes -> results/<gpu>_sweep.csv
@@ -148,7 +149,7 @@ def main():
                     help="seconds of back-to-back launches per kernel for the last step of each ladder (0: skip)")
     ap.add_argument("--stability", type=int, default=5, help="processes for the stability runs (0: skip)")
     ap.add_argument("--also", nargs="*", default=["09", "14"],
-                    help="steps that get the sustained and stability runs besides the last of each ladder")
+                    help="steps that get the sustained and stability runs besides the last of each ladder (default: 09 14; stability is run for bf16 steps only)")
     ap.add_argument("--sweep", action="store_true", help="the shape sweep instead of the step table")
     ap.add_argument("--max-launch-s", type=float, default=1.0)
     ap.add_argument("--no-docs", action="store_true", help="do not rewrite the README table and figures")
