@@ -17,7 +17,7 @@ static void build_app(CLI::App& app, Options& o) {
   app.add_option("--k", o.k, "inner dimension")->check(CLI::TypeValidator<int>("an integer"))->check(positive);
   app.add_option("--alpha", o.alpha, "fp32 steps: scale of A*B");
   app.add_option("--beta", o.beta, "fp32 steps: scale of the C read in (0: C is never read)");
-  app.add_option("--reps", o.reps, "timed repetitions (median reported)")->check(CLI::Range(20, 100000));
+  app.add_option("--reps", o.reps, "paired rounds: each kernel is timed once per round (median reported)")->check(CLI::Range(20, 100000));
   app.add_option("--warmup", o.warmup, "untimed warm-up launches")->check(CLI::Range(1, 100000));
   app.add_option("--seed", o.seed, "input generator seed");
   auto* check_only = app.add_flag("--check-only", o.check_only, "check against cuBLAS, do not time");
