@@ -32,6 +32,7 @@
 
 #include "../common/check.hpp"
 #include "../common/device_info.hpp"
+#include "../common/watchdog.hpp"
 #include "../common/options.hpp"
 #include "../common/runner.hpp"
 
@@ -156,37 +157,6 @@ std::string reproduce(const std::filesystem::path& bin_dir, const Step& step, co
   return fmt::format("  reproduce: {}\n  or:        {} --seed {} --steps {} --first {} --count 1", exe,
                      (bin_dir / "fuzz").string(), seed, step.id, d.index);
 }
-
-/// Ends the process (exit 3) with `message` if it is still alive after `limit`: a deadlocked kernel
-/// cannot be interrupted from the host, so a hang becomes a failure that names the check.
-class Watchdog {
- public:
-  Watchdog(std::function<std::string()> message, std::chrono::seconds limit)
-      : thread_([this, message, limit] {
-          std::unique_lock<std::mutex> lock(mu_);
-          if (cv_.wait_for(lock, limit, [this] { return done_; })) return;
-          std::fprintf(stderr, "\nWATCHDOG: %s\n", message().c_str());
-          std::fflush(stdout);
-          std::fflush(stderr);
-          std::_Exit(3);
-        }) {}
-  ~Watchdog() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-  Watchdog(const Watchdog&) = delete;
-  Watchdog& operator=(const Watchdog&) = delete;
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
 
 /// The outcome of one draw: "" when it behaved (checked and passed, or refused as declared), else
 /// the failure's description.
@@ -326,10 +296,10 @@ int main(int argc, char** argv) {
       const Draw d = draw(step, seed, i);
       Outcome o;
       {
-        Watchdog dog([&] { return fmt::format("step {} {} did not finish in {} s (a hang); {} passed, {} failed before it\n{}",
-                                              program, describe(step, d), timeout_s, passed, failed + 1,
-                                              reproduce(bin_dir, step, d, seed)); },
-                     std::chrono::seconds(timeout_s));
+        gemm::Watchdog dog(fmt::format("step {} {} did not finish in {} s (a hang); {} passed, {} failed before it\n{}",
+                                        program, describe(step, d), timeout_s, passed, failed + 1,
+                                        reproduce(bin_dir, step, d, seed)),
+                           std::chrono::seconds(timeout_s), &gemm::Watchdog::exit_with);
         try {
           o = run_one(step, d);
         } catch (const gemm::Error& e) {

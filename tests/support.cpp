@@ -13,14 +13,6 @@ namespace gemm_test {
 
 using namespace gemm;
 
-void Watchdog::abort_run(const std::string& what) {
-  std::fprintf(stderr, "\nWATCHDOG: %s did not finish in time (deadlocked kernel?); failing the test run\n",
-               what.c_str());
-  std::fflush(stderr);
-  std::fflush(stdout);
-  std::_Exit(3);
-}
-
 std::vector<Shape> generic_shape_suite() {
   std::vector<Shape> s{{512, 512, 512, "square"},  {127, 131, 137, "ragged primes"}, {509, 521, 523, "ragged primes"},
                        {1, 300, 200, "M = 1"},      {300, 1, 200, "N = 1"},            {300, 200, 1, "K = 1"},

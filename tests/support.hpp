@@ -14,40 +14,12 @@
 
 #include "../common/registry.hpp"
 #include "../common/runner.hpp"
+#include "../common/watchdog.hpp"
 
 namespace gemm_test {
 
-/// Calls `on_timeout(what)` from a helper thread if it is still alive after `limit`. A GPU kernel
-/// that deadlocks cannot be interrupted from the host (the context stays busy), so the default
-/// handler prints what hung and ends the process with a failure status (3).
-class Watchdog {
- public:
-  using Handler = std::function<void(const std::string&)>;
-  /// Prints "WATCHDOG: <what> did not finish in time" and ends the process with status 3.
-  static void abort_run(const std::string& what);
-  Watchdog(std::string what, std::chrono::milliseconds limit, Handler on_timeout = &Watchdog::abort_run)
-      : what_(std::move(what)), thread_([this, limit, on_timeout] {
-          std::unique_lock<std::mutex> lock(mu_);
-          if (!cv_.wait_for(lock, limit, [this] { return done_; })) on_timeout(what_);
-        }) {}
-  ~Watchdog() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-  Watchdog(const Watchdog&) = delete;
-  Watchdog& operator=(const Watchdog&) = delete;
-
- private:
-  std::string what_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;  // last: started after the other members exist
-};
+/// The watchdog of common/watchdog.hpp (also used by build/bin/fuzz).
+using Watchdog = gemm::Watchdog;
 
 /// Limit of one GPU check (expect_pass, guarded_check); the first also pays for cuBLAS start-up.
 constexpr std::chrono::seconds kGpuCheckLimit{120};

@@ -33,7 +33,6 @@ using gemm_test::describe;
 
 namespace {
 
-constexpr auto kGpuLimit = 120s;  // per check; the first one also pays for cuBLAS start-up
 
 // The Hopper steps (bf16, sm_90a) as registered, each with its tile and stage count from the registry
 // (Step::tile): the shape suite is built around them, so a new step is covered once it registers.
@@ -53,16 +52,10 @@ std::vector<Step> persistent_steps() {
 }
 
 
-// One check of `step` on `p` against `oracle`, under the watchdog, reported as a Catch assertion.
+// One check of `step` on `p` against `oracle`, under the watchdog, reported as a Catch assertion; a
+// refusal of a shape built for the step's own tile is a failure.
 void expect_pass(const Step& step, const Problem& p, Oracle oracle, const std::string& what) {
-  const std::string name = describe(step, p, what);
-  if (auto why = refusal(step, p.m, p.n, p.k)) {
-    FAIL(name << " was refused: " << *why);
-  }
-  Watchdog dog(name, kGpuLimit);
-  const CheckReport r = check_step(step, p, oracle);
-  INFO(name << " against " << (oracle == Oracle::cublas ? "cuBLAS" : "CPU fp64") << ": " << r.summary());
-  CHECK(r.passed);
+  gemm_test::expect_pass(step, p, oracle, what, /*refusal_fails=*/true);
 }
 
 }  // namespace
@@ -93,7 +86,7 @@ TEST_CASE("Hopper steps: two buffers of the same shape back to back", "[gpu][hop
     const Problem p1{Dtype::bf16, 2 * t.bm + 5, 2 * t.bn + 8, 8 * t.bk + 8, 1, 0, 101, true};
     Problem p2 = p1;
     p2.seed = 202;
-    Watchdog dog(describe(step, p1, "two buffers"), kGpuLimit);
+    Watchdog dog(describe(step, p1, "two buffers"), gemm_test::kGpuCheckLimit);
     ProblemBuffers w1(p1), w2(p2);
     for (ProblemBuffers* w : {&w1, &w2, &w1}) {
       const CheckReport r = check_step(step, *w, Oracle::cublas);
@@ -107,7 +100,7 @@ TEST_CASE("Hopper steps: ten repeats are bitwise identical", "[gpu][hopper]") {
   REQUIRE_HOPPER_OR_SKIP();
   for (const Step& step : hopper_steps()) {
     const Problem p{Dtype::bf16, 777, 1000, 1048, 1, 0, 9, false};
-    Watchdog dog(describe(step, p, "ten repeats"), kGpuLimit);
+    Watchdog dog(describe(step, p, "ten repeats"), gemm_test::kGpuCheckLimit);
     ProblemBuffers ws(p);
     reserve_workspace(step, ws);
     std::vector<float> first;
@@ -225,7 +218,7 @@ TEST_CASE("persistent steps: two input sets alternated, each checked against its
     const Problem p1{Dtype::bf16, 9 * t.bm + 19, 17 * t.bn + 24, 3 * t.bk + 16, 1, 0, 301, true};
     Problem p2 = p1;
     p2.seed = 302;
-    Watchdog dog(describe(step, p1, "two input sets alternated"), kGpuLimit);
+    Watchdog dog(describe(step, p1, "two input sets alternated"), gemm_test::kGpuCheckLimit);
     ProblemBuffers w1(p1), w2(p2);
     reserve_workspace(step, w1);
     reserve_workspace(step, w2);
@@ -248,7 +241,7 @@ TEST_CASE("persistent steps: ten repeats on a multi-wave shape are bitwise ident
   REQUIRE_HOPPER_OR_SKIP();
   for (const Step& step : persistent_steps()) {
     const Problem p{Dtype::bf16, 2100, 4100, 520, 1, 0, 41, false};  // 17 x 17 = 289 tiles of 128 x 256
-    Watchdog dog(describe(step, p, "ten repeats, multi-wave"), kGpuLimit);
+    Watchdog dog(describe(step, p, "ten repeats, multi-wave"), gemm_test::kGpuCheckLimit);
     ProblemBuffers ws(p);
     reserve_workspace(step, ws);
     const std::vector<float> want = ws.cublas_reference();

@@ -30,43 +30,11 @@ using namespace std::chrono_literals;
 
 namespace {
 
-/// Ends the test run (exit 3) naming `what` if the scope is still alive after `limit`: a deadlocked
-/// kernel cannot be interrupted from the host. (tests/test_hopper.cpp has the same; the two can share
-/// one in tests/support.hpp.)
-class Dog {
- public:
-  Dog(std::string what, std::chrono::seconds limit)
-      : what_(std::move(what)), thread_([this, limit] {
-          std::unique_lock<std::mutex> lock(mu_);
-          if (cv_.wait_for(lock, limit, [this] { return done_; })) return;
-          std::fprintf(stderr, "\nWATCHDOG: %s did not finish in %lld s (a hang?); failing the test run\n",
-                       what_.c_str(), (long long)limit.count());
-          std::fflush(stdout);
-          std::fflush(stderr);
-          std::_Exit(3);
-        }) {}
-  ~Dog() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-
- private:
-  std::string what_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
-
 /// check_step of a fixture on one shape, under the watchdog; returns the report.
 CheckReport check_fixture(const std::string& id, int m, int n, int k, bool exact, uint64_t seed = 3) {
   const Step step = find_step(id);
   const std::string what = fmt::format("fixture {} M={} N={} K={}{}", id, m, n, k, exact ? " exact" : "");
-  Dog dog(what, 120s);
+  gemm_test::Watchdog dog(what, gemm_test::kGpuCheckLimit);
   const CheckReport r = check_step(step, {step.dtype, m, n, k, 1, 0, seed, exact}, Oracle::cublas);
   UNSCOPED_INFO(what << ": " << r.summary());
   return r;
@@ -96,7 +64,7 @@ void check_large(const std::string& id, int m, int n, int k) {
   if (auto why = refusal(step, m, n, k)) FAIL("step " << id << " refuses " << m << " x " << n << " x " << k << ": " << *why);
   const Problem p{step.dtype, m, n, k, 1, 0, 77, true};
   const std::string what = fmt::format("step {} M={} N={} K={} exact (M*N = {})", id, m, n, k, int64_t(m) * n);
-  Dog dog(what, 300s);
+  gemm_test::Watchdog dog(what, 300s);  // allocating and checking 2^31+ elements
   ProblemBuffers ws(p);
   reserve_workspace(step, ws);  // 09b's stream-K partial sums and tile counters
   ws.reset_output(nullptr);
