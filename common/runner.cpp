@@ -8,7 +8,6 @@
 #include "device_info.hpp"
 #include "measure.hpp"
 #include "reference.hpp"
-#include "timing.hpp"
 
 namespace gemm {
 

@@ -173,7 +173,6 @@ def main():
     failures, notes, extra_rows = [], [], []
 
     if args.sweep:
-        series = build / "bench_series.csv"
         for (m, n, k) in SWEEP:
             for b in last:
                 code, _ = run_step(b, m, n, k, args.reps, tmp, ["--energy-s", "0"])
