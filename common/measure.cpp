@@ -103,7 +103,7 @@ int measure_step(const Step& step, ProblemBuffers& ws, const Options& o, const D
     for (int i = 0; i < lt->count(); ++i)
       algos.push_back({lt->describe(i), "", [&, i](cudaStream_t s) { lt->run(i, a, b, c, s); }});
     // Choose with a short paired run of the candidates (each after the same flush), keep the fastest.
-    const PairedTiming sel = time_paired(algos, 1, 10, nullptr);
+    const PairedTiming sel = time_paired(algos, 1, 0, 10, nullptr);
     int best = 0;
     for (int i = 1; i < int(algos.size()); ++i)
       if (sel.timing[i].median_ms < sel.timing[best].median_ms) best = i;
@@ -155,7 +155,7 @@ int measure_step(const Step& step, ProblemBuffers& ws, const Options& o, const D
 
   // Paired burst timing, NVML polled meanwhile.
   Sampler sampler;
-  const PairedTiming pt = time_paired(contenders, o.warmup, o.reps, &sampler);
+  const PairedTiming pt = time_paired(contenders, o.warmup, o.settle_s, o.reps, &sampler);
   const std::string loop_reasons = pt.nvml.available ? clock_reason_names(pt.nvml.reasons) : "";
   std::vector<Row> rows;
   for (size_t i = 0; i < contenders.size(); ++i) {

@@ -19,6 +19,9 @@ static void build_app(CLI::App& app, Options& o) {
   app.add_option("--beta", o.beta, "fp32 steps: scale of the C read in (0: C is never read)");
   app.add_option("--reps", o.reps, "paired rounds: each kernel is timed once per round (median reported)")->check(CLI::Range(20, 100000));
   app.add_option("--warmup", o.warmup, "untimed warm-up launches")->check(CLI::Range(1, 100000));
+  app.add_option("--settle-s", o.settle_s,
+                 "seconds of untimed paired rounds before the timed ones, so they meet a settled power state")
+      ->check(CLI::Range(0.0, 60.0));
   app.add_option("--seed", o.seed, "input generator seed");
   auto* check_only = app.add_flag("--check-only", o.check_only, "check against cuBLAS, do not time");
   auto* no_check = app.add_flag("--no-check", o.no_check, "time without checking");

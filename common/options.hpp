@@ -15,6 +15,7 @@ struct Options {
   float alpha = 1.0f, beta = 0.0f;  ///< fp32 steps only (bf16 steps compute C = A * B^T)
   int reps = 20;                    ///< timed repetitions; the median is reported (>= 20 enforced)
   int warmup = 3;                   ///< untimed launches of the same step and shape before timing
+  double settle_s = 0.5;            ///< untimed paired rounds for this long before the timed ones
   uint64_t seed = 2026;
   bool check_only = false;  ///< check against the reference, do not time
   bool no_check = false;    ///< time without checking (the row's check column says "skipped")

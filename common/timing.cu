@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <memory>
 
@@ -117,13 +118,22 @@ Timing time_launch(const Launch& launch, int warmup, int reps, cudaStream_t stre
   return make_timing(ms);
 }
 
-PairedTiming time_paired(const std::vector<Contender>& contenders, int warmup, int rounds, Sampler* sampler,
-                         cudaStream_t stream) {
+PairedTiming time_paired(const std::vector<Contender>& contenders, int warmup, double settle_s, int rounds,
+                         Sampler* sampler, cudaStream_t stream) {
   const Flusher& flush = flusher();
   const size_t n = contenders.size();
   for (const Contender& c : contenders)
     for (int i = 0; i < warmup; ++i) c.launch(stream);
   CUDA_CHECK(cudaStreamSynchronize(stream));
+  // Settle: untimed rounds, the same flush-and-launch sequence as below, until settle_s has passed.
+  const auto settle_start = std::chrono::steady_clock::now();
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - settle_start).count() < settle_s) {
+    for (const Contender& c : contenders) {
+      flush(stream);
+      c.launch(stream);
+    }
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+  }
 
   constexpr unsigned long long kProbeNs = 30000;
   DeviceBuffer<unsigned long long> probe(2 * n * size_t(rounds));

@@ -45,15 +45,21 @@ struct PairedTiming {
   TelemetrySummary nvml;                       ///< NVML over the whole loop (available = false without NVML)
 };
 
-/// Paired timing. Every contender is warmed up `warmup` times; then `rounds` rounds each launch
+/// Paired timing. Every contender is warmed up `warmup` times; then, for `settle_s` seconds (0: no
+/// settling), whole untimed rounds run exactly as the timed ones will, so that the timed rounds meet
+/// the power state this loop settles into rather than whatever the GPU was left in (on the H200 a
+/// bf16 GEMM at 8192^3 reaches the 700 W cap within a fraction of a second; a process that starts
+/// on an idle GPU otherwise times its first rounds at up to 1.98 GHz and a later one at 1.6, and
+/// kernels with different bottlenecks do not scale alike with the clock: docs/benchmarking.md).
+/// Then `rounds` rounds each launch
 /// every contender once, in the order given (A B C A B C ...), each launch preceded by the same L2
 /// flush as time_launch and bracketed by its own events, and followed (outside the events) by a
 /// 30-microsecond probe kernel that measures the SM clock as %clock64 cycles over %globaltimer
 /// nanoseconds (PTX ISA, "Special Registers": %clock64, %globaltimer). The probe runs right after the
 /// GEMM, before the power controller (which acts on a millisecond scale) has moved the clock.
 /// `sampler` (may be null) polls NVML meanwhile. Throws gemm::Error on a CUDA failure.
-PairedTiming time_paired(const std::vector<Contender>& contenders, int warmup, int rounds, Sampler* sampler,
-                         cudaStream_t stream = nullptr);
+PairedTiming time_paired(const std::vector<Contender>& contenders, int warmup, double settle_s, int rounds,
+                         Sampler* sampler, cudaStream_t stream = nullptr);
 
 /// Per-round ratios t_ref / t_step (the step's speed over the reference's: > 1 means the step is
 /// faster) of two contenders of one paired measurement: median and quartiles.

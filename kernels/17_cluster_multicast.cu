@@ -5,11 +5,13 @@
 // per K tile a cluster reads 2 A + 1 B tiles, 64 KB instead of 96 (-33% L2 -> SM traffic). The cost:
 // each stage waits for the consumers of both blocks (remote mbarrier arrives), and a cluster sync
 // after barrier init and before exit. CLUSTER_ALONG switches to pairs along N that share A instead.
+// The K loop and the TMA-store epilogue are step 16's.
 // SASS: UTMALDG.2D.MULTICAST beside UTMALDG.2D, UCGABAR_ARV / UCGABAR_WAIT, the remote arrives.
 // Expected (before measuring): ~1.00-1.03x step 16 at 8192 (a public ladder: +2% from multicast).
-// Measured (H200, make bench 2026-12-01, paired): 703.3 TFLOP/s at 4096 (0.892x cuBLAS), 662.9 at 8192
-// (0.969x; 16: 0.898 / 0.976): no gain from a third less L2 traffic, so L2 -> SM bandwidth is not the limit.
-// Supports: K % 8 == 0, any M, N >= 1 (zero-fill, clipped stores), fewer than 2^30 tiles. sm_90a.
+// Measured (H200, make bench 2026-12-01, paired, settled): 692.5 TFLOP/s at 4096 (0.985x cuBLAS) and
+// 674.9 at 8192 (1.010x; 16: 1.005x / 1.022x): 1-2 % slower than 16. Along N: 0.986x / 1.005x. ncu:
+// tensor pipe 94.3 % (16: 94.7 %), more issue slots; L2 -> SM traffic was not the limit.
+// Supports: K % 8 == 0, any M, N >= 1 (TMA clips; N % 8 != 0: register stores), < 2^30 tiles. sm_90a.
 // Run: make run STEP=17 M=8192 N=8192 K=8192
 #include <cuda_bf16.h>
 
@@ -18,8 +20,10 @@
 #include "../common/check.hpp"
 #include "../common/launch.hpp"
 #include "../common/pipeline.cuh"
+#include "../common/ptx/barrier.cuh"
 #include "../common/ptx/cluster.cuh"
 #include "../common/ptx/epilogue.cuh"
+#include "../common/ptx/fence.cuh"
 #include "../common/ptx/mbarrier.cuh"
 #include "../common/ptx/setmaxnreg.cuh"
 #include "../common/ptx/smem.cuh"
@@ -66,19 +70,25 @@ static_assert(BK * sizeof(__nv_bfloat16) == 128, "a K-major tile row must be exa
 static_assert(BM == CONSUMERS * WGMMA_M, "each consumer warpgroup owns one m64 slab of the tile");
 static_assert(BK % WGMMA_K == 0, "the K tile is a whole number of wgmma k16 steps");
 static_assert(WGMMA_N % 8 == 0 && WGMMA_N <= 256 && BM <= 256, "wgmma N and TMA box limits");
+constexpr int EPI_BOX = 64;  // epilogue box: 64 x 64 bf16, one 128-byte swizzle span per row (the TMA limit)
+constexpr int EPI_BUFS = 2;  // boxes in flight per consumer: one being written while the other's store reads
+static_assert(WGMMA_M == EPI_BOX && BN % EPI_BOX == 0, "a consumer's slab is a row of whole epilogue boxes");
 static_assert(128 * (PRODUCER_REGS + CONSUMERS * CONSUMER_REGS) <= 65536, "the register split must fit the SM's 64K registers");
 
 struct SharedStorage {
   alignas(1024) __nv_bfloat16 a[STAGES][BM * BK];  // 16 KB per stage: stays 1024-byte aligned
   alignas(1024) __nv_bfloat16 b[STAGES][BN * BK];  // 32 KB per stage
+  alignas(1024) __nv_bfloat16 c[CONSUMERS][EPI_BUFS][EPI_BOX * EPI_BOX];  // 8 KB per box, 128B-swizzled
   uint64_t full[STAGES];   // producer -> consumer: the stage's bytes have landed
   uint64_t empty[STAGES];  // consumer -> producer: the stage's wgmmas are done reading it
 };
 constexpr size_t SMEM_BYTES = sizeof(SharedStorage) + 1024;  // + slack to align the dynamic base
+static_assert(SMEM_BYTES <= 227 * 1024, "the SM's shared memory per block (227 KB on sm_90)");
 
 __global__ void __launch_bounds__(THREADS, 1)  // the ", 1" gives ptxas the entry cap setmaxnreg needs
 gemm_cluster_multicast(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_a,
-                       const __grid_constant__ CUtensorMap tmap_b, __nv_bfloat16* C) {
+                       const __grid_constant__ CUtensorMap tmap_b, const __grid_constant__ CUtensorMap tmap_c,
+                       bool tma_epilogue, __nv_bfloat16* C) {
   extern __shared__ uint8_t smem_raw[];
   SharedStorage& s = *reinterpret_cast<SharedStorage*>(ptx::smem_align_up<1024>(smem_raw));
   if (threadIdx.x == 0) {
@@ -131,6 +141,7 @@ gemm_cluster_multicast(int M, int N, int K, const __grid_constant__ CUtensorMap 
   } else {  // consumer wg - 1: rows (wg - 1) * 64 .. +63 of the tile, all 256 columns
     ptx::setmaxnreg_inc<CONSUMER_REGS>();
     const int slab = (wg - 1) * WGMMA_M;
+    const bool issuer = threadIdx.x % 128 == 0;  // issues, commits and waits for this consumer's TMA stores
     // A consumer warp releases a stage in every block of the cluster: its own block's producer refills
     // the stage's own part, and the peer's producer multicasts its slice into this block's copy too.
     auto release = [&s](int stage) {
@@ -142,7 +153,6 @@ gemm_cluster_multicast(int M, int N, int K, const __grid_constant__ CUtensorMap 
           gemm::schedule::cluster_grouped(t, int(rank), tiles_m, tiles_n, CLUSTER_M, CLUSTER_N, GROUP_CLUSTERS);
       const int m0 = tile.m * BM, n0 = tile.n * BN;
       float acc[WGMMA_N / 2] = {};
-      int held = 0;  // the stage of the previous K tile, read by the group still in flight
       for (int kt = 0; kt < k_tiles; ++kt, ring.advance()) {
         const int st = ring.stage;
         ptx::mbarrier_wait_parity(&s.full[st], ring.phase);
@@ -153,18 +163,31 @@ gemm_cluster_multicast(int M, int N, int K, const __grid_constant__ CUtensorMap 
           ptx::wgmma_m64n256k16_bf16(acc, ptx::make_desc_k_sw128(s.a[st] + slab * BK + kk * WGMMA_K),
                                      ptx::make_desc_k_sw128(s.b[st] + kk * WGMMA_K), 1);
         ptx::wgmma_commit();
-        ptx::wgmma_wait<1>();  // this warp's view of K tile kt-1's wgmmas is complete (kt's may run on) ...
+        ptx::wgmma_wait<0>();  // this warp's view of the stage's wgmmas is complete ...
         ptx::wgmma_fence_operands(acc);
-        if (kt > 0 && threadIdx.x % 32 == 0) release(held);  // ... so the warp releases kt-1's stage in both blocks
-        held = st;
+        if (threadIdx.x % 32 == 0) release(st);  // ... so the warp releases the stage in both blocks
       }
-      ptx::wgmma_wait<0>();  // the tile's last group: the accumulators are final ...
-      ptx::wgmma_fence_operands(acc);
-      if (threadIdx.x % 32 == 0) release(held);  // ... and its stage is released in both blocks
       // Every stage of this tile is released: while these stores run, the producer fills the ring
       // with the next tile's K tiles.
-      ptx::store_d_fragment_bf16(acc, C, M, N, int64_t(m0) + slab, n0);  // clips a padding tile's rows/columns away
+      if (!tma_epilogue) {
+        ptx::store_d_fragment_bf16(acc, C, M, N, int64_t(m0) + slab, n0);  // clips a padding tile's rows/columns away
+        continue;
+      }
+#pragma unroll
+      for (int box = 0; box < BN / EPI_BOX; ++box) {
+        __nv_bfloat16* buf = s.c[wg - 1][box % EPI_BUFS];
+        if (issuer) ptx::tma_store_wait_read<EPI_BUFS - 1>();  // the store that last read buf is done with it ...
+        ptx::named_barrier_sync(wg, 128);                        // ... and the whole warpgroup knows it
+        ptx::store_d_box_sw128(acc, box, buf);
+        ptx::fence_proxy_async_shared();   // these generic-proxy writes, before the async-proxy TMA reads them
+        ptx::named_barrier_sync(wg, 128);  // every thread's part of the box is written
+        if (issuer) {
+          ptx::tma_store_2d(&tmap_c, buf, n0 + box * EPI_BOX, m0 + slab);  // clipped at M and N (a padding tile: nothing)
+          ptx::tma_store_commit();
+        }
+      }
     }
+    if (issuer) ptx::tma_store_wait_all<0>();  // no store may read shared memory after the block exits
   }
   // No block may exit while its peer can still multicast into its shared memory or arrive on its
   // barriers: both blocks' consumers have consumed every stage (so every multicast landed) and made
@@ -177,6 +200,10 @@ gemm_cluster_multicast(int M, int N, int K, const __grid_constant__ CUtensorMap 
 void launch(const gemm::Bf16Gemm& p, cudaStream_t stream) {
   const CUtensorMap tmap_a = gemm::make_tma_2d({p.a, uint64_t(p.m), uint64_t(p.k), BOX_A_ROWS, BK});
   const CUtensorMap tmap_b = gemm::make_tma_2d({p.b, uint64_t(p.n), uint64_t(p.k), BOX_B_ROWS, BK});
+  // C through TMA when its rows are addressable (N % 8 == 0, 16-byte aligned base); else register stores.
+  const gemm::TmaMatrix c{p.c, uint64_t(p.m), uint64_t(p.n), EPI_BOX, EPI_BOX};
+  const bool tma_epilogue = !gemm::tma_refusal(c).has_value();
+  const CUtensorMap tmap_c = tma_epilogue ? gemm::make_tma_2d(c) : CUtensorMap{};
   gemm::opt_in_dynamic_smem(gemm_cluster_multicast, SMEM_BYTES);  // allows SMEM_BYTES of dynamic smem (needed above 48 KB)
   const int64_t cluster_tiles =
       int64_t((p.m + CLUSTER_M * BM - 1) / (CLUSTER_M * BM)) * ((p.n + CLUSTER_N * BN - 1) / (CLUSTER_N * BN));
@@ -186,7 +213,7 @@ void launch(const gemm::Bf16Gemm& p, cudaStream_t stream) {
                                 gemm::max_active_clusters(gemm_cluster_multicast, THREADS, SMEM_BYTES, CLUSTER));
   const dim3 grid(unsigned(CLUSTER * std::min<int64_t>(cluster_tiles, resident)));  // a multiple of CLUSTER
   gemm::launch_kernel({grid, THREADS, SMEM_BYTES, stream, dim3(CLUSTER, 1, 1)}, gemm_cluster_multicast, p.m, p.n,
-                      p.k, tmap_a, tmap_b, p.c);
+                      p.k, tmap_a, tmap_b, tmap_c, tma_epilogue, p.c);
 }
 
 std::optional<std::string> unsupported(int m, int n, int k) {

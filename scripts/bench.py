@@ -8,7 +8,7 @@ the per-pair ratios, with its interquartile range.
   scripts/bench.py                    every step at 4096^3 and 8192^3 (burst), plus the sustained
                                       (power-capped) state of the last step of each ladder and its
                                       references, and the 5-process stability of the last bf16 step
-                                      (both also for the --also steps, default 09 and 14)
+                                      (both also for the --also steps, default 09, 14 and 16)
                                       -> results/<gpu>.csv, _sustained.csv, _series.csv, _stability.csv
   scripts/bench.py --sweep            the last step of each ladder over square 2048-16384 and
                                       transformer-layer shapes -> results/<gpu>_sweep.csv
@@ -138,6 +138,19 @@ def stability(binary, sizes, processes, reps, out_csv):
     return lines
 
 
+def run_stability(bf16, args, out, slug):
+    """The stability runs: each bf16 step of --also and the last bf16 step, in args.stability processes
+    per size. Returns (summary lines, rows)."""
+    stab_bins = [b for b in bf16 if step_id(b) in args.also] + [bf16[-1]]
+    lines, rows = [], []
+    for b in dict.fromkeys(stab_bins):
+        part = out / f"{slug}_stability_{step_id(b)}.csv"
+        lines += stability(b, args.sizes, max(args.stability, 1), args.reps, part)
+        rows += read_rows(part)
+        part.unlink(missing_ok=True)
+    return lines, rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=str(ROOT / "build"))
@@ -148,9 +161,14 @@ def main():
     ap.add_argument("--sustained", type=float, default=3.0,
                     help="seconds of back-to-back launches per kernel for the last step of each ladder (0: skip)")
     ap.add_argument("--stability", type=int, default=5, help="processes for the stability runs (0: skip)")
-    ap.add_argument("--also", nargs="*", default=["09", "14"],
-                    help="steps that get the sustained and stability runs besides the last of each ladder (default: 09 14; stability is run for bf16 steps only)")
+    ap.add_argument("--stability-only", action="store_true",
+                    help="only the stability runs, added to the .meta.json and _stability.csv of an earlier run "
+                         "in --out (a bench split over two calls of a time-limited machine)")
+    ap.add_argument("--also", nargs="*", default=["09", "14", "16"],
+                    help="steps that get the sustained and stability runs besides the last of each ladder (default: 09 14 16; stability is run for bf16 steps only)")
     ap.add_argument("--sweep", action="store_true", help="the shape sweep instead of the step table")
+    ap.add_argument("--sweep-also", nargs="*", default=["16"],
+                    help="steps swept besides the last of each ladder (default: 16, the fastest bf16 step)")
     ap.add_argument("--max-launch-s", type=float, default=1.0)
     ap.add_argument("--no-docs", action="store_true", help="do not rewrite the README table and figures")
     args = ap.parse_args()
@@ -173,8 +191,9 @@ def main():
     failures, notes, extra_rows = [], [], []
 
     if args.sweep:
+        swept = [b for b in bins if b in last or step_id(b) in args.sweep_also]
         for (m, n, k) in SWEEP:
-            for b in last:
+            for b in swept:
                 code, _ = run_step(b, m, n, k, args.reps, tmp, ["--energy-s", "0"])
                 if code != 0:
                     failures.append(f"{b.name} at {m}x{n}x{k}: exit {code}")
@@ -191,6 +210,23 @@ def main():
         if failures:
             print("FAILED:", "; ".join(failures))
             sys.exit(1)
+        return
+
+    if args.stability_only:
+        meta_files = sorted(out.glob("*.meta.json"))
+        if len(meta_files) != 1:
+            sys.exit(f"error: --stability-only needs exactly one .meta.json from an earlier run in {out}")
+        meta = json.loads(meta_files[0].read_text())
+        slug = meta_files[0].name[: -len(".meta.json")]
+        stab_lines, stab_rows = run_stability(bf16, args, out, slug)
+        write_csv(out / f"{slug}_stability.csv", stab_rows)
+        meta["stability"] = stab_lines
+        meta_files[0].write_text(json.dumps(meta, indent=2) + "\n")
+        for line in stab_lines:
+            print(line)
+        if not args.no_docs:
+            subprocess.run([sys.executable, str(ROOT / "scripts" / "results_table.py"), str(out / f"{slug}.csv"),
+                            "--readme", str(ROOT / "README.md")], check=False)
         return
 
     series = build / "bench_series.csv"
@@ -229,13 +265,7 @@ def main():
         (out / f"{slug}_series.csv").write_text(series.read_text())
     stab_lines = []
     if args.stability > 0 and bf16:
-        stab_bins = [b for b in bf16 if step_id(b) in args.also] + [bf16[-1]]
-        stab_rows = []
-        for b in dict.fromkeys(stab_bins):
-            part = out / f"{slug}_stability_{step_id(b)}.csv"
-            stab_lines += stability(b, args.sizes, args.stability, args.reps, part)
-            stab_rows += read_rows(part)
-            part.unlink(missing_ok=True)
+        stab_lines, stab_rows = run_stability(bf16, args, out, slug)
         write_csv(out / f"{slug}_stability.csv", stab_rows)
     meta = {
         "gpu": gpu,

@@ -2,7 +2,10 @@
 # One GPU visit in two halves that fit the 10-minute limit of a remote call; nothing is compiled.
 #   scripts/gpu_session.sh checks   GPU tests, make fuzz (3000 shapes) and make sanitize, run side by
 #                                   side (none of them times anything), then a summary
-#   scripts/gpu_session.sh bench    make bench (alone on the GPU: paired, sustained, stability)
+#   scripts/gpu_session.sh bench    make bench (alone on the GPU: paired, sustained, stability);
+#                                   BENCH_ARGS="--stability 0" leaves the stability runs for a second call:
+#   scripts/gpu_session.sh stability  BENCH_IN=DIR: the stability runs added to the results in DIR
+#                                   (the first call's results/, carried back), for a bench split in two
 #   scripts/gpu_session.sh sweep    make bench-sweep, then ncu profiles of the last bf16 step
 # Logs and results go to $OUT (default gpu_out/) as one tarball, results.tgz, plus the summary.
 set -uo pipefail
@@ -37,6 +40,15 @@ case "${1:-}" in
     summary+=("bench (rc=$?, $((SECONDS - start)) s)")
     grep -E "^stability" "$R/bench.log"
     ;;
+  stability)
+    start=$SECONDS
+    [ -n "${BENCH_IN:-}" ] && [ -d "$BENCH_IN" ] || { echo "stability: BENCH_IN must name the first call's results/" >&2; exit 2; }
+    cp -r "$BENCH_IN" "$R/results"
+    timeout "${BENCH_TIMEOUT_S:-560}" python3 scripts/bench.py --build build --out "$R/results" --no-docs --stability-only \
+      ${BENCH_ARGS:-} > "$R/stability.log" 2>&1
+    summary+=("stability (rc=$?, $((SECONDS - start)) s)")
+    grep -E "^stability" "$R/stability.log"
+    ;;
   sweep)
     start=$SECONDS
     timeout "${SWEEP_TIMEOUT_S:-420}" python3 scripts/bench.py --build build --out "$R/results" --no-docs --sweep \
@@ -49,7 +61,7 @@ case "${1:-}" in
       summary+=("profile $last $s (rc=$?)")
     done
     ;;
-  *) echo "usage: scripts/gpu_session.sh checks|bench|sweep" >&2; exit 2 ;;
+  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep" >&2; exit 2 ;;
 esac
 tar czf "$OUT/results.tgz" -C "$OUT" run
 echo "==== summary ===="

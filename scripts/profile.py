@@ -24,7 +24,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 METRICS = [
     ("time (us)", "gpu__time_duration.sum", 1e-3),
     ("SM clock (MHz)", "sm__cycles_elapsed.avg.per_second", 1e-6),
-    ("SM cycles (M)", "sm__cycles_elapsed.max", 1e-6),
+    ("SM cycles (k)", "sm__cycles_elapsed.max", 1e-3),
     ("issue slots busy (%)", "sm__inst_issued.avg.pct_of_peak_sustained_active", 1),
     ("tensor pipe (%)", "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", 1),
     ("FMA pipe (%)", "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active", 1),

@@ -4,12 +4,15 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
+#include <vector>
 
 #include "../common/compare.hpp"
 #include "../common/options.hpp"
 #include "../common/problem.hpp"
 #include "../common/reference.hpp"
 #include "../common/registry.hpp"
+#include "../common/swizzle.hpp"
 
 using namespace gemm;
 
@@ -190,4 +193,31 @@ TEST_CASE("shape predicates: sizes below 1 and grids over the limit are refused 
   CHECK(shape_refusal(find_step("02"), 3'000'000, 1, 1).has_value());
   CHECK(shape_refusal(find_step("03"), 3'000'000, 1, 1).has_value());
   CHECK(shape_refusal(find_step("02"), 1, 3'000'000, 1) == std::nullopt);
+}
+
+TEST_CASE("the TMA swizzle map: a permutation of 16-byte chunks within each 8-row group, chunk c of row r at c ^ (r % 8) under 128B", "[cpu][swizzle]") {
+  // 128B: the pattern of the CUDA Programming Guide's table, row by row.
+  for (uint32_t r = 0; r < 64; ++r)
+    for (uint32_t c = 0; c < 8; ++c)
+      for (uint32_t b = 0; b < 16; b += 4)
+        CHECK(swizzle::byte_offset<128>(r * 128 + c * 16 + b) == r * 128 + ((c ^ (r % 8)) * 16) + b);
+  // Every span: a bijection on each 1024-byte atom that keeps 16-byte chunks whole and rows in place.
+  auto check_span = [](auto span_tag) {
+    constexpr uint32_t S = decltype(span_tag)::value;
+    std::vector<int> hit(2048, 0);
+    for (uint32_t x = 0; x < 2048; ++x) {
+      const uint32_t y = swizzle::byte_offset<S>(x);
+      REQUIRE(y < 2048);
+      CHECK(y / 128 == x / 128);  // same 128-byte row
+      CHECK(y % 16 == x % 16);    // same byte within its chunk
+      CHECK(((y / 16) ^ (x / 16)) < S / 16);  // the chunk moves only within its S-byte span
+      ++hit[y];
+    }
+    CHECK(std::all_of(hit.begin(), hit.end(), [](int h) { return h == 1; }));
+  };
+  check_span(std::integral_constant<uint32_t, 32>{});
+  check_span(std::integral_constant<uint32_t, 64>{});
+  check_span(std::integral_constant<uint32_t, 128>{});
+  // A twin that must fail: the identity is not the 128B map (row 1's chunk 0 moves to chunk 1).
+  CHECK(swizzle::byte_offset<128>(128) != 128);
 }

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "../swizzle.hpp"
+
 namespace ptx {
 
 /// Stores the D fragment of one m64nNk16 wgmma (this thread's N/2 fp32 accumulators) as bf16 into
@@ -39,6 +41,31 @@ __device__ __forceinline__ void store_d_fragment_bf16(const float (&d)[R], __nv_
       }
     }
   }
+}
+
+/// Writes columns 64*box .. 64*box+63 of this warpgroup's m64nNk16 D fragment (see above), as bf16,
+/// into `dst`: a 64 x 64 bf16 box (64 rows of 128 bytes, 8 KB, 1024-byte aligned) in the layout a
+/// TMA store with CU_TENSOR_MAP_SWIZZLE_128B reads (gemm::swizzle::byte_offset<128>). Each thread
+/// writes 16 bf16x2 words. The swizzle makes them free of bank conflicts: the 32 lanes of one store
+/// cover 8 rows (l/4) x 4 words (l%4) of one 16-byte chunk column j, and row r's chunk j lands in
+/// chunk j ^ (r % 8), so the 8 rows fill all 32 banks (unswizzled, all 8 rows would hit the same
+/// 4 banks: an 8-way conflict). Call with `box` a compile-time constant after unrolling (the
+/// accumulator index must be static, or d would be copied to local memory).
+template <int R>
+__device__ __forceinline__ void store_d_box_sw128(const float (&d)[R], int box, void* dst) {
+  static_assert(R % 32 == 0, "the fragment must hold whole 64-column boxes (N a multiple of 64)");
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+  uint8_t* base = static_cast<uint8_t*>(dst);
+#pragma unroll
+  for (int j = 0; j < 8; ++j)  // 16-byte chunk j of the box row: columns 8j .. 8j+7
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const uint32_t row = 16 * warp + lane / 4 + 8 * h;
+      const int i = 4 * (8 * box + j) + 2 * h;  // accumulator of column 64*box + 8j + 2*(l%4), row above
+      const uint32_t linear = row * 128 + 16 * j + 4 * (lane % 4);
+      *reinterpret_cast<__nv_bfloat162*>(base + gemm::swizzle::byte_offset<128>(linear)) =
+          __floats2bfloat162_rn(d[i], d[i + 1]);
+    }
 }
 
 }  // namespace ptx

@@ -29,8 +29,8 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, i
 
 /// cp.async.bulk.tensor.2d shared -> global, tile mode, bulk-group completion: stores `src` to the
 /// box at (c0, c1); elements outside the tensor are not written (the clipping the epilogue needs).
-/// `src` must be 128-byte aligned. Used by the epilogue steps; tested by
-/// tests/fixtures/hopper_epilogue_probe.cu until then.
+/// `src` must be 128-byte aligned (1024 under the 128-byte swizzle). Used by steps 16 and up, and by
+/// tests/fixtures/hopper_epilogue_probe.cu.
 /// The shared-memory writes feeding it need fence_proxy_async_shared() first.
 __device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, const void* src, int c0, int c1) {
   asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%2, %3}], [%1];"
@@ -47,6 +47,14 @@ __device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk
 template <int N>
 __device__ __forceinline__ void tma_store_wait_read() {
   asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+}
+
+/// cp.async.bulk.wait_group N (without .read): waits until at most N bulk groups of this thread are
+/// pending, their global writes included ("cp.async.bulk.wait_group"). N = 0 before the block
+/// exits, so no store is still reading shared memory that the next block on the SM may own.
+template <int N>
+__device__ __forceinline__ void tma_store_wait_all() {
+  asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
 }
 
 }  // namespace ptx
