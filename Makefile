@@ -208,6 +208,7 @@ help:
 	@echo "  make resources            regenerate docs/resources.md"
 	@echo "  make docs                 redraw the booklet's figures from committed results and code (no GPU)"
 	@echo "  make schedule-figures     docs/img/schedule_*.png from common/schedule.hpp (no GPU)"
+	@echo "  make swizzle-figure       docs/img/swizzle.png from common/swizzle.hpp (no GPU)"
 	@echo "  make docs-sass-screenshot docs/img/sass_html.png: step 14's page in headless Chromium"
 	@echo "  make fuzz                 random seeded shapes on every step (FUZZ_SEED= FUZZ_COUNT= FUZZ_STEPS=)"
 	@echo "  make sanitize             compute-sanitizer on every step and the broken fixtures"
@@ -289,17 +290,28 @@ $(BUILD)/bin/schedule_dump: scripts/schedule_dump.cpp common/schedule.hpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $< -o $@
 
-.PHONY: schedule-figures docs
+.PHONY: schedule-figures swizzle-figure docs
 schedule-figures: $(BUILD)/bin/schedule_dump
 	python3 scripts/plot_schedule.py --tool $(BUILD)/bin/schedule_dump
+
+# The TMA swizzle of common/swizzle.hpp (the function the kernels use), printed by a host tool and
+# drawn by scripts/plot_swizzle.py into docs/img/swizzle.png.
+$(BUILD)/bin/swizzle_dump: scripts/swizzle_dump.cpp common/swizzle.hpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) $< -o $@
+
+swizzle-figure: $(BUILD)/bin/swizzle_dump
+	python3 scripts/plot_swizzle.py --tool $(BUILD)/bin/swizzle_dump
 
 # Every figure of the booklet from committed code and data, without a GPU (matplotlib): the steps,
 # the sweep and the sustained clock/power from results/, and the tile orders from common/schedule.hpp.
 DOCS_GPU := nvidia_h200
-docs: schedule-figures
+docs: schedule-figures swizzle-figure
 	python3 scripts/plot_steps.py results/$(DOCS_GPU).csv
 	python3 scripts/plot_sweep.py results/$(DOCS_GPU)_sweep.csv
 	python3 scripts/plot_power.py results/$(DOCS_GPU)_series.csv
+	python3 scripts/plot_roofline.py results/$(DOCS_GPU).csv
+	python3 scripts/plot_tilemaps.py
 
 clean:
 	rm -rf $(BUILD)

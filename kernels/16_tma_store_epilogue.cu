@@ -1,16 +1,16 @@
-// Step 16 — the epilogue through shared memory and TMA stores. Step 15's consumers stored their 64x256
+// Step 16 — the epilogue through shared memory and TMA stores. Step 15's consumers store their 64x256
 // slab straight from registers (64 4-byte STG per thread, 16 bytes of 8 rows per warp store) and no
-// wgmma ran meanwhile: ncu at 4096^3 saw the tensor pipe 83.5 % busy (cuBLAS 95 %). Now each consumer
-// writes its slab as four 64x64 boxes into shared memory, 128B-swizzled (conflict-free 4-byte stores,
-// common/swizzle.hpp), and one thread hands each box to a TMA store that runs on while the consumer
-// starts the next tile. Two 8 KB buffers per consumer alternate: before refilling one, its issuer waits
-// until the store that read it is done (wait_group.read 1) and a named barrier holds the warpgroup.
-// TMA clips boxes at the edges; N % 8 != 0 (rows TMA cannot address) keeps 15's register stores.
-// SASS: UTMASTG.2D + UTMACMDFLUSH per box, STS instead of STG, BAR.SYNC with a register id.
+// wgmma runs meanwhile: ncu at 4096^3 saw that kernel's tensor pipe 83.5 % busy (cuBLAS 95 %). Now each
+// consumer writes its slab as four 64x64 boxes into shared memory, 128B-swizzled (conflict-free 4-byte
+// stores, common/swizzle.hpp), and one thread hands each box to a TMA store that runs on while the
+// consumer starts the next tile. Two 8 KB buffers per consumer alternate: before refilling one, its
+// issuer waits until the store that read it is done (wait_group.read 1); a named barrier holds the
+// warpgroup. TMA clips boxes at the edges; N % 8 != 0 or a C not 16-byte aligned keeps 15's stores.
+// SASS: UTMASTG.2D + UTMACMDFLUSH per box, 64 STS in the tile loop, BAR.SYNC with a register id.
 // Expected (before measuring): ~1.05-1.10x step 15 at 4096, ~1.03x at 8192 (half the epilogues per FLOP).
 // Measured (H200, make bench 2026-12-01, paired, settled): 695.5 TFLOP/s at 4096 (1.005x cuBLAS, 1.016x
 // CUTLASS; 15: 0.905x) and 680.1 at 8192 (1.022x, 1.007x; 15: 0.979x). ncu: tensor pipe 94.7 %.
-// Supports: K % 8 == 0, any M, N >= 1 (TMA clips; N % 8 != 0: register stores), < 2^30 tiles. sm_90a.
+// Supports: K % 8 == 0, any M, N >= 1 (TMA clips; else register stores), < 2^30 tiles. sm_90a.
 // Run: make run STEP=16 M=8192 N=8192 K=8192
 #include <cuda_bf16.h>
 

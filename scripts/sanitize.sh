@@ -168,8 +168,8 @@ echo
 echo "==== compute-sanitizer summary ($(IFS=,; echo "${tools[*]}"); logs in $LOGS) ===="
 printf '%s\n' "${lines[@]}" > "$LOGS/summary.txt"
 if [ $failures -eq 0 ]; then
-  echo "sanitize: PASS: ${#bins[@]} steps x ${#tools[@]} tools clean; both fixtures caught"
+  echo "sanitize: PASS: ${#bins[@]} steps x ${#tools[@]} tools clean; both fixtures caught ($SECONDS s)"
   exit 0
 fi
-echo "sanitize: FAIL: $failures line(s) failed (see above)"
+echo "sanitize: FAIL: $failures line(s) failed (see above) ($SECONDS s)"
 exit 1

@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
+#include <vector>
 
 #include "../common/device_info.hpp"
 #include "../common/runner.hpp"
@@ -193,6 +195,33 @@ TEST_CASE("step 09b's workspace: declared per shape, refused when short, counter
                           p2 * sizeof(int), cudaMemcpyDeviceToHost));
     CHECK(std::count(c.begin(), c.end(), 0) == std::ptrdiff_t(p2));
   }
+}
+
+TEST_CASE("step 09b's stream-K kernel really runs, on a shape derived from this GPU's SM count", "[gpu][fp32_ladder]") {
+  REQUIRE_GPU_OR_SKIP();
+  const Step step = find_step("09b");
+  // One tile column of 4 * SMs + 1 tiles of 128 x 256: whatever the blocks per SM (P = SMs x blocks
+  // per SM divides 4 * SMs for 1, 2 or 4 blocks per SM), there is at least one full wave and one tile
+  // left over, so the split sends the tail to the stream-K kernel and declares its workspace.
+  const int sms = query_device().sm_count;
+  const int m = 128 * (4 * sms + 1), n = 256, k = 72;  // K = 72: 5 K tiles of 16, a tail
+  const size_t need = step_workspace_bytes(step, m, n, k);
+  REQUIRE(need > 0);
+  const size_t per_slot = size_t(128) * 256 * 4, p2 = need / (per_slot + 4);  // 2P slots, then 2P counters
+  REQUIRE(need == p2 * (per_slot + 4));
+  INFO("SMs " << sms << ", P = " << p2 / 2);
+  ProblemBuffers pb({Dtype::fp32, m, n, k, 1, 0, 41, true});
+  pb.reserve_workspace(need);
+  // Fill the partial-sum slots with a sentinel (0xFF bytes: NaN) and leave the counters at zero: a slot
+  // that no longer holds it was written by the stream-K kernel, which is the only writer.
+  void* ws = pb.fp32_args().workspace;
+  CUDA_CHECK(cudaMemset(ws, 0xFF, p2 * per_slot));
+  CUDA_CHECK(cudaMemset(static_cast<char*>(ws) + p2 * per_slot, 0, p2 * 4));
+  CHECK(check_step(step, pb).passed);
+  std::vector<uint32_t> slots(p2 * per_slot / 4);
+  CUDA_CHECK(cudaMemcpy(slots.data(), ws, p2 * per_slot, cudaMemcpyDeviceToHost));
+  const auto written = std::count_if(slots.begin(), slots.end(), [](uint32_t v) { return v != 0xFFFFFFFFu; });
+  CHECK(written > 0);
 }
 
 TEST_CASE("step 09b refuses a C of more than 2^30 tiles, whose tile numbers would overflow", "[cpu][fp32_ladder]") {

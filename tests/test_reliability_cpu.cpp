@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "../common/compare.hpp"
 #include "../common/device_info.hpp"
 #include "../common/registry.hpp"
@@ -301,4 +303,30 @@ TEST_CASE("sanitize.sh: bad input, and its verdicts against a stub sanitizer (fi
   REQUIRE(bad.size() == 1);
   CHECK_THAT(bad.front(), Catch::Contains("FAIL") && Catch::Contains("Uninitialized"));
   fs::remove_all(dir);
+}
+
+TEST_CASE("docs: every relative link and image of the Markdown exists, and a broken one fails the check", "[cpu][docs]") {
+  const fs::path root = repo_dir();
+  if (!fs::exists(root / "scripts/check_links.py") || gemm_test::run_command("python3 --version").status != 0) {
+    gemm_test::mark_skipped("no repository (scripts/check_links.py) or python3 next to this binary");
+    return;
+  }
+  const auto ok = run("python3 " + quote((root / "scripts/check_links.py").string()) + " --root " + quote(root.string()));
+  CHECK(ok.status == 0);
+  CHECK_THAT(ok.output, Catch::Contains(", 0 broken"));
+  // The twin: a file with a missing image, a missing file and a missing heading must fail, one line each.
+  const fs::path tmp = fs::temp_directory_path() / ("gemm_links_" + std::to_string(::getpid()));
+  fs::create_directories(tmp / "img");
+  {
+    std::ofstream(tmp / "img/there.png") << "x";
+    std::ofstream(tmp / "a.md") << "# Title\n\n## A section\n\n![fine](img/there.png) [fine](a.md#a-section)\n"
+                                   "![gone](img/missing.png) [gone](nowhere.md) [bad anchor](a.md#no-such-heading)\n"
+                                   "`[in code](not-a-link.md)`\n```\n[in a fence](not-a-link-either.md)\n```\n";
+  }
+  const auto bad = run("python3 " + quote((root / "scripts/check_links.py").string()) + " --root " + quote(tmp.string()) +
+                       " " + quote((tmp / "a.md").string()));
+  fs::remove_all(tmp);
+  CHECK(bad.status == 1);
+  CHECK_THAT(bad.output, Catch::Contains("broken link img/missing.png") && Catch::Contains("broken link nowhere.md") &&
+                             Catch::Contains("no heading #no-such-heading") && Catch::Contains("3 broken"));
 }

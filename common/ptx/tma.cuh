@@ -43,7 +43,8 @@ __device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, const void*
 __device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
 
 /// cp.async.bulk.wait_group.read N: waits until at most N bulk groups still read their shared
-/// source ("cp.async.bulk.wait_group"); N = 0 before the source buffer is reused.
+/// source ("cp.async.bulk.wait_group"): with B buffers used in turn, N = B - 1 before refilling one
+/// (the store that last read it is done reading); the global writes may still be in flight.
 template <int N>
 __device__ __forceinline__ void tma_store_wait_read() {
   asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Checks the links and images of the project's Markdown: every relative [text](target) and
+![alt](image) in README.md, docs/*.md and sass_annotations/*.md must name a file or directory that
+exists (relative to the Markdown file), and a #fragment must match a heading of the target file
+(GitHub's anchor rule: lower case, punctuation dropped, spaces to hyphens). External links (http,
+https, mailto) are not fetched. Prints one line per broken link and exits 1 if there is any.
+
+Usage: scripts/check_links.py [--root DIR] [FILE.md ...]"""
+import argparse
+import pathlib
+import re
+import sys
+
+LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+FENCE = re.compile(r"^(```|~~~)")
+
+
+def anchors(md):
+    out = set()
+    seen = {}
+    in_code = False
+    for line in md.read_text(encoding="utf-8").splitlines():
+        if FENCE.match(line.strip()):
+            in_code = not in_code
+            continue
+        m = re.match(r"^#{1,6}\s+(.*)$", line)
+        if in_code or not m:
+            continue
+        text = re.sub(r"[`*_]|\[([^\]]*)\]\([^)]*\)", lambda x: x.group(1) or "", m.group(1)).strip().lower()
+        slug = re.sub(r"[^\w\- ]", "", text, flags=re.UNICODE).replace(" ", "-")
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        out.add(slug if n == 0 else f"{slug}-{n}")
+    return out
+
+
+def links(md):
+    in_code = False
+    for no, line in enumerate(md.read_text(encoding="utf-8").splitlines(), 1):
+        if FENCE.match(line.strip()):
+            in_code = not in_code
+            continue
+        if in_code:
+            continue
+        stripped = re.sub(r"`[^`]*`", "", line)  # a link inside inline code is text, not a link
+        for m in LINK.finditer(stripped):
+            yield no, m.group(1)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--root", default=str(pathlib.Path(__file__).resolve().parent.parent))
+    ap.add_argument("files", nargs="*")
+    args = ap.parse_args()
+    root = pathlib.Path(args.root)
+    files = [pathlib.Path(f) for f in args.files] or sorted(
+        [root / "README.md"] + list((root / "docs").glob("*.md")) + list((root / "sass_annotations").glob("*.md")))
+    bad = checked = 0
+    for md in files:
+        if not md.exists():
+            print(f"{md}: no such file")
+            bad += 1
+            continue
+        for no, target in links(md):
+            if re.match(r"^[a-z]+:", target):
+                continue
+            checked += 1
+            path, _, frag = target.partition("#")
+            dest = md if not path else (md.parent / path)
+            if not dest.exists():
+                print(f"{md.relative_to(root) if md.is_relative_to(root) else md}:{no}: broken link {target}")
+                bad += 1
+            elif frag and dest.suffix == ".md" and frag not in anchors(dest):
+                print(f"{md.relative_to(root) if md.is_relative_to(root) else md}:{no}: no heading #{frag} in {dest.name}")
+                bad += 1
+    print(f"links: {checked} checked in {len(files)} files, {bad} broken")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
