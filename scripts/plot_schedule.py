@@ -25,8 +25,12 @@ from matplotlib.patches import Rectangle  # noqa: E402
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
-def dump(tool, order, tiles_m, tiles_n, group_m):
-    cmd = [str(tool), order, str(tiles_m), str(tiles_n)] + ([str(group_m)] if order == "grouped" else [])
+def dump(tool, order, tiles_m, tiles_n, group_m, cluster=(2, 1)):
+    cmd = [str(tool), order, str(tiles_m), str(tiles_n)]
+    if order == "grouped":
+        cmd += [str(group_m)]
+    if order == "cluster_grouped":  # step 17: GROUP_CLUSTERS = GROUP_M / CLUSTER_M, counted in cluster tiles
+        cmd += [str(group_m // cluster[0]), str(cluster[0]), str(cluster[1])]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return [(int(r["t"]), int(r["tile_m"]), int(r["tile_n"])) for r in csv.DictReader(io.StringIO(out))]
 
@@ -69,7 +73,8 @@ def main():
     shape = f"{args.m} x {args.n}, {args.bm} x {args.bn} tiles ({tiles_m} x {tiles_n})"
     for order, title in (("column_major", f"column-major (steps 11-14's grid order), {shape}"),
                          ("row_major", f"row-major raster, {shape}"),
-                         ("grouped", f"grouped, GROUP_M = {args.group_m} (steps 15-16), {shape}")):
+                         ("grouped", f"grouped, GROUP_M = {args.group_m} (steps 15-16), {shape}"),
+                         ("cluster_grouped", f"cluster pairs along M, grouped (step 17), {shape}")):
         rows = dump(args.tool, order, tiles_m, tiles_n, args.group_m)
         draw(rows, tiles_m, tiles_n, title, args.sms, args.bm, args.bn,
              pathlib.Path(args.out_dir) / f"schedule_{order}.png")

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <limits>
 #include <random>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -329,4 +330,40 @@ TEST_CASE("docs: every relative link and image of the Markdown exists, and a bro
   CHECK(bad.status == 1);
   CHECK_THAT(bad.output, Catch::Contains("broken link img/missing.png") && Catch::Contains("broken link nowhere.md") &&
                              Catch::Contains("no heading #no-such-heading") && Catch::Contains("3 broken"));
+}
+
+TEST_CASE("docs: measured numbers in kernel headers and the Hopper results table are the committed CSV's; a changed one fails", "[cpu][docs]") {
+  const fs::path root = repo_dir();
+  if (!fs::exists(root / "scripts/check_numbers.py") || gemm_test::run_command("python3 --version").status != 0) {
+    gemm_test::mark_skipped("no repository (scripts/check_numbers.py) or python3 next to this binary");
+    return;
+  }
+  const std::string tool = "python3 " + quote((root / "scripts/check_numbers.py").string());
+  const auto ok = run(tool + " --root " + quote(root.string()));
+  CHECK(ok.status == 0);
+  CHECK_THAT(ok.output, Catch::Contains(", 0 disagree"));
+  // The twin: a copy of the inputs in which step 16's header quotes a TFLOP/s at 4096 off by 50.
+  const fs::path tmp = fs::temp_directory_path() / ("gemm_numbers_" + std::to_string(::getpid()));
+  fs::create_directories(tmp / "results");
+  fs::create_directories(tmp / "docs");
+  fs::copy(root / "kernels", tmp / "kernels", fs::copy_options::recursive);
+  fs::copy_file(root / "docs/hopper_ladder.md", tmp / "docs/hopper_ladder.md");
+  fs::copy_file(root / "results/nvidia_h200.csv", tmp / "results/nvidia_h200.csv");
+  std::string quoted;
+  {
+    const fs::path k16 = tmp / "kernels/16_tma_store_epilogue.cu";
+    std::stringstream ss;
+    ss << std::ifstream(k16).rdbuf();
+    std::string text = ss.str();
+    std::smatch m;
+    REQUIRE(std::regex_search(text, m, std::regex(R"((\d+\.\d) TFLOP/s at 4096)")));
+    quoted = fmt::format("{:.1f}", std::stod(m[1].str()) + 50.0);
+    text.replace(size_t(m.position(1)), size_t(m.length(1)), quoted);
+    std::ofstream(k16) << text;
+  }
+  const auto bad = run(tool + " --root " + quote(tmp.string()));
+  fs::remove_all(tmp);
+  CHECK(bad.status == 1);
+  CHECK_THAT(bad.output, Catch::Contains("16_tma_store_epilogue.cu: header says tflops " + quoted + " at 4096") &&
+                             Catch::Contains("1 disagree"));
 }
