@@ -209,6 +209,7 @@ help:
 	@echo "  make docs                 redraw the booklet's figures from committed results and code (no GPU)"
 	@echo "  make schedule-figures     docs/img/schedule_*.png from common/schedule.hpp (no GPU)"
 	@echo "  make swizzle-figure       docs/img/swizzle.png from common/swizzle.hpp (no GPU)"
+	@echo "  make trace STEP=13 M= N= K=  traced build of the step: Chrome-trace JSON + timeline under build/trace/"
 	@echo "  make docs-sass-screenshot docs/img/sass_html.png: step 14's page in headless Chromium"
 	@echo "  make fuzz                 random seeded shapes on every step (FUZZ_SEED= FUZZ_COUNT= FUZZ_STEPS=)"
 	@echo "  make sanitize             compute-sanitizer on every step and the broken fixtures"
@@ -312,6 +313,27 @@ docs: schedule-figures swizzle-figure
 	python3 scripts/plot_power.py results/$(DOCS_GPU)_series.csv
 	python3 scripts/plot_roofline.py results/$(DOCS_GPU).csv
 	python3 scripts/plot_tilemaps.py
+	python3 scripts/plot_trace.py results/traces/$(DOCS_GPU)_trace_12_8192.json.gz \
+	  results/traces/$(DOCS_GPU)_trace_13_8192.json.gz --out docs/img/trace_12_13_8192.png
+
+# ---- Pipeline traces (opt-in; common/trace.hpp): the steps whose kernels include common/ptx/trace.cuh,
+# rebuilt with -DGEMM_TRACE under build/trace/ (the timed binaries of build/bin/ contain no trace code).
+#   make trace STEP=13 M=8192 N=8192 K=8192   build/trace/13_..._8192.json (chrome://tracing, Perfetto)
+#                                              and its timeline, build/trace/13_..._8192.png
+TRACE_DIR    := $(BUILD)/trace
+TRACED_STEPS := $(basename $(notdir $(shell grep -l 'ptx/trace.cuh' kernels/*.cu)))
+$(TRACE_DIR)/obj/%.o: kernels/%.cu $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -DGEMM_TRACE $(HOPPER_GENCODE) -c $< -o $@
+$(TRACE_DIR)/bin/%: $(TRACE_DIR)/obj/%.o $(BUILD)/obj/common/main.o $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
+.PHONY: trace trace-bins
+trace-bins: $(addprefix $(TRACE_DIR)/bin/,$(TRACED_STEPS))
+trace: $(if $(filter $(RUN_STEP),$(TRACED_STEPS)),$(TRACE_DIR)/bin/$(RUN_STEP))
+	@$(if $(filter $(RUN_STEP),$(TRACED_STEPS)),true,echo "error: step $(STEP) has no trace points (traced: $(TRACED_STEPS))" >&2; exit 2)
+	$(TRACE_DIR)/bin/$(RUN_STEP) --m $(M) --n $(N) --k $(K) --trace $(TRACE_DIR)/$(RUN_STEP)_$(M)x$(N)x$(K).json
+	python3 scripts/plot_trace.py $(TRACE_DIR)/$(RUN_STEP)_$(M)x$(N)x$(K).json
 
 clean:
 	rm -rf $(BUILD)

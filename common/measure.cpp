@@ -1,4 +1,5 @@
 #include "measure.hpp"
+#include "trace.hpp"
 
 #include <cuda_profiler_api.h>
 #include <fmt/format.h>
@@ -80,6 +81,19 @@ void profile_once(const Step& step, ProblemBuffers& ws, const std::string& what)
   launch(nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
   CUDA_CHECK(cudaProfilerStop());
+}
+
+void trace_once(const Step& step, ProblemBuffers& ws, const std::string& path) {
+  for (int i = 0; i < 2; ++i) launch_step(step, ws, nullptr);  // warm: module load
+  CUDA_CHECK(cudaDeviceSynchronize());
+  // A slot for every block of the step's grid (its tile from the registry) and a place for every K tile.
+  const Problem& p = ws.problem();
+  const int64_t bm = std::max(step.tile.bm, 1), bn = std::max(step.tile.bn, 1), bk = std::max(step.tile.bk, 1);
+  const unsigned blocks = unsigned(((p.m + bm - 1) / bm) * ((p.n + bn - 1) / bn));
+  const trace::Summary s = trace::run_traced([&](cudaStream_t st) { launch_step(step, ws, st); }, path, blocks,
+                                             unsigned((p.k + bk - 1) / bk));
+  fmt::print("trace: {} intervals of the blocks on SMs 0-{} over {:.1f} us written to {}\n", s.recorded,
+             trace::kTracedSMs - 1, s.span_us, path);
 }
 
 int measure_step(const Step& step, ProblemBuffers& ws, const Options& o, const DeviceInfo& dev,

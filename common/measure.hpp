@@ -27,4 +27,9 @@ int measure_step(const Step& step, ProblemBuffers& ws, const Options& o, const D
 /// --profile-once: runs `what` ("step" or "cublas") once inside cudaProfilerStart/Stop.
 void profile_once(const Step& step, ProblemBuffers& ws, const std::string& what);
 
+/// Runs the step once with its pipeline trace armed and writes the trace to `path` (Chrome-trace
+/// JSON, common/trace.hpp), printing one summary line. Throws gemm::Error when the binary has no
+/// traced kernel (it was not built by `make trace`) or on a CUDA error.
+void trace_once(const Step& step, ProblemBuffers& ws, const std::string& path);
+
 }  // namespace gemm

@@ -38,12 +38,15 @@ static void build_app(CLI::App& app, Options& o) {
   app.add_option("--sustained", o.sustained_s, "also loop each kernel for this many seconds (power-capped steady state)")
       ->check(CLI::Range(0.0, 600.0));
   app.add_option("--series", o.series, "sustained mode: write every clock/power sample to this CSV");
+  app.add_option("--trace", o.trace, "check, then run the step once and write its pipeline trace (make trace builds)");
   app.add_option("--profile-once", o.profile_once, "check, then run this kernel once inside cudaProfilerStart/Stop")
       ->check(CLI::IsMember({"step", "cublas"}));
 }
 
 static void validate(const Options& o) {
   if (!o.series.empty() && o.sustained_s <= 0) throw Error("--series needs --sustained SECONDS");
+  if (!o.trace.empty() && (o.check_only || o.no_check || !o.profile_once.empty()))
+    throw Error("--trace runs the check itself and then one traced launch: drop --check-only/--no-check/--profile-once");
   if (!o.profile_once.empty() && (o.check_only || o.no_check))
     throw Error("--profile-once runs the check itself and then one launch: drop --check-only/--no-check");
   if (!std::isfinite(o.alpha) || !std::isfinite(o.beta))

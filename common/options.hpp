@@ -28,6 +28,8 @@ struct Options {
   double energy_s = 0.6;     ///< back-to-back seconds per kernel for the burst rows' energy (0: skip)
   double sustained_s = 0;    ///< > 0: also loop each kernel this long and report the settled state
   std::string series;        ///< sustained mode: write every NVML sample to this CSV
+  std::string trace;         ///< check, then run the step once with tracing into this Chrome-trace
+                             ///< JSON (binaries of `make trace` only; common/trace.hpp)
   std::string profile_once;  ///< "step" or "cublas": check, then run it once between
                              ///< cudaProfilerStart/Stop (for ncu --profile-from-start off), no timing
 };

@@ -7,6 +7,7 @@
 
 #include "device_info.hpp"
 #include "measure.hpp"
+#include "trace.hpp"
 #include "reference.hpp"
 
 namespace gemm {
@@ -91,6 +92,10 @@ int step_main(int argc, const char* const* argv) {
       fmt::print(stderr, "error: {}: cannot open --csv {} for appending\n", program, o.csv);
       return 2;
     }
+    if (!o.trace.empty() && !trace::available()) {
+      fmt::print(stderr, "error: {}: --trace needs the traced build of this step: make trace STEP={}\n", program, step.id);
+      return 2;
+    }
     if (cuda_device_count() == 0) {
       fmt::print(stderr, "error: {}: no CUDA device found (this step needs a GPU)\n", program);
       return 2;
@@ -115,6 +120,10 @@ int step_main(int argc, const char* const* argv) {
     }
     if (o.check_only) return 0;
 
+    if (!o.trace.empty()) {
+      trace_once(step, ws, o.trace);
+      return 0;
+    }
     if (!o.profile_once.empty()) {
       profile_once(step, ws, o.profile_once);
       return 0;

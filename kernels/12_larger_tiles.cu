@@ -21,6 +21,7 @@
 #include "../common/ptx/mbarrier.cuh"
 #include "../common/ptx/smem.cuh"
 #include "../common/ptx/tma.cuh"
+#include "../common/ptx/trace.cuh"
 #include "../common/ptx/wgmma.cuh"
 #include "../common/refusals.hpp"
 #include "../common/registry.hpp"
@@ -65,7 +66,10 @@ gemm_larger_tiles(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_
       ptx::tma_load_2d(s.a, &tmap_a, kt * BK, m0, &s.full);  // coordinates: (K, row)
       ptx::tma_load_2d(s.b, &tmap_b, kt * BK, n0, &s.full);
     }
+    GEMM_TRACE_NOW(t_wait);
     ptx::mbarrier_wait_parity(&s.full, kt & 1);  // phase kt completes once TILE_BYTES have landed
+    GEMM_TRACE(consumer_wait, kt, t_wait);  // trace builds only (make trace): no code otherwise
+    GEMM_TRACE_NOW(t_mma);
 #pragma unroll
     for (int i = 0; i < BM / WGMMA_M; ++i) ptx::wgmma_fence_operands(acc[i]);
     ptx::wgmma_fence();
@@ -77,12 +81,15 @@ gemm_larger_tiles(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_
                                    ptx::make_desc_k_sw128(s.b + kk * WGMMA_K), 1);
     ptx::wgmma_commit();
     ptx::wgmma_wait<0>();  // the wgmmas have read sA / sB ...
+    GEMM_TRACE(mma, kt, t_mma);
 #pragma unroll
     for (int i = 0; i < BM / WGMMA_M; ++i) ptx::wgmma_fence_operands(acc[i]);
     __syncthreads();       // ... in every warp, before thread 0 lets the next TMA overwrite them
   }
+  GEMM_TRACE_NOW(t_epi);
 #pragma unroll
   for (int i = 0; i < BM / WGMMA_M; ++i) ptx::store_d_fragment_bf16(acc[i], C, M, N, m0 + i * WGMMA_M, n0);
+  GEMM_TRACE(epilogue, k_tiles, t_epi);
 }
 
 void launch(const gemm::Bf16Gemm& p, cudaStream_t stream) {

@@ -23,6 +23,7 @@
 #include "../common/ptx/mbarrier.cuh"
 #include "../common/ptx/smem.cuh"
 #include "../common/ptx/tma.cuh"
+#include "../common/ptx/trace.cuh"
 #include "../common/ptx/wgmma.cuh"
 #include "../common/refusals.hpp"
 #include "../common/registry.hpp"
@@ -68,7 +69,9 @@ gemm_warp_specialization(int M, int N, int K, const __grid_constant__ CUtensorMa
     if (threadIdx.x == 0) {
       for (int kt = 0; kt < k_tiles; ++kt) {
         const int st = kt % STAGES;
+        GEMM_TRACE_NOW(t_wait);
         ptx::mbarrier_wait_parity(&s.empty[st], ((kt / STAGES) & 1) ^ 1);
+        GEMM_TRACE(producer_wait, kt, t_wait);  // trace builds only (make trace): no code otherwise
         ptx::mbarrier_arrive_expect_tx(&s.full[st], STAGE_BYTES);
         ptx::tma_load_2d(s.a[st], &tmap_a, kt * BK, m0, &s.full[st]);
         ptx::tma_load_2d(s.b[st], &tmap_b, kt * BK, n0, &s.full[st]);
@@ -78,7 +81,10 @@ gemm_warp_specialization(int M, int N, int K, const __grid_constant__ CUtensorMa
     float acc[BM / WGMMA_M][WGMMA_N / 2] = {};
     for (int kt = 0; kt < k_tiles; ++kt) {
       const int st = kt % STAGES;
+      GEMM_TRACE_NOW(t_wait);
       ptx::mbarrier_wait_parity(&s.full[st], (kt / STAGES) & 1);
+      GEMM_TRACE(consumer_wait, kt, t_wait);
+      GEMM_TRACE_NOW(t_mma);
 #pragma unroll
       for (int i = 0; i < BM / WGMMA_M; ++i) ptx::wgmma_fence_operands(acc[i]);
       ptx::wgmma_fence();
@@ -90,12 +96,15 @@ gemm_warp_specialization(int M, int N, int K, const __grid_constant__ CUtensorMa
                                      ptx::make_desc_k_sw128(s.b[st] + kk * WGMMA_K), 1);
       ptx::wgmma_commit();
       ptx::wgmma_wait<0>();  // this warp's view of the stage's wgmmas is complete ...
+      GEMM_TRACE(mma, kt, t_mma);
 #pragma unroll
       for (int i = 0; i < BM / WGMMA_M; ++i) ptx::wgmma_fence_operands(acc[i]);
       if (threadIdx.x % 32 == 0) ptx::mbarrier_arrive(&s.empty[st]);  // ... so the warp releases the stage
     }
+    GEMM_TRACE_NOW(t_epi);
 #pragma unroll
     for (int i = 0; i < BM / WGMMA_M; ++i) ptx::store_d_fragment_bf16(acc[i], C, M, N, m0 + i * WGMMA_M, n0);
+    GEMM_TRACE(epilogue, k_tiles, t_epi);
   }
 }
 

@@ -8,6 +8,7 @@
 #include "../common/options.hpp"
 #include "../common/telemetry.hpp"
 #include "../common/timing.hpp"
+#include "../common/trace.hpp"
 
 using namespace gemm;
 
@@ -85,4 +86,15 @@ TEST_CASE("benchmark flags are parsed and refused by name", "[cpu][bench]") {
   CHECK_THROWS_AS(parse_options_or_throw({"--sustained", "-1"}), Error);
   CHECK_THROWS_AS(parse_options_or_throw({"--profile-once", "cutlass"}), Error);
   CHECK_THROWS_WITH(parse_options_or_throw({"--profile-once", "step", "--check-only"}), Catch::Contains("--profile-once"));
+}
+
+TEST_CASE("pipeline traces: opt-in, refused where not built, and the flag conflicts are named", "[cpu][bench][trace]") {
+  // The test binary links the timed kernels, built without GEMM_TRACE: no traced kernel registered.
+  CHECK_FALSE(gemm::trace::available());
+  CHECK_THROWS_WITH(gemm::trace::run_traced([](cudaStream_t) {}, "/dev/null", 16, 4), Catch::Contains("make trace STEP=NN"));
+  CHECK(std::string(gemm::trace::kind_name(gemm::trace::mma)) == "wgmma");
+  CHECK(std::string(gemm::trace::kind_name(gemm::trace::consumer_wait)) == "wait full");
+  CHECK(gemm::parse_options_or_throw({"--trace", "t.json"}).trace == "t.json");
+  CHECK_THROWS_WITH(gemm::parse_options_or_throw({"--trace", "t.json", "--check-only"}), Catch::Contains("--trace runs the check itself"));
+  CHECK_THROWS_WITH(gemm::parse_options_or_throw({"--trace", "t.json", "--profile-once", "step"}), Catch::Contains("--trace"));
 }

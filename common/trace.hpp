@@ -1,0 +1,54 @@
+// Pipeline traces (opt-in): %globaltimer stamps per warpgroup role, recorded by kernels built with
+// -DGEMM_TRACE (`make trace STEP=NN`, binaries under build/trace/bin/) and written as Chrome-trace JSON
+// (chrome://tracing, Perfetto). The timed binaries under build/bin/ are compiled without GEMM_TRACE:
+// their kernels contain no trace code at all (common/ptx/trace.cuh expands to nothing).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <cuda_runtime.h>
+
+namespace gemm::trace {
+
+/// One interval of one warpgroup's role (32 bytes). t0/t1: %globaltimer, nanoseconds.
+struct Record {
+  uint32_t sm, block;  ///< %smid; the block's linear index (blockIdx.x + blockIdx.y * gridDim.x)
+  uint16_t wg, kind;   ///< warpgroup in the block; a Kind
+  uint32_t kt;         ///< K tile (or tile index for the epilogue)
+  uint64_t t0, t1;
+};
+static_assert(sizeof(Record) == 32, "the device writes Records as 32-byte structs");
+
+/// What an interval is. producer_wait: the producer waiting for an empty stage; consumer_wait: a
+/// consumer (or, in a step without roles, the whole warpgroup) waiting for a full stage; mma: from
+/// the first wgmma of a K tile to its wgmma.wait_group; epilogue: the stores of C.
+enum Kind : uint16_t { producer_wait = 0, consumer_wait = 1, mma = 2, epilogue = 3 };
+const char* kind_name(uint16_t kind);
+
+/// SMs whose blocks record (%smid < kTracedSMs): a whole 8192^3 GEMM on every SM would be millions
+/// of records; two SMs show every block that ran there, from start to end.
+inline constexpr uint32_t kTracedSMs = 2;
+
+/// A traced kernel's translation unit registers how to point its device-side buffer at ours: `slots`
+/// slots of `per_slot` records, slot = block * 4 + warpgroup, place = K tile * 4 + kind (slots 0:
+/// disarmed, the kernel records nothing; that is its state until run_traced arms it).
+using ArmFn = void (*)(Record* records, unsigned per_slot, unsigned slots);
+bool register_arm(ArmFn arm);
+/// True when a traced kernel is linked into this binary (build/trace/bin/), false in build/bin/.
+bool available();
+
+struct Summary {
+  size_t recorded = 0;  ///< intervals written to the file
+  double span_us = 0;                ///< first t0 to last t1
+};
+
+/// Arms a zeroed buffer of `blocks` x 4 slots of 4 * (k_tiles + 1) records (K tiles beyond and blocks
+/// beyond are not recorded), runs `launch` once on the default stream, synchronizes, disarms, and
+/// writes the records that were filled as Chrome-trace JSON to `path` ("X" events, one process per
+/// SM, one thread per block and warpgroup, timestamps in microseconds from the first record). Throws
+/// gemm::Error when no traced kernel is linked, on a CUDA error, or when the file cannot be written.
+Summary run_traced(const std::function<void(cudaStream_t)>& launch, const std::string& path, unsigned blocks,
+                   unsigned k_tiles);
+
+}  // namespace gemm::trace
