@@ -314,6 +314,7 @@ docs: schedule-figures swizzle-figure
 	python3 scripts/plot_roofline.py results/$(DOCS_GPU).csv
 	python3 scripts/plot_tilemaps.py
 	python3 scripts/plot_streamk.py
+	python3 scripts/plot_smem_layouts.py
 	python3 scripts/plot_trace.py results/traces/$(DOCS_GPU)_trace_12_8192.json.gz \
 	  results/traces/$(DOCS_GPU)_trace_13_8192.json.gz --out docs/img/trace_12_13_8192.png
 
