@@ -11,7 +11,6 @@ with the lanes of warp 0 that write it in the first store (q = 0); the bar below
 bank, and the largest count is the store's conflict degree (1 = none). Needs matplotlib."""
 import argparse
 import pathlib
-import subprocess
 import sys
 from collections import defaultdict
 
@@ -25,13 +24,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-
-
-def constants(step):
-    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "sass" / "sass.py"), "constants", step],
-                         check=True, capture_output=True, text=True).stdout
-    return {l.split(" = ")[0].strip(): int(l.split(" = ")[1]) for l in out.splitlines()
-            if " = " in l and l.split(" = ")[1].strip().isdigit()}
+sys.path.insert(0, str(ROOT / "scripts"))
+from step_constants import constants  # noqa: E402
 
 
 def kernel_pad(path):

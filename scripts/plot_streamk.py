@@ -10,7 +10,6 @@ Right: the data-parallel waves, then the shared tiles' K iterations spread over 
 is in units of one tile's work (ignoring the cost of summing partial tiles). Needs matplotlib."""
 import argparse
 import pathlib
-import subprocess
 import sys
 
 try:
@@ -22,13 +21,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-
-
-def constants(step):
-    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "sass" / "sass.py"), "constants", step],
-                         check=True, capture_output=True, text=True).stdout
-    return {l.split(" = ")[0].strip(): int(l.split(" = ")[1]) for l in out.splitlines()
-            if " = " in l and l.split(" = ")[1].strip().isdigit()}
+sys.path.insert(0, str(ROOT / "scripts"))
+from step_constants import constants  # noqa: E402
 
 
 def main():

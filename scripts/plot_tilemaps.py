@@ -10,7 +10,6 @@ THREADS, r = i / BK, c = i % BK`; 08 `row0 = warp / (BN / WN) * WM + lane / WTC 
 Needs matplotlib; no GPU and no build."""
 import argparse
 import pathlib
-import subprocess
 import sys
 
 try:
@@ -23,17 +22,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-
-
-def constants(step):
-    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "sass" / "sass.py"), "constants", step],
-                         check=True, capture_output=True, text=True).stdout
-    vals = {}
-    for line in out.splitlines():
-        name, _, value = line.partition(" = ")
-        if value.strip().lstrip("-").isdigit():
-            vals[name.strip()] = int(value)
-    return vals
+sys.path.insert(0, str(ROOT / "scripts"))
+from step_constants import constants  # noqa: E402
 
 
 def grid(ax, rows, cols, owner, cmap, title, xlabel, ylabel):
