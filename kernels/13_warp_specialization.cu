@@ -10,9 +10,9 @@
 // SASS: producer SYNCS.PHASECHK (empty), SYNCS.ARRIVE.TRANS64, 2x UTMALDG.2D; consumer
 // SYNCS.PHASECHK (full), 8x HGMMA.64x128x16.F32.BF16, SYNCS.ARRIVE.TRANS64.A1T0 (empty).
 // Expected (before measuring): ~1.2-1.3x step 12 at 8192 (a public ladder: 426 -> 524 TFLOP/s).
-// Measured (H200, 2026-11-30): 556.1 TFLOP/s at 4096 (69.6%), 574.3 at 8192 (79.0%; second run
-// 563.8, 71.2%): below step 12 at 8192. One block per SM (128 KB ring) and one consumer that
-// drains its wgmmas every K tile: nothing fills that bubble, while step 12's 3 blocks did (step 14).
+// Measured (H200, make bench 2026-12-01, paired, settled): 480.2 TFLOP/s at 4096 (0.688x cuBLAS), 478.6
+// at 8192 (0.717x): below step 12. One block per SM (128 KB ring) and one consumer that drains its
+// wgmmas every K tile: nothing fills that bubble (make trace: wgmma busy 56 %, step 12's 76.5 %).
 // Supports: K % 8 == 0, any M, N >= 1 (zero-fill, clipped stores), ceil(N / BN) <= 65535. sm_90a.
 // Run: make run STEP=13 M=4096 N=4096 K=4096
 #include <cuda_bf16.h>
