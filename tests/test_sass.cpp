@@ -461,8 +461,8 @@ TEST_CASE("every step has its .expect, a row in the README step table and in doc
     ++steps;
     const std::string file = step.id + "_" + step.name;
     INFO("step " << file);
-    // The step table of the README: "| 09b | `kernels/09b_stream_k.cu` | ...".
-    CHECK(readme.find("| " + step.id + " | `kernels/" + file + ".cu` |") != std::string::npos);
+    // The step table of the README: "| 09b | [`kernels/09b_stream_k.cu`](kernels/09b_stream_k.cu) | ...".
+    CHECK(readme.find("| " + step.id + " | [`kernels/" + file + ".cu`](kernels/" + file + ".cu) |") != std::string::npos);
     // Only step 00 (cuBLAS) launches no kernel of ours, and so has no SASS to expect or resources.
     if (step.id == "00") {
       CHECK(step.threads == 0);
