@@ -287,7 +287,7 @@ docs-sass-screenshot: $(BUILD)/sass/$(SCREENSHOT_STEP)/dump.stamp
 
 # Tile schedules (common/schedule.hpp) printed as CSV by a host tool and drawn by
 # scripts/plot_schedule.py into docs/img/schedule_<order>.png (no GPU needed).
-$(BUILD)/bin/schedule_dump: scripts/schedule_dump.cpp common/schedule.hpp
+$(BUILD)/bin/schedule_dump: scripts/schedule_dump.cpp common/schedule.hpp common/host_device.hpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $< -o $@
 
@@ -297,7 +297,7 @@ schedule-figures: $(BUILD)/bin/schedule_dump
 
 # The TMA swizzle of common/swizzle.hpp (the function the kernels use), printed by a host tool and
 # drawn by scripts/plot_swizzle.py into docs/img/swizzle.png.
-$(BUILD)/bin/swizzle_dump: scripts/swizzle_dump.cpp common/swizzle.hpp
+$(BUILD)/bin/swizzle_dump: scripts/swizzle_dump.cpp common/swizzle.hpp common/host_device.hpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $< -o $@
 

@@ -8,11 +8,7 @@
 // (gemm::tma_persistent_gemm_refusal), far past any matrix that fits in memory at these tile sizes.
 #pragma once
 
-#ifdef __CUDACC__
-#define GEMM_HD __host__ __device__ __forceinline__
-#else
-#define GEMM_HD inline
-#endif
+#include "host_device.hpp"
 
 namespace gemm::schedule {
 
@@ -78,4 +74,3 @@ constexpr long long kMaxScheduleTiles = 1LL << 30;
 
 }  // namespace gemm::schedule
 
-#undef GEMM_HD

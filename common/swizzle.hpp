@@ -4,11 +4,7 @@
 #pragma once
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define GEMM_SWIZZLE_HD __host__ __device__ __forceinline__
-#else  // plain C++ (the figure tool scripts/swizzle_dump.cpp, host tests)
-#define GEMM_SWIZZLE_HD inline
-#endif
+#include "host_device.hpp"
 
 namespace gemm::swizzle {
 
@@ -22,7 +18,7 @@ namespace gemm::swizzle {
 /// swizzle modes' pattern tables); CUTLASS's Swizzle<B, 4, 3> (cute/swizzle.hpp) is the same map
 /// with B = log2(SpanBytes / 16).
 template <uint32_t SpanBytes>
-GEMM_SWIZZLE_HD constexpr uint32_t byte_offset(uint32_t linear) {
+GEMM_HD constexpr uint32_t byte_offset(uint32_t linear) {
   static_assert(SpanBytes == 32 || SpanBytes == 64 || SpanBytes == 128, "TMA swizzle spans are 32, 64 or 128 bytes");
   return linear ^ (((linear >> 7) & (SpanBytes / 16 - 1)) << 4);
 }
