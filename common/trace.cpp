@@ -40,7 +40,7 @@ Summary run_traced(const std::function<void(cudaStream_t)>& launch, const std::s
                    unsigned k_tiles) {
   if (!available())
     throw Error("this binary was built without tracing: build the traced one with `make trace STEP=NN`");
-  const unsigned per_slot = 4 * (k_tiles + 1), slots = 4 * blocks;
+  const unsigned per_slot = kKinds * (k_tiles + 1), slots = kSlotsPerBlock * blocks;
   DeviceBuffer<Record> records(size_t(per_slot) * slots);
   CUDA_CHECK(cudaMemset(records.get(), 0, records.bytes()));
   arm_fn()(records.get(), per_slot, slots);
@@ -70,7 +70,7 @@ Summary run_traced(const std::function<void(cudaStream_t)>& launch, const std::s
     fmt::print(f, "{{\"name\": \"{}\", \"cat\": \"{}\", \"ph\": \"X\", \"ts\": {:.3f}, \"dur\": {:.3f}, \"pid\": {}, "
                   "\"tid\": {}, \"args\": {{\"block\": {}, \"wg\": {}, \"kt\": {}}}}}{}\n",
                kind_name(r.kind), r.kind, double(r.t0 - t_min) / 1e3, double(r.t1 - r.t0) / 1e3, r.sm,
-               uint64_t(r.block) * 4 + r.wg, r.block, r.wg, r.kt, i + 1 < host.size() ? "," : "");
+               uint64_t(r.block) * kSlotsPerBlock + r.wg, r.block, r.wg, r.kt, i + 1 < host.size() ? "," : "");
   }
   fmt::print(f, "]}}\n");
   if (std::fclose(f) != 0) throw Error("cannot write the trace to " + path);

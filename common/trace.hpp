@@ -24,6 +24,8 @@ static_assert(sizeof(Record) == 32, "the device writes Records as 32-byte struct
 /// consumer (or, in a step without roles, the whole warpgroup) waiting for a full stage; mma: from
 /// the first wgmma of a K tile to its wgmma.wait_group; epilogue: the stores of C.
 enum Kind : uint16_t { producer_wait = 0, consumer_wait = 1, mma = 2, epilogue = 3 };
+inline constexpr uint32_t kKinds = 4;          ///< places per K tile in a slot: one per Kind
+inline constexpr uint32_t kSlotsPerBlock = 4;  ///< slots per block: one per warpgroup (a block has at most 4)
 const char* kind_name(uint16_t kind);
 
 /// SMs whose blocks record (%smid < kTracedSMs): a whole 8192^3 GEMM on every SM would be millions
@@ -31,7 +33,8 @@ const char* kind_name(uint16_t kind);
 inline constexpr uint32_t kTracedSMs = 2;
 
 /// A traced kernel's translation unit registers how to point its device-side buffer at ours: `slots`
-/// slots of `per_slot` records, slot = block * 4 + warpgroup, place = K tile * 4 + kind (slots 0:
+/// slots of `per_slot` records, slot = block * kSlotsPerBlock + warpgroup, place = K tile * kKinds +
+/// kind (slots 0:
 /// disarmed, the kernel records nothing; that is its state until run_traced arms it).
 using ArmFn = void (*)(Record* records, unsigned per_slot, unsigned slots);
 bool register_arm(ArmFn arm);
@@ -43,7 +46,7 @@ struct Summary {
   double span_us = 0;                ///< first t0 to last t1
 };
 
-/// Arms a zeroed buffer of `blocks` x 4 slots of 4 * (k_tiles + 1) records (K tiles beyond and blocks
+/// Arms a zeroed buffer of `blocks` x kSlotsPerBlock slots of kKinds * (k_tiles + 1) records (K tiles beyond and blocks
 /// beyond are not recorded), runs `launch` once on the default stream, synchronizes, disarms, and
 /// writes the records that were filled as Chrome-trace JSON to `path` ("X" events, one process per
 /// SM, one thread per block and warpgroup, timestamps in microseconds from the first record). Throws

@@ -41,7 +41,7 @@ __device__ __forceinline__ void emit(uint16_t kind, uint32_t kt, uint64_t t0) {
   asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
   if (sm >= gemm::trace::kTracedSMs) return;
   const uint32_t block = blockIdx.x + blockIdx.y * gridDim.x;
-  const uint32_t slot = block * 4 + threadIdx.x / 128, place = kt * 4 + kind;
+  const uint32_t slot = block * gemm::trace::kSlotsPerBlock + threadIdx.x / 128, place = kt * gemm::trace::kKinds + kind;
   if (slot >= g_slots || place >= g_per_slot) return;
   g_records[size_t(slot) * g_per_slot + place] = {sm, block, uint16_t(threadIdx.x / 128), kind, kt, t0, now()};
 }
