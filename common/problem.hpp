@@ -41,7 +41,8 @@ class ProblemBuffers {
 
   /// Fills C with C0 (fp32 with beta != 0) or NaN (otherwise), and the guard band with NaN.
   void reset_output(cudaStream_t stream);
-  /// Runs the cuBLAS reference once (into its own buffer) and returns it.
+  /// Runs the cuBLAS reference once (into its own buffer) and returns it; for bf16, cuBLAS with an
+  /// fp32 C, rounded to bf16 once (reference.hpp, cublas_bf16_gemm_fp32_out, says why).
   std::vector<float> cublas_reference();
   /// fp64 CPU reference rounded to the output type (for small shapes).
   std::vector<float> cpu_reference();

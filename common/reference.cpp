@@ -34,6 +34,14 @@ void cublas_bf16_gemm(const Bf16Gemm& p, cudaStream_t stream) {
                             CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
+void cublas_bf16_gemm_fp32_out(const Bf16Gemm& p, float* c, cudaStream_t stream) {
+  cublasHandle_t h = cublas_handle();
+  CUBLAS_CHECK(cublasSetStream(h, stream));
+  const float alpha = 1.0f, beta = 0.0f;
+  CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, p.n, p.m, p.k, &alpha, p.b, CUDA_R_16BF, p.k, p.a,
+                            CUDA_R_16BF, p.k, &beta, c, CUDA_R_32F, p.n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
 std::vector<double> cpu_gemm_fp32(const std::vector<float>& a, const std::vector<float>& b,
                                   const std::vector<float>& c0, int m, int n, int k, double alpha,
                                   double beta) {

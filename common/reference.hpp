@@ -23,6 +23,15 @@ cublasHandle_t cublas_handle();
 void cublas_sgemm(const Fp32Gemm& p, cudaStream_t stream);
 void cublas_bf16_gemm(const Bf16Gemm& p, cudaStream_t stream);
 
+/// The bf16 GEMM of cublas_bf16_gemm (bf16 A and B as there, CUBLAS_COMPUTE_32F) with an fp32 C
+/// (m x n row-major, leading dimension n): the check's reference, rounded to bf16 once by the caller.
+/// Why not the bf16-output call: on skinny shapes with a long K (M = 1381, N = 10, K = 5344 and
+/// M = 10, N = 1652, K = 8192, found by make fuzz) cuBLAS 13.1's bf16-output GEMM differs from the
+/// fp64 CPU loop by up to 0.19 on values of ~1 (also in exact mode), while every Hopper step matches
+/// the fp64 loop (tests/test_hopper.cpp, "skinny shapes"): the fp32 output keeps cuBLAS's own
+/// accumulation out of the comparison's one bf16 rounding. Throws gemm::Error on a cuBLAS error.
+void cublas_bf16_gemm_fp32_out(const Bf16Gemm& p, float* c, cudaStream_t stream);
+
 /// C = alpha * A * B + beta * C0 in fp64 on the CPU (row-major, A m x k, B k x n), and
 /// C = A * B^T for bf16 (B n x k). Small shapes only (O(m n k) on one core).
 std::vector<double> cpu_gemm_fp32(const std::vector<float>& a, const std::vector<float>& b,
