@@ -90,7 +90,7 @@ $(CUTLASS_STAMP):  # when a `make clean` in the same run removed it
 	@echo '$(CUTLASS_STATE)' > $@
 
 STEP_IDS := $(foreach s,$(STEPS),$(firstword $(subst _, ,$(s))))
-.PHONY: all test test-run bench bench-run bench-sweep profile help run clean $(STEP_IDS)
+.PHONY: bench-waves all test test-run bench bench-run bench-sweep profile help run clean $(STEP_IDS)
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -129,7 +129,9 @@ $(BUILD)/obj/kernels/%.o: kernels/%.cu $(HEADERS) | $(BUILD)/.deps-ok
 	@grep -iE "warning|error" $(BUILD)/ptxas/$*.txt >&2 || true
 
 # CUTLASS configurations: sm_90a, no -Xptxas -v, no -lineinfo (not steps: no SASS walkthrough).
-$(BUILD)/obj/common/cutlass/%.o: common/cutlass/%.cu common/cutlass/sm90_gemm.cuh $(HEADERS) \
+# They include only these of our headers (kernel and PTX headers changing does not recompile them).
+CUTLASS_OUR_HEADERS := common/cutlass/sm90_gemm.cuh common/cutlass/config.hpp common/registry.hpp common/check.hpp
+$(BUILD)/obj/common/cutlass/%.o: common/cutlass/%.cu $(CUTLASS_OUR_HEADERS) \
     $(if $(CUTLASS_INCLUDE),$(CUTLASS_INCLUDE)/cutlass/version.h) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(NVCC) $(CUTLASS_FLAGS) -c $< -o $@
@@ -187,6 +189,10 @@ bench-run:
 bench-sweep: all
 	python3 scripts/bench.py --build $(BUILD) --sweep
 
+# Wave quantization: the last bf16 step and cuBLAS at M = K = 4096 over N = 256 .. 8192 (one tile column a step).
+bench-waves: all
+	python3 scripts/bench.py --build $(BUILD) --waves
+
 # Nsight Compute, clocks left as found: the step beside cuBLAS (time, SM clock, issue, pipes, L2, DRAM).
 profile: $(BUILD)/bin/$(RUN_STEP)
 	python3 scripts/profile.py $(STEP) --m $(M) --n $(N) --k $(K) --build $(BUILD)
@@ -199,6 +205,7 @@ help:
 	@echo "  make test                 the Catch2 suite (CPU, SASS, and GPU tests when a GPU is present)"
 	@echo "  make bench                every step at 4096 and 8192, paired; sustained and stability -> results/"
 	@echo "  make bench-sweep          last step of each ladder over square and transformer shapes -> results/"
+	@echo "  make bench-waves          last bf16 step vs cuBLAS over N at M = K = 4096 (wave quantization) -> results/"
 	@echo "  make profile STEP=NN      ncu: the step beside cuBLAS (M= N= K=, default 4096)"
 	@echo "  make sass STEP=NN         SASS, clean SASS, source-interleaved view and PTX in build/sass/"
 	@echo "  make ptx STEP=NN          the same dump, then the clean PTX"
