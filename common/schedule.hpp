@@ -69,6 +69,56 @@ GEMM_HD TileCoord cluster_grouped(int t, int rank, int tiles_m, int tiles_n, int
   return {c.m * cluster_m + rank % cluster_m, c.n * cluster_n + rank / cluster_m};
 }
 
+/// Generalized Hilbert order (steps 19 on): a space-filling curve over any tiles_m x tiles_n grid,
+/// not only a square power of two, so that consecutive t are neighbouring tiles (every step moves to
+/// one of the 8 neighbours, almost always one of the 4) and a run of W consecutive t (one wave) is a
+/// compact patch of tiles; the next wave's patch borders it.
+/// The curve is the recursive rectangle split of the generalized Hilbert ("gilbert") construction
+/// (J. Cerveny, github.com/jakubcerveny/gilbert): a rectangle walked from one corner along its major
+/// axis (length w) with its minor axis (length h) is cut in two along the major axis when it is long
+/// (2w > 3h), else into three parts (a half-height rectangle walked along the minor axis, the other
+/// half walked along the major axis, and a half-height rectangle walked back), with the cut lengths
+/// made even where that keeps each part's exit beside the next part's entry. This function walks that
+/// recursion down to the one part that holds t (a loop, about log2(max(tiles_m, tiles_n)) rounds), so
+/// it maps t -> tile directly, host and device, with no table. tests/test_schedule.cpp checks it is a
+/// bijection and that every step goes to a neighbour.
+GEMM_HD TileCoord hilbert(int t, int tiles_m, int tiles_n) {
+  int m = 0, n = 0;                                 // the current rectangle's entry corner
+  int am = 1, an = 0, bm = 0, bn = 1;               // unit vectors of its major (a) and minor (b) axes
+  int w = tiles_m, h = tiles_n;                     // its length along a and along b
+  if (tiles_m < tiles_n) am = 0, an = 1, bm = 1, bn = 0, w = tiles_n, h = tiles_m;  // major axis: the longer side
+  for (;;) {
+    if (h == 1) return {m + t * am, n + t * an};  // a single row: walk along a
+    if (w == 1) return {m + t * bm, n + t * bn};  // a single column: walk along b
+    if (2 * w > 3 * h) {                          // long: two parts side by side along a
+      int w2 = w / 2;
+      if (w2 % 2 != 0 && w > 2) ++w2;
+      if (t < w2 * h) {
+        w = w2;
+      } else {
+        t -= w2 * h, m += w2 * am, n += w2 * an, w -= w2;
+      }
+    } else {  // three parts: up the first half of b, along a, back down
+      int h2 = h / 2;
+      if (h2 % 2 != 0 && h > 2) ++h2;
+      const int w2 = w / 2;
+      if (t < h2 * w2) {  // part 1: h2 along b (now major) by w2 along a (now minor)
+        const int sm = am, sn = an;
+        am = bm, an = bn, bm = sm, bn = sn, w = h2, h = w2;
+      } else if (t < h2 * w2 + w * (h - h2)) {  // part 2: the rest of b, walked along a
+        t -= h2 * w2, m += h2 * bm, n += h2 * bn, h -= h2;
+      } else {  // part 3: from the far corner back along -b (major), -a (minor)
+        t -= h2 * w2 + w * (h - h2);
+        m += (w - 1) * am + (h2 - 1) * bm, n += (w - 1) * an + (h2 - 1) * bn;
+        const int sm = am, sn = an;
+        am = -bm, an = -bn, bm = -sm, bn = -sn;
+        const int new_h = w - w2;
+        w = h2, h = new_h;
+      }
+    }
+  }
+}
+
 /// The tile-count limit of the 32-bit schedules (and of t + gridDim.x in a persistent loop).
 constexpr long long kMaxScheduleTiles = 1LL << 30;
 

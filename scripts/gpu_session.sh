@@ -55,7 +55,7 @@ case "${1:-}" in
       --reps 20 > "$R/sweep.log" 2>&1
     summary+=("sweep (rc=$?, $((SECONDS - start)) s)")
     for s in 4096 8192; do
-      last=$(ls build/bin | grep -E '^1[0-9][a-z]?_' | sort | tail -n 1)
+      last=$(ls build/bin | grep -E '^[1-9][0-9][a-z]?_' | sort | tail -n 1)
       timeout 60 python3 scripts/profile.py "${last%%_*}" --m $s --n $s --k $s --out "$R/profile_$s.md" \
         > "$R/profile_$s.log" 2>&1
       summary+=("profile $last $s (rc=$?)")

@@ -73,8 +73,9 @@ def main():
     shape = f"{args.m} x {args.n}, {args.bm} x {args.bn} tiles ({tiles_m} x {tiles_n})"
     for order, title in (("column_major", f"column-major (steps 11-14's grid order), {shape}"),
                          ("row_major", f"row-major raster, {shape}"),
-                         ("grouped", f"grouped, GROUP_M = {args.group_m} (steps 15-16), {shape}"),
-                         ("cluster_grouped", f"cluster pairs along M, grouped (step 17), {shape}")):
+                         ("grouped", f"grouped, GROUP_M = {args.group_m} (steps 15-18), {shape}"),
+                         ("cluster_grouped", f"cluster pairs along M, grouped (step 17), {shape}"),
+                         ("hilbert", f"generalized Hilbert curve (steps 19 on), {shape}")):
         rows = dump(args.tool, order, tiles_m, tiles_n, args.group_m)
         draw(rows, tiles_m, tiles_n, title, args.sms, args.bm, args.bn,
              pathlib.Path(args.out_dir) / f"schedule_{order}.png")

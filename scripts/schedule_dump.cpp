@@ -1,6 +1,6 @@
 // Prints a tile schedule of common/schedule.hpp as CSV (t,tile_m,tile_n), one line per tile, from the
 // same functions the kernels call: scripts/plot_schedule.py draws its pictures from this output.
-//   build/bin/schedule_dump row_major|column_major|grouped TILES_M TILES_N [GROUP_M]
+//   build/bin/schedule_dump row_major|column_major|grouped|hilbert TILES_M TILES_N [GROUP_M]
 //   build/bin/schedule_dump cluster_grouped TILES_M TILES_N GROUP_M CLUSTER_M CLUSTER_N
 // For cluster_grouped, t = cluster tile index * cluster size + rank (the two blocks of a cluster walk
 // their tiles in lockstep), and the padding tiles of a ragged pair (m >= TILES_M or n >= TILES_N) are
@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
   const bool cluster = order == "cluster_grouped";
   if ((!cluster && (argc < 4 || argc > 5)) || (cluster && argc != 7)) {
     std::fprintf(stderr,
-                 "usage: %s row_major|column_major|grouped TILES_M TILES_N [GROUP_M]\n"
+                 "usage: %s row_major|column_major|grouped|hilbert TILES_M TILES_N [GROUP_M]\n"
                  "       %s cluster_grouped TILES_M TILES_N GROUP_M CLUSTER_M CLUSTER_N\n",
                  argv[0], argv[0]);
     return 2;
@@ -30,8 +30,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: need 1 <= TILES_M * TILES_N < 2^30, GROUP_M >= 1 where used, 1 <= CLUSTER_M * CLUSTER_N <= 16\n");
     return 2;
   }
-  if (order != "row_major" && order != "column_major" && order != "grouped" && !cluster) {
-    std::fprintf(stderr, "error: unknown order '%s' (row_major, column_major, grouped, cluster_grouped)\n", order.c_str());
+  if (order != "row_major" && order != "column_major" && order != "grouped" && order != "hilbert" && !cluster) {
+    std::fprintf(stderr, "error: unknown order '%s' (row_major, column_major, grouped, hilbert, cluster_grouped)\n",
+                 order.c_str());
     return 2;
   }
   std::printf("t,tile_m,tile_n\n");
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
   for (int t = 0; t < int(tm * tn); ++t) {
     const TileCoord c = order == "row_major"      ? row_major(t, int(tm), int(tn))
                         : order == "column_major" ? column_major(t, int(tm), int(tn))
+                        : order == "hilbert"      ? hilbert(t, int(tm), int(tn))
                                                   : grouped(t, int(tm), int(tn), int(g));
     std::printf("%d,%d,%d\n", t, c.m, c.n);
   }

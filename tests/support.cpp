@@ -39,6 +39,7 @@ std::vector<Shape> tile_shape_suite(const Tile& t) {
       {2 * t.bm, 2 * t.bn, t.bk, "K == BK: a single K iteration"},
       {3 * t.bm + 17, 2 * t.bn + 40, 200, "ragged M and N"},
       {t.bm + 1, t.bn + 8, 136, "N = 8 mod 16"},
+      {2 * t.bm + 8, t.bn + 24, 64, "M and N = 8 mod 16: 8-row and 24-column edge tiles"},
       {96, 24, 64, "N = 24 (8 mod 16), less than a wgmma N"},
       {65, 33, 72, "odd N (scalar stores)"},
       {509, 517, 1032, "ragged, K tail of 8"},

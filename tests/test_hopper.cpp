@@ -178,6 +178,55 @@ TEST_CASE("persistent steps: the tile loop at its edges (random normal and exact
   }
 }
 
+// ---- skinny shapes with a long K -----------------------------------------------------------------
+// Few tiles (a skinny M or N), so every block has one tile and 70-130 K tiles. The fuzz found these
+// (make fuzz, seeds 1, 7, 8): checked here against the CPU fp64 loop, not only against cuBLAS.
+
+TEST_CASE("Hopper steps: skinny shapes with a long K match the CPU fp64 loop", "[gpu][hopper][skinny]") {
+  REQUIRE_HOPPER_OR_SKIP();
+  struct Case {
+    int m, n, k;
+    uint64_t seed;
+    bool exact;
+  };
+  const std::vector<Case> cases{{1381, 10, 5344, 678488345, false}, {10, 1652, 8192, 140231283, true},
+                                {800, 4, 5032, 960636862, false},   {15, 1398, 5592, 980331416, true},
+                                {13, 1879, 4424, 975060555, false}};
+  for (const Step& step : hopper_steps())
+    for (const Case& c : cases) {
+      if (shape_refusal(step, c.m, c.n, c.k).has_value()) continue;
+      expect_pass(step, {Dtype::bf16, c.m, c.n, c.k, 1, 0, c.seed, c.exact}, Oracle::cpu_fp64, "skinny, long K");
+    }
+}
+
+// ---- stream-K (step 21 on: steps that declare a workspace) ------------------------------------------
+// Shapes whose last wave is mostly empty, so the split gives K tiles of some tiles to several blocks
+// and the fixup runs: the step's workspace must be non-zero there (the split chose stream-K), and
+// the result right on random and exact inputs.
+
+TEST_CASE("persistent steps with stream-K: split tiles are summed right (random normal and exact)", "[gpu][hopper][stream_k]") {
+  REQUIRE_HOPPER_OR_SKIP();
+  const int sms = sm_count();
+  int stepped = 0;
+  for (const Step& step : persistent_steps()) {
+    if (step.workspace_bytes == nullptr) continue;
+    ++stepped;
+    const Tile& t = step.tile;
+    const std::vector<Shape> shapes{
+        {t.bm, 2 * t.bn, 2048, "2 tiles, 32 K tiles each: fewer tiles than SMs, each split between blocks"},
+        {(sms + 28) / 4 * t.bm, 4 * t.bn - 8, 1024, "one wave and a few tiles: the last wave spread over every SM"},
+        {3 * t.bm + 5, t.bn + 8, 8200, "ragged M and N, K tail, 8 tiles"},
+    };
+    for (const Shape& s : shapes) {
+      INFO(s.what);
+      CHECK(step.workspace_bytes(s.m, s.n, s.k) > 0);
+      expect_pass(step, {Dtype::bf16, s.m, s.n, s.k, 1, 0, 53, false}, Oracle::cublas, s.what);
+      expect_pass(step, {Dtype::bf16, s.m, s.n, s.k, 1, 0, 59, true}, Oracle::cublas, s.what + " (exact)");
+    }
+  }
+  CHECK(stepped >= 1);  // 21
+}
+
 // ---- clusters of two (step 17: pairs of M tiles share B through TMA multicast) -----------------
 // A cluster walks pairs of tile rows in lockstep; when tiles_m is odd the last pair's second tile lies
 // outside the matrix (its A box is all zero fill, its stores clipped), and when N <= BN / 2 the second

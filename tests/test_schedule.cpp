@@ -2,10 +2,12 @@
 // tile grid, on every grid from 1x1 to 40x40 and on the tile grids of the benchmark sweep shapes
 // (scripts/bench.py) with the 128x256 tile of steps 14-16, for several group sizes; and the grouped
 // order walks its groups column by column as documented; the cluster order (step 17) covers the grid
-// padded to whole clusters once, with both blocks of a cluster on the operand they share.
+// padded to whole clusters once, with both blocks of a cluster on the operand they share; the Hilbert
+// order (steps 19 on) moves to a neighbouring tile at every step.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <tuple>
@@ -47,6 +49,7 @@ std::vector<Named> orders() {
   for (int g : {1, 2, 3, 4, 5, 7, 8, 16, 32, 64})
     v.push_back({"grouped(group_m=" + std::to_string(g) + ")",
                  [g](int t, int tm, int tn) { return grouped(t, tm, tn, g); }});
+  v.push_back({"hilbert", [](int t, int tm, int tn) { return hilbert(t, tm, tn); }});
   return v;
 }
 
@@ -180,5 +183,50 @@ TEST_CASE("schedules: the cluster order is the grouped order of cluster tiles; o
   for (int t = 0; t < 30; ++t) {
     CHECK(cluster_grouped(t, 0, 10, 3, 1, 1, 4).m == grouped(t, 10, 3, 4).m);
     CHECK(cluster_grouped(t, 0, 10, 3, 1, 1, 4).n == grouped(t, 10, 3, 4).n);
+  }
+}
+
+// The largest Chebyshev and Manhattan distance between tiles t and t + 1 of the Hilbert order, and how
+// many steps are not to one of the 4 edge neighbours (the generalized curve takes a diagonal step on
+// some grids with odd sides).
+struct HilbertSteps {
+  int max_chebyshev = 0, non_unit = 0;
+};
+static HilbertSteps hilbert_steps(int tm, int tn) {
+  HilbertSteps r;
+  TileCoord prev = hilbert(0, tm, tn);
+  for (int t = 1; t < tm * tn; ++t) {
+    const TileCoord c = hilbert(t, tm, tn);
+    const int dm = std::abs(c.m - prev.m), dn = std::abs(c.n - prev.n);
+    r.max_chebyshev = std::max({r.max_chebyshev, dm, dn});
+    r.non_unit += dm + dn != 1;
+    prev = c;
+  }
+  return r;
+}
+
+TEST_CASE("schedules: the Hilbert order steps to a neighbouring tile every time (1x1..64x64)", "[cpu][schedule]") {
+  for (int tm = 1; tm <= 64; ++tm)
+    for (int tn = 1; tn <= 64; ++tn) {
+      const HilbertSteps s = hilbert_steps(tm, tn);
+      if (s.max_chebyshev > 1) FAIL_CHECK("hilbert on " << tm << " x " << tn << " jumps " << s.max_chebyshev << " tiles");
+      if (s.non_unit > 1) FAIL_CHECK("hilbert on " << tm << " x " << tn << ": " << s.non_unit << " diagonal steps");
+    }
+  // Grids with an even side are walked by edge steps only; a 2^k square is the classic Hilbert curve.
+  for (auto [tm, tn] : {std::tuple{32, 16}, {64, 32}, {16, 16}, {128, 16}, {64, 112}})
+    CHECK(hilbert_steps(tm, tn).non_unit == 0);
+}
+
+TEST_CASE("schedules: the Hilbert order on a 4x4 grid is the classic curve, from tile (0,0)", "[cpu][schedule]") {
+  // Position t of each tile of a 4 x 4 grid (row m, column n), written out by hand from the curve.
+  const int expected[4][4] = {{0, 3, 4, 5}, {1, 2, 7, 6}, {14, 13, 8, 9}, {15, 12, 11, 10}};
+  for (int t = 0; t < 16; ++t) {
+    const TileCoord c = hilbert(t, 4, 4);
+    CHECK(expected[c.m][c.n] == t);
+  }
+  // One row or one column is a straight walk.
+  for (int t = 0; t < 7; ++t) {
+    CHECK(hilbert(t, 1, 7).n == t);
+    CHECK(hilbert(t, 7, 1).m == t);
   }
 }

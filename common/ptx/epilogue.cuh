@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "../swizzle.hpp"
+#include "stmatrix.cuh"
 
 namespace ptx {
 
@@ -66,6 +67,36 @@ __device__ __forceinline__ void store_d_box_sw128(const float (&d)[R], int box, 
       *reinterpret_cast<__nv_bfloat162*>(base + gemm::swizzle::byte_offset<128>(linear)) =
           __floats2bfloat162_rn(d[i], d[i + 1]);
     }
+}
+
+/// The same 64 x 64 box as store_d_box_sw128 (same swizzled layout, same values), written with
+/// stmatrix instead of 16 4-byte stores per thread: each 8 x 8 bf16 block of the fragment (rows
+/// 16w + 8h .. +7, columns 8j .. 8j+7 of the box) is exactly one stmatrix m8n8 matrix, lane l holding
+/// row l/4, columns 2*(l%4)..+1 (PTX ISA, "stmatrix", and the wgmma D fragment above). One x4
+/// instruction stores four of them: matrices (j, h) = (2q, 0), (2q, 1), (2q+1, 0), (2q+1, 1), and
+/// lane l gives the address of row l%8 of matrix l/8. A matrix row is 16 contiguous bytes (one
+/// swizzle chunk), so each row address goes through the 128-byte swizzle whole; the 8 rows of one
+/// matrix land in 8 different chunks of the 128-byte bank window: conflict-free. 4 stmatrix.x4 per
+/// thread per box instead of 16 STS.
+template <int R>
+__device__ __forceinline__ void store_d_box_sw128_stmatrix(const float (&d)[R], int box, void* dst) {
+  static_assert(R % 32 == 0, "the fragment must hold whole 64-column boxes (N a multiple of 64)");
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+  uint8_t* base = static_cast<uint8_t*>(dst);
+  const int mat = lane / 8;  // the matrix whose row address this lane gives
+  const uint32_t row = 16 * warp + 8 * (mat % 2) + lane % 8;
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {  // chunks 2q and 2q+1 of the box row: columns 16q .. 16q+15
+    uint32_t r[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {  // matrix i: chunk j = 2q + i/2, row half h = i%2
+      const int acc = 4 * (8 * box + 2 * q + i / 2) + 2 * (i % 2);
+      const __nv_bfloat162 v = __floats2bfloat162_rn(d[acc], d[acc + 1]);
+      r[i] = *reinterpret_cast<const uint32_t*>(&v);
+    }
+    const uint32_t linear = row * 128 + 16 * (2 * q + mat / 2);
+    stmatrix_x4(base + gemm::swizzle::byte_offset<128>(linear), r[0], r[1], r[2], r[3]);
+  }
 }
 
 }  // namespace ptx

@@ -38,6 +38,25 @@ __device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, const void*
                : "memory");
 }
 
+/// createpolicy.fractional.L2::evict_first.b64 with fraction 1.0: a 64-bit L2 cache policy that
+/// marks every line an access touches evict-first (PTX ISA, "Data Movement and Conversion
+/// Instructions: createpolicy"). For data written once and not read again by this kernel (C): its
+/// lines are the first the L2 gives up, so the A and B tiles other blocks still read stay resident.
+__device__ __forceinline__ uint64_t l2_policy_evict_first() {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+
+/// tma_store_2d with an L2 cache policy (.L2::cache_hint; e.g. l2_policy_evict_first()): the same
+/// clipped, bulk-group store ("cp.async.bulk.tensor", shared::cta -> global form). Steps 18 and up.
+__device__ __forceinline__ void tma_store_2d_hint(const CUtensorMap* map, const void* src, int c0, int c1,
+                                                  uint64_t policy) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group.L2::cache_hint [%0, {%2, %3}], [%1], %4;"
+               ::"l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(src)), "r"(c0), "r"(c1), "l"(policy)
+               : "memory");
+}
+
 /// cp.async.bulk.commit_group: closes the bulk group of this thread's preceding TMA stores
 /// ("cp.async.bulk.commit_group").
 __device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }

@@ -192,13 +192,22 @@ class CleanFunction:
         return sum(1 for i in self.insns[loop[0]:loop[1] + 1]
                    if is_math(i.opcode) and not any(l[0] <= i.index <= l[1] for l in inner))
 
+    def own_tensor_math(self, loop):
+        """Tensor-core instructions (HMMA/HGMMA/IMMA) of `loop` not inside a loop nested in it."""
+        inner = self.nested(loop)
+        return sum(1 for i in self.insns[loop[0]:loop[1] + 1]
+                   if is_tensor_math(i.opcode) and not any(l[0] <= i.index <= l[1] for l in inner))
+
     def hottest_loop(self):
         """The loop with the most math instructions (FFMA/HMMA/HGMMA/...) of its own, not counting
-        those of loops nested in it; ties go to the innermost. None when the function has no loop."""
+        those of loops nested in it; ties go to the innermost. A loop with tensor-core instructions
+        beats any loop without them (one HGMMA.64x256x16 is 262,144 multiply-adds, one FADD 32): step
+        21's fixup loop has 128 FADDs, its K loop 4 HGMMAs, and the K loop is the hot one. None when
+        the function has no loop."""
         loops = self.loops()
         if not loops:
             return None
-        return max(loops, key=lambda l: (self.own_math(l), -(l[1] - l[0])))
+        return max(loops, key=lambda l: (self.own_tensor_math(l) > 0, self.own_math(l), -(l[1] - l[0])))
 
     def outer_loop(self, loop):
         """The outermost loop that contains `loop` (the loop itself when it is outermost)."""
@@ -206,6 +215,10 @@ class CleanFunction:
             return None
         holders = [l for l in self.loops() if l[0] <= loop[0] and loop[1] <= l[1]]
         return max(holders, key=lambda l: l[1] - l[0])
+
+
+def is_tensor_math(opcode):
+    return opcode.split(".")[0] in ("HMMA", "HGMMA", "IMMA") and not opcode.startswith("HFMA2.MMA")
 
 
 def is_math(opcode):

@@ -37,6 +37,25 @@ SELFTEST_NVDISASM = """
 .L_x_6:
 """
 
+# Two sibling loops: one HGMMA (the K loop) and, after it, three FADDs (a fixup's reads, as in step
+# 21): the hottest loop is the one with tensor-core math, though it has fewer math instructions.
+SELFTEST_TENSOR_NVDISASM = """
+.text._ZN6step998kernel_bEPf:
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+.L_x_7:
+        /*0010*/                   HGMMA.64x256x16.F32.BF16 R24, gdesc[UR20], R24 ;
+        /*0020*/               @P0 BRA `(.L_x_7) ;
+.L_x_8:
+        /*0030*/                   LDG.E.128.STRONG.GPU R4, desc[UR4][R2.64] ;
+        /*0040*/                   FADD R24, R24, R4 ;
+        /*0050*/                   FADD R25, R25, R5 ;
+        /*0060*/                   FADD R26, R26, R6 ;
+        /*0070*/               @P1 BRA `(.L_x_8) ;
+        /*0080*/                   EXIT ;
+.L_x_9:
+        /*0090*/                   BRA `(.L_x_9);
+"""
+
 SELFTEST_CONSTANTS = """
 constexpr int BM = 128, BN = 2 * BM;  // the comment's 99 is no value
 constexpr int CONSUMERS = 2;
@@ -71,6 +90,16 @@ def selftest():
     expect(f.loops() == [(1, 7), (3, 5)], f"two nested loops, got {f.loops()}")
     expect(f.hottest_loop() == (3, 5), f"hottest = inner FFMA loop, got {f.hottest_loop()}")
     expect(f.outer_loop(f.hottest_loop()) == (1, 7), "outer loop of the hottest")
+    tensor = parse_nvdisasm(SELFTEST_TENSOR_NVDISASM)
+    with tempfile.TemporaryDirectory() as tmp:
+        p = os.path.join(tmp, "kernel_b.sass")
+        write_clean(p, tensor[0], Unit("99_x", "99", "", "", "", tmp),
+                    {"compiler": "nvcc 0", "target": "sm_90a", "nvdisasm": "0"}, "k(float*)")
+        g = read_clean(p)
+    expect(len(g.loops()) == 2, f"two sibling loops, got {g.loops()}")
+    hot = g.hottest_loop()
+    expect(hot is not None and any(i.opcode.startswith("HGMMA") for i in g.insns[hot[0]:hot[1] + 1]),
+           f"hottest = the HGMMA loop over the 3-FADD loop, got {hot}")
     props = {f.mangled: {"registers": 40, "smem": 0, "stack": 8, "spill_stores": 0, "spill_loads": 0, "barriers": 0}}
     cases = [("kernel has LDG\\.E\\.128", True), ("kernel has LDS\\.64", False), ("kernel lacks LDL|STL", False),
              ("loop count FFMA == 2", True), ("loop count FFMA == 3", False), ("loop count FFMA == TM*TN", True), ("outer math-loops == 1", True), ("loop backedges == 1", True),
