@@ -9,8 +9,8 @@
 // common/tma.cpp (tensor maps) with this file. SASS: UTMALDG.2D, SYNCS.PHASECHK.TRANS64.TRYWAIT, HGMMA.64x64x16.F32.BF16.
 // Expected (before measuring): ~250-300 TFLOP/s at 8192 (load latency is fully exposed: one stage,
 // load -> wait -> compute -> sync; only co-resident blocks overlap it); ~10x step 10.
-// Measured (H200, make bench 2026-12-01, paired, settled): 352.0 TFLOP/s at 4096 (0.500x cuBLAS), 284.3
-// at 8192 (0.425x): 8x / 6.5x step 10; likely L2-bound at 8192 (each byte re-read by 128 blocks).
+// Measured (H200, make bench 2026-12-01, paired, settled): 351.8 TFLOP/s at 4096 (0.511x cuBLAS), 275.2
+// at 8192 (0.424x): 8x / 6.5x step 10; likely L2-bound at 8192 (each byte re-read by 128 blocks).
 // Supports: K % 8 == 0 (16-byte TMA row stride), any M, N >= 1: TMA zero-fills the out-of-bounds
 // part of a tile (ragged M, N, K tail), stores clipped; ceil(N / BN) <= 65535 (grid y). sm_90a, CC 9.0.
 // Run: make run STEP=11 M=4096 N=4096 K=4096

@@ -8,8 +8,8 @@
 // accumulators without spills): 128 * (40 + 2 * 232) = 64512 <= 65536 per SM.
 // SASS: HGMMA.64x256x16.F32.BF16, USETMAXREG (sass_annotations/14_two_consumers.md).
 // Expected (before measuring): ~1.2x step 13 at 8192 (a public ladder: 524 -> 641 TFLOP/s, 0.83x).
-// Measured (H200, make bench 2026-12-01, paired, settled): 610.6 TFLOP/s at 4096 (0.891x cuBLAS), 640.0
-// at 8192 (0.961x): 1.3x step 13, above the 0.80x bar and the guess.
+// Measured (H200, make bench 2026-12-01, paired, settled): 601.5 TFLOP/s at 4096 (0.893x cuBLAS), 622.7
+// at 8192 (0.962x): 1.3x step 13, above the 0.80x bar and the guess.
 // Supports: K % 8 == 0, any M, N >= 1 (zero-fill, clipped stores), ceil(N / BN) <= 65535. sm_90a.
 // Run: make run STEP=14 M=8192 N=8192 K=8192
 #include <cuda_bf16.h>

@@ -12,6 +12,9 @@ the per-pair ratios, with its interquartile range.
                                       -> results/<gpu>.csv, _sustained.csv, _series.csv, _stability.csv
   scripts/bench.py --sweep            the last step of each ladder over square 2048-16384 and
                                       transformer-layer shapes -> results/<gpu>_sweep.csv
+  scripts/bench.py --waves            the last bf16 step against cuBLAS at M = K = 4096 and N = 256 ..
+                                      8192 in steps of one tile column (wave quantization)
+                                      -> results/<gpu>_waves.csv
 Options: --build DIR --out DIR --sizes N.. --steps ID.. --reps R --sustained S --stability P
 A step that fails its check gets a FAIL row with no timing and makes the script exit 1. Step 01 is
 skipped at a size where one launch would take over --max-launch-s seconds (estimated from the
@@ -35,6 +38,11 @@ STEP_RE = re.compile(r"^(\d\d[a-z]?)_")
 SWEEP = [(s, s, s) for s in (2048, 4096, 6144, 8192, 12288, 16384)] + [
     (16384, 4096, 4096), (16384, 14336, 4096), (16384, 4096, 14336), (8192, 28672, 4096),
     (8192, 8000, 8192), (8000, 8192, 8192)]
+
+# Wave quantization (--waves): M = K = 4096 and N from one 256-column tile to 32 of them; with the
+# 128 x 256 tile that is 32 to 1024 tiles, 0.24 to 7.8 waves of 132 blocks.
+WAVES_MK = 4096
+WAVES_N = [256 * j for j in range(1, 33)]
 
 
 def step_id(path):
@@ -167,6 +175,8 @@ def main():
     ap.add_argument("--also", nargs="*", default=["09", "14", "16"],
                     help="steps that get the sustained and stability runs besides the last of each ladder (default: 09 14 16; stability is run for bf16 steps only)")
     ap.add_argument("--sweep", action="store_true", help="the shape sweep instead of the step table")
+    ap.add_argument("--waves", action="store_true",
+                    help="wave quantization: the last bf16 step at M = K = 4096 and every N = 256 j up to 8192")
     ap.add_argument("--sweep-also", nargs="*", default=["16"],
                     help="steps swept besides the last of each ladder (default: 16, the fastest bf16 step)")
     ap.add_argument("--max-launch-s", type=float, default=1.0)
@@ -207,6 +217,26 @@ def main():
         if not args.no_docs:
             subprocess.run([sys.executable, str(ROOT / "scripts" / "plot_sweep.py"), str(out / f"{slug}_sweep.csv")],
                            check=False)
+        if failures:
+            print("FAILED:", "; ".join(failures))
+            sys.exit(1)
+        return
+
+    if args.waves:
+        if not bf16:
+            sys.exit("error: --waves needs a bf16 step")
+        b = bf16[-1]
+        for n in WAVES_N:
+            code, _ = run_step(b, WAVES_MK, n, WAVES_MK, args.reps, tmp, ["--energy-s", "0"], refs="cublas")
+            if code != 0:
+                failures.append(f"{b.name} at {WAVES_MK}x{n}x{WAVES_MK}: exit {code}")
+                extra_rows.append(fail_row(b, WAVES_MK, n, WAVES_MK, code))
+        rows = read_rows(tmp) + extra_rows
+        if not rows:
+            sys.exit("no step produced a result")
+        slug = slug_of(rows[0].get("gpu", "gpu"))
+        write_csv(out / f"{slug}_waves.csv", rows)
+        print(f"\nwrote {out / (slug + '_waves.csv')}")
         if failures:
             print("FAILED:", "; ".join(failures))
             sys.exit(1)

@@ -55,7 +55,7 @@ def main():
     results = ladder[ladder.index("## Results"):]
     results = results[:results.index("\n## ", 5)]
     for line in results.splitlines():
-        if not re.match(r"^\| 1\d \|", line):
+        if not re.match(r"^\| [12]\d \|", line):
             continue
         c = [x.strip() for x in line.strip().strip("|").split("|")]
         step = c[0]
