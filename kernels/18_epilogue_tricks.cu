@@ -9,11 +9,11 @@
 //    still read from L2.
 // SASS: no CS2R in the tile loop; HGMMA's first issue per tile with the scale-d predicate; UTMASTG
 // with a cache-policy operand.
-// Expected (before measuring): +0-0.5 % at 4096 (64 instructions per 1 ms of wgmma per SM is small)
+// Expected (before measuring): +0-0.5 % at 4096 (64 instructions per ~50 us tile is small)
 // and +0-1 % at 8192, where A and B no longer fit in L2 and evictions matter.
 // Measured (H200, make bench 2026-12-01, paired, settled): 687.5 TFLOP/s at 4096 (1.005x cuBLAS), 665.2
 // at 8192 (1.025x); 16 in the same run: 1.008x / 1.024x. Neither trick moved the ratio beyond the
-// spread (0.2-0.3 % over five processes): the zeroing was already overlapped by the other consumer.
+// spread (0.2-0.3 % over five processes); our guess: the other consumer already overlapped the zeroing.
 // Supports: K % 8 == 0, any M, N >= 1 (TMA clips; else register stores), < 2^30 tiles. sm_90a.
 // Run: make run STEP=18 M=8192 N=8192 K=8192
 #include <cuda_bf16.h>

@@ -1,5 +1,5 @@
 // Step 21 — stream-K for the last wave, on step 20 (with step 18's grouped order back: the Hilbert
-// order of 19 measured 1-2.5 % slower). One 128x256 tile per SM at a time leaves the last wave partly
+// order of 19 measured 1-2 % slower). One 128x256 tile per SM at a time leaves the last wave partly
 // empty: 4096^3 is 512 tiles on 132 SMs, 3 full waves and one of 116 tiles (16 SMs idle for a quarter
 // of the run); 8192^3 is 15 waves and one of 68; at M = K = 4096 and N = 1280 it is 160 tiles: one
 // full wave and 28 tiles, and step 20 ran at 0.65x cuBLAS there (make bench-waves).

@@ -83,6 +83,9 @@ shapes_of() {
   # Persistent steps (15 on): 12 x 17 = 204 tiles of 128 x 256, so 72 of the 132 blocks take a second
   # tile, and 3 K tiles each (the last a tail of 8): a two-tile block wraps its 4-stage ring.
   case "$name" in 1[5-9]_*|[2-9][0-9]_*) echo "1500:4100:136" ;; esac
+  # Stream-K (21 on): 2 tiles of 32 K tiles, split over 16 blocks, so the fixup (partials, counters,
+  # the last piece's reads) runs; the shapes above are too short in K for the split to choose it.
+  case "$name" in 2[1-9]_*) echo "128:512:2048" ;; esac
 }
 
 # Runs one tool on one executable and shape, writing LOG and LOG.rc; 0: clean, else a finding (99),

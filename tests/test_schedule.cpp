@@ -188,7 +188,7 @@ TEST_CASE("schedules: the cluster order is the grouped order of cluster tiles; o
 
 // The largest Chebyshev and Manhattan distance between tiles t and t + 1 of the Hilbert order, and how
 // many steps are not to one of the 4 edge neighbours (the generalized curve takes a diagonal step on
-// some grids with odd sides).
+// some grids with exactly one odd side, at most once).
 struct HilbertSteps {
   int max_chebyshev = 0, non_unit = 0;
 };
