@@ -94,6 +94,32 @@ def run_step(binary, m, n, k, reps, csv_path, extra=(), refs=None):
     return r.returncode, r.stdout
 
 
+def run_shapes(runs, reps, tmp, out, suffix, refs):
+    """Runs each (binary, m, n, k) of `runs` once (no energy runs), with `refs` (None: the step's
+    default references), and writes every row to out/<gpu>_<suffix>.csv; a failed run gets a FAIL row
+    and its line goes into the returned list. Returns (the CSV's path, the failures)."""
+    extra_rows, failures = [], []
+    for b, m, n, k in runs:
+        code, _ = run_step(b, m, n, k, reps, tmp, ["--energy-s", "0"], refs=refs)
+        if code != 0:
+            failures.append(f"{b.name} at {m}x{n}x{k}: exit {code}")
+            extra_rows.append(fail_row(b, m, n, k, code))
+    rows = read_rows(tmp) + extra_rows
+    if not rows:
+        sys.exit("no step produced a result")
+    path = out / f"{slug_of(rows[0].get('gpu', 'gpu'))}_{suffix}.csv"
+    write_csv(path, rows)
+    print(f"\nwrote {path}")
+    return path, failures
+
+
+def finish_shapes(failures):
+    """Exits 1, naming them, when runs of run_shapes failed."""
+    if failures:
+        print("FAILED:", "; ".join(failures))
+        sys.exit(1)
+
+
 def write_csv(path, rows):
     if not rows:
         return
@@ -202,44 +228,19 @@ def main():
 
     if args.sweep:
         swept = [b for b in bins if b in last or step_id(b) in args.sweep_also]
-        for (m, n, k) in SWEEP:
-            for b in swept:
-                code, _ = run_step(b, m, n, k, args.reps, tmp, ["--energy-s", "0"])
-                if code != 0:
-                    failures.append(f"{b.name} at {m}x{n}x{k}: exit {code}")
-                    extra_rows.append(fail_row(b, m, n, k, code))
-        rows = read_rows(tmp) + extra_rows
-        if not rows:
-            sys.exit("no step produced a result")
-        slug = slug_of(rows[0].get("gpu", "gpu"))
-        write_csv(out / f"{slug}_sweep.csv", rows)
-        print(f"\nwrote {out / (slug + '_sweep.csv')}")
+        path, failed = run_shapes([(b, m, n, k) for (m, n, k) in SWEEP for b in swept], args.reps, tmp, out, "sweep",
+                                  None)
         if not args.no_docs:
-            subprocess.run([sys.executable, str(ROOT / "scripts" / "plot_sweep.py"), str(out / f"{slug}_sweep.csv")],
-                           check=False)
-        if failures:
-            print("FAILED:", "; ".join(failures))
-            sys.exit(1)
+            subprocess.run([sys.executable, str(ROOT / "scripts" / "plot_sweep.py"), str(path)], check=False)
+        finish_shapes(failed)
         return
 
     if args.waves:
         if not bf16:
             sys.exit("error: --waves needs a bf16 step")
-        b = bf16[-1]
-        for n in WAVES_N:
-            code, _ = run_step(b, WAVES_MK, n, WAVES_MK, args.reps, tmp, ["--energy-s", "0"], refs="cublas")
-            if code != 0:
-                failures.append(f"{b.name} at {WAVES_MK}x{n}x{WAVES_MK}: exit {code}")
-                extra_rows.append(fail_row(b, WAVES_MK, n, WAVES_MK, code))
-        rows = read_rows(tmp) + extra_rows
-        if not rows:
-            sys.exit("no step produced a result")
-        slug = slug_of(rows[0].get("gpu", "gpu"))
-        write_csv(out / f"{slug}_waves.csv", rows)
-        print(f"\nwrote {out / (slug + '_waves.csv')}")
-        if failures:
-            print("FAILED:", "; ".join(failures))
-            sys.exit(1)
+        _, failed = run_shapes([(bf16[-1], WAVES_MK, n, WAVES_MK) for n in WAVES_N], args.reps, tmp, out, "waves",
+                               "cublas")
+        finish_shapes(failed)
         return
 
     if args.stability_only:

@@ -186,17 +186,13 @@ class CleanFunction:
         """Loops strictly inside `loop`."""
         return [l for l in self.loops() if l != loop and loop[0] <= l[0] and l[1] <= loop[1]]
 
-    def own_math(self, loop):
-        """Math instructions of `loop` that are not inside a loop nested in it."""
+    def own_math(self, loop, kind=None):
+        """Math instructions of `loop` (those `kind` accepts; default is_math) that are not inside a
+        loop nested in it."""
+        kind = kind or is_math
         inner = self.nested(loop)
         return sum(1 for i in self.insns[loop[0]:loop[1] + 1]
-                   if is_math(i.opcode) and not any(l[0] <= i.index <= l[1] for l in inner))
-
-    def own_tensor_math(self, loop):
-        """Tensor-core instructions (HMMA/HGMMA/IMMA) of `loop` not inside a loop nested in it."""
-        inner = self.nested(loop)
-        return sum(1 for i in self.insns[loop[0]:loop[1] + 1]
-                   if is_tensor_math(i.opcode) and not any(l[0] <= i.index <= l[1] for l in inner))
+                   if kind(i.opcode) and not any(l[0] <= i.index <= l[1] for l in inner))
 
     def hottest_loop(self):
         """The loop with the most math instructions (FFMA/HMMA/HGMMA/...) of its own, not counting
@@ -207,7 +203,7 @@ class CleanFunction:
         loops = self.loops()
         if not loops:
             return None
-        return max(loops, key=lambda l: (self.own_tensor_math(l) > 0, self.own_math(l), -(l[1] - l[0])))
+        return max(loops, key=lambda l: (self.own_math(l, is_tensor_math) > 0, self.own_math(l), -(l[1] - l[0])))
 
     def outer_loop(self, loop):
         """The outermost loop that contains `loop` (the loop itself when it is outermost)."""
