@@ -289,7 +289,7 @@ sass-html: $(if $(A),$(call stamp_of,$(A)) $(call stamp_of,$(B)),$(if $(HTML_STE
 SCREENSHOT_STEP := 14_two_consumers
 docs-sass-screenshot: $(BUILD)/sass/$(SCREENSHOT_STEP)/dump.stamp
 	@$(SASS) html --out $(BUILD)/sass-html $(SCREENSHOT_STEP)
-	@$(SASS) html-screenshot --fragment L84 --size 1600,1000 $(BUILD)/sass-html/$(SCREENSHOT_STEP).html docs/img/sass_html.png
+	@$(SASS) html-screenshot --fragment L87 --size 1600,1000 $(BUILD)/sass-html/$(SCREENSHOT_STEP).html docs/img/sass_html.png
 
 
 # Tile schedules (common/schedule.hpp) printed as CSV by a host tool and drawn by
@@ -317,6 +317,7 @@ DOCS_GPU := nvidia_h200
 docs: schedule-figures swizzle-figure
 	python3 scripts/plot_steps.py results/$(DOCS_GPU).csv
 	python3 scripts/plot_sweep.py results/$(DOCS_GPU)_sweep.csv
+	python3 scripts/plot_waves.py results/$(DOCS_GPU)_waves_20.csv results/$(DOCS_GPU)_waves.csv
 	python3 scripts/plot_power.py results/$(DOCS_GPU)_series.csv
 	python3 scripts/plot_roofline.py results/$(DOCS_GPU).csv
 	python3 scripts/plot_tilemaps.py
@@ -324,6 +325,9 @@ docs: schedule-figures swizzle-figure
 	python3 scripts/plot_smem_layouts.py
 	python3 scripts/plot_trace.py results/traces/$(DOCS_GPU)_trace_12_8192.json.gz \
 	  results/traces/$(DOCS_GPU)_trace_13_8192.json.gz --out docs/img/trace_12_13_8192.png
+	python3 scripts/plot_trace.py results/traces/$(DOCS_GPU)_trace_11_8192.json.gz \
+	  results/traces/$(DOCS_GPU)_trace_14_8192.json.gz results/traces/$(DOCS_GPU)_trace_18_8192.json.gz \
+	  --out docs/img/trace_11_14_18_8192.png
 
 # ---- Pipeline traces (opt-in; common/trace.hpp): the steps whose kernels include common/ptx/trace.cuh,
 # rebuilt with -DGEMM_TRACE under build/trace/ (the timed binaries of build/bin/ contain no trace code).

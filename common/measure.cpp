@@ -11,6 +11,7 @@
 
 #include "cublaslt.hpp"
 #include "cutlass_ref.hpp"
+#include "launch.hpp"
 #include "runner.hpp"
 #include "telemetry.hpp"
 #include "timing.hpp"
@@ -86,12 +87,20 @@ void profile_once(const Step& step, ProblemBuffers& ws, const std::string& what)
 void trace_once(const Step& step, ProblemBuffers& ws, const std::string& path) {
   for (int i = 0; i < 2; ++i) launch_step(step, ws, nullptr);  // warm: module load
   CUDA_CHECK(cudaDeviceSynchronize());
-  // A slot for every block of the step's grid (its tile from the registry) and a place for every K tile.
+  // A slot for every block of the step's grid and a place for every K tile it runs (tile from the
+  // registry). One block per tile, one tile of K tiles each; a persistent step has at most one block per
+  // SM, and its blocks number K tiles across their tiles: ceil(tiles / blocks) tiles each, plus two for
+  // a stream-K range that may cross two tile boundaries.
   const Problem& p = ws.problem();
   const int64_t bm = std::max(step.tile.bm, 1), bn = std::max(step.tile.bn, 1), bk = std::max(step.tile.bk, 1);
-  const unsigned blocks = unsigned(((p.m + bm - 1) / bm) * ((p.n + bn - 1) / bn));
-  const trace::Summary s = trace::run_traced([&](cudaStream_t st) { launch_step(step, ws, st); }, path, blocks,
-                                             unsigned((p.k + bk - 1) / bk));
+  const int64_t tiles = ((p.m + bm - 1) / bm) * ((p.n + bn - 1) / bn), k_tiles = (p.k + bk - 1) / bk;
+  int64_t blocks = tiles, tiles_per_block = 1;
+  if (step.persistent) {
+    blocks = sm_count();  // stream-K (step 21) may run more blocks than tiles, never more than SMs
+    tiles_per_block = (tiles + blocks - 1) / blocks + 2;
+  }
+  const trace::Summary s = trace::run_traced([&](cudaStream_t st) { launch_step(step, ws, st); }, path,
+                                             unsigned(blocks), unsigned(tiles_per_block * k_tiles));
   fmt::print("trace: {} intervals of the blocks on SMs 0-{} over {:.1f} us written to {}\n", s.recorded,
              trace::kTracedSMs - 1, s.span_us, path);
 }

@@ -15,7 +15,8 @@ namespace gemm::trace {
 struct Record {
   uint32_t sm, block;  ///< %smid; the block's linear index (blockIdx.x + blockIdx.y * gridDim.x)
   uint16_t wg, kind;   ///< warpgroup in the block; a Kind
-  uint32_t kt;         ///< K tile (or tile index for the epilogue)
+  uint32_t kt;         ///< K tile; in a persistent step counted across the block's tiles (its i-th tile's
+                       ///< K tile kt is i * k_tiles + kt). Epilogue: k_tiles, or its tile's last K tile
   uint64_t t0, t1;
 };
 static_assert(sizeof(Record) == 32, "the device writes Records as 32-byte structs");
@@ -46,7 +47,8 @@ struct Summary {
   double span_us = 0;                ///< first t0 to last t1
 };
 
-/// Arms a zeroed buffer of `blocks` x kSlotsPerBlock slots of kKinds * (k_tiles + 1) records (K tiles beyond and blocks
+/// Arms a zeroed buffer of `blocks` x kSlotsPerBlock slots of kKinds * (k_tiles + 1) records, `k_tiles`
+/// being the K tiles one block runs (all its tiles' in a persistent step; K tiles beyond and blocks
 /// beyond are not recorded), runs `launch` once on the default stream, synchronizes, disarms, and
 /// writes the records that were filled as Chrome-trace JSON to `path` ("X" events, one process per
 /// SM, one thread per block and warpgroup, timestamps in microseconds from the first record). Throws

@@ -4,7 +4,8 @@
 // (common/problem.cu, cublas_sgemm).
 // Expected: the same TFLOP/s as the "cuBLAS" column of every other step (ratio ~1.00); the spread
 // between the two is the run-to-run noise of the benchmark.
-// Measured (H200, make bench 2026-12-01, paired, settled): 51.3 TFLOP/s at 4096 (1.000x cuBLAS) and 51.3 at 8192 (1.000x).
+// Measured (H200, make bench 2026-12-01, paired, settled): 51.1 TFLOP/s at 4096 (1.000x cuBLAS) and 51.0
+// at 8192 (1.000x).
 // Supports: any M, N, K >= 1 (cuBLAS handles every shape).
 // Run: make run STEP=00 M=4096 N=4096 K=4096
 #include "../common/reference.hpp"

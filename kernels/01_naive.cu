@@ -4,7 +4,8 @@
 // This is the shape of the mistake step 02 fixes: it is the lesson, not an accident.
 // Expected: memory-bound far below the 67 TFLOP/s fp32 peak, ~1% of cuBLAS (a public ladder
 // measured 0.50 TFLOP/s at 4096 on the H200).
-// Measured (H200, make bench 2026-11-30): 0.50 TFLOP/s at 4096^3, 1% of cuBLAS (51.2); as predicted.
+// Measured (H200, make bench 2026-12-01, paired, settled): 0.498 TFLOP/s at 4096 (0.0097x cuBLAS's
+// 51.2); as predicted. No 8192 run: one launch would take about 2.2 s.
 // Supports: any M, N, K >= 1 with ceil(N / 32) <= 65535 (grid y); M maps to grid x (2^31-1 blocks).
 // Run: make run STEP=01 M=4096 N=4096 K=4096
 #include "../common/check.hpp"

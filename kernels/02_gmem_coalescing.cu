@@ -4,7 +4,8 @@
 // 32 consecutive floats of C.
 // Expected: ~10x step 01 (far fewer memory transactions per FMA; a public ladder measured 6.2
 // TFLOP/s at 4096 on the H200). In SASS nothing new appears; the index arithmetic swaps.
-// Measured (H200, make bench 2026-12-01, paired, settled): 6.4 TFLOP/s at 4096 (0.124x cuBLAS) and 5.8 at 8192 (0.113x): 13x step 01.
+// Measured (H200, make bench 2026-12-01, paired, settled): 6.3 TFLOP/s at 4096 (0.122x cuBLAS) and 5.7
+// at 8192 (0.111x): 13x step 01.
 // Supports: any M, N, K >= 1 with ceil(M / 32) <= 65535 (grid y); N maps to grid x.
 // Run: make run STEP=02 M=4096 N=4096 K=4096
 #include "../common/check.hpp"

@@ -5,7 +5,8 @@
 // Expected: ~1.5x step 02 (a public ladder measured 6.2 -> 9.1 TFLOP/s at 4096 on the H200). Still
 // one LDS per operand per FMA, so shared-memory bandwidth becomes the limit (fixed by step 04).
 // SASS: LDS in the inner loop, two BAR.SYNC per K tile.
-// Measured (H200, make bench 2026-12-01, paired, settled): 8.5 TFLOP/s at 4096 (0.165x cuBLAS) and 8.5 at 8192 (0.166x): 1.3x step 02.
+// Measured (H200, make bench 2026-12-01, paired, settled): 8.4 TFLOP/s at 4096 (0.165x cuBLAS) and 8.4
+// at 8192 (0.165x): 1.3x step 02.
 // Supports: any M, N, K >= 1 (partial tiles are zero-filled) with ceil(M / 32) <= 65535 (grid y).
 // Run: make run STEP=03 M=4096 N=4096 K=4096
 #include "../common/check.hpp"

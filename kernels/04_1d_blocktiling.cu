@@ -5,8 +5,8 @@
 // block tile grows to 64x64 (half the global traffic per FLOP of step 03's 32x32).
 // Expected: ~2x step 03 (a public ladder measured 9.1 -> 19.8 TFLOP/s at 4096 on the H200).
 // SASS: the inner loop is BK x TM = 64 FFMA with one LDS of sB per 8 FFMA.
-// Measured (H200, make bench 2026-12-01, paired, settled): 16.0 TFLOP/s at 4096 (0.312x cuBLAS, 1.9x step 03),
-// 15.8 at 8192 (0.309x).
+// Measured (H200, make bench 2026-12-01, paired, settled): 15.9 TFLOP/s at 4096 (0.310x cuBLAS, 1.9x step 03),
+// 15.7 at 8192 (0.307x).
 // Supports: any M, N, K >= 1 (partial tiles are zero-filled) with ceil(M / 64) <= 65535 (grid y).
 // Run: make run STEP=04 M=4096 N=4096 K=4096
 #include "../common/check.hpp"

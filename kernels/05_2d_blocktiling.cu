@@ -4,7 +4,8 @@
 // acc, so LDS per FFMA falls to (TM + TN) / (TM * TN): 0.25 for 8 x 8, 0.375 for the tuned 8 x 4.
 // Expected: ~1.3x step 04 (public ladder on the H200: 19.8 -> 25.9 TFLOP/s at 4096).
 // SASS: the inner loop is TM*TN*BK FFMA (256 for 8x4x8), fully unrolled (no backward branch); ptxas merges the LDS into LDS.128.
-// Measured (H200, make bench 2026-12-01, paired, settled): 28.5 TFLOP/s at 4096 (0.556x cuBLAS, 1.8x step 04), 28.5 at 8192 (0.556x).
+// Measured (H200, make bench 2026-12-01, paired, settled): 28.5 TFLOP/s at 4096 (0.557x cuBLAS, 1.8x step 04),
+// 28.5 at 8192 (0.558x).
 // Supports: any M, N, K >= 1 (partial tiles are zero-filled) with ceil(M / BM) <= 65535 (grid y).
 // Run: make run STEP=05 M=4096 N=4096 K=4096
 #include "../common/check.hpp"

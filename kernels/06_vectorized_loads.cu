@@ -6,7 +6,8 @@
 // Expected: ~1.2x step 05 (public ladder on the H200: 25.9 -> 31.3 TFLOP/s at 4096). The transposed
 // stores into sAT and the 8-float strides of the LDS.128 leave bank conflicts (fixed in step 07).
 // SASS: LDG.E.128, LDS.128 and STG.E.128; four scalar STS per float4 of A (the transpose).
-// Measured (H200, make bench 2026-12-01, paired, settled): 36.6 TFLOP/s at 4096 (0.713x cuBLAS, 1.28x step 05), 36.9 at 8192 (0.720x).
+// Measured (H200, make bench 2026-12-01, paired, settled): 36.6 TFLOP/s at 4096 (0.718x cuBLAS, 1.29x step 05),
+// 38.0 at 8192 (0.745x).
 // ncu at 1024^3: 4,194,304 shared-load and 797,524 shared-store bank conflicts.
 // Supports: K % 4 == 0 and N % 4 == 0 (16-byte aligned rows of A, B and C for float4), any M >= 1,
 // ragged M, N and K tails zero-filled; ceil(M / BM) <= 65535 (grid y).

@@ -8,7 +8,8 @@
 // BN / (TN / 4) (and its TM rows likewise): a warp's LDS.128 then reads contiguous float4s.
 // Expected: ncu l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st}.sum drop to ~0;
 // 1.1-1.2x step 06. SASS unchanged in kind (STS, LDS.128), different offsets; STG.E.128 now coalesced.
-// Measured (H200, make bench 2026-12-01, paired, settled): 42.9 TFLOP/s at 4096 (0.838x cuBLAS, 1.17x step 06), 42.5 at 8192 (0.829x).
+// Measured (H200, make bench 2026-12-01, paired, settled): 42.8 TFLOP/s at 4096 (0.839x cuBLAS, 1.17x step 06),
+// 42.3 at 8192 (0.829x).
 // ncu at 1024^3: load conflicts 4,194,304 -> 0; store conflicts 797,524 -> 278,075: with the tuned
 // BK = 16, rows k and k + 8 of sAT start in the same bank (8 x 4 pad banks = 32), a 2-way conflict on
 // the transposed stores that no 16-byte-preserving pad removes (an XOR swizzle would).

@@ -10,8 +10,8 @@
 // k's FFMAs issue, across the tile boundary too). Loads are predicated (zero fill past M, N, K).
 // Expected: 1.05-1.15x step 07; >= 0.9x cuBLAS at 4096 and 8192 (issue 3).
 // SASS: LDG.E.128 right after the STS of the previous tile's registers; one BAR.SYNC per K tile.
-// Measured (H200, make bench 2026-12-01, paired, settled): 49.2 TFLOP/s at 4096 (0.959x cuBLAS), 49.4
-// at 8192 (0.965x), 1.15x / 1.17x step 07.
+// Measured (H200, make bench 2026-12-01, paired, settled): 49.1 TFLOP/s at 4096 (0.962x cuBLAS), 49.4
+// at 8192 (0.969x), 1.15x / 1.17x step 07.
 // Supports: K % 4 == 0 and N % 4 == 0 (16-byte aligned rows), any M >= 1; ragged M and N (not
 // multiples of BM, BN) and K tails are zero-filled / masked; ceil(M / BM) <= 65535 (grid y).
 // Run: make run STEP=08 M=4096 N=4096 K=4096

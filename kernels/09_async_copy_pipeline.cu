@@ -9,8 +9,8 @@
 // hides a copy; 3 measure the same), so the ring is a double buffer here; STAGES stays a parameter.
 // Expected: +5-10 % over step 08 (no staging instructions or registers), ~1.0x cuBLAS.
 // SASS: LDGSTS.E.BYPASS.128 (B) and LDGSTS.E (A) replace LDG + STS; LDGDEPBAR / DEPBAR.LE SB0.
-// Measured (H200, make bench 2026-12-01, paired, settled): 51.2 TFLOP/s at 4096 (1.000x cuBLAS), 52.0
-// at 8192 (1.014x), 1.04x / 1.05x step 08. Against the same cuBLAS kernel and grid the ratio grows
+// Measured (H200, make bench 2026-12-01, paired, settled): 51.2 TFLOP/s at 4096 (1.003x cuBLAS), 52.0
+// at 8192 (1.018x), 1.04x / 1.05x step 08. Against the same cuBLAS kernel and grid the ratio grows
 // with the waves of blocks (3.88 at 4096, 15.5 at 8192): docs/fp32_ladder.md, "What limits 09 now".
 // Step 09b gives the last, partial wave to a stream-K kernel.
 // Supports: K % 4 == 0 and N % 4 == 0 (16-byte aligned rows), any M >= 1; ragged M and N and K

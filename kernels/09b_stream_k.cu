@@ -9,11 +9,11 @@
 // Expected: +2-3 % over step 09 at 4096 and 8192 (the idle part of the last wave: 0.12 and 0.48 of
 // a wave of 4 and 16). SASS: PREEXIT (griddepcontrol.launch_dependents); the fixup's MEMBAR.SC.GPU
 // and ATOMG.E.ADD; the main loop's LDGSTS / DEPBAR as in 09.
-// Measured (H200, make bench 2026-12-01, paired, settled): 52.0 TFLOP/s at 4096 (1.015x cuBLAS), 53.0
-// at 8192 (1.035x); step 09 in the same run: 51.2 (1.000x) / 52.0 (1.014x); earlier benches
-// gave 1.011x / 1.034x and 1.018x / 1.038x. Stream-K gained 1-1.5 % / 1.4-2.1 %, not 2-3 %: its blocks run 4-6 % slower per K tile
-// (our reading, not profiled: their concurrent copies are at different K and share less of L2) and
-// pay the fixup. docs/fp32_ladder.md, "The wave tail".
+// Measured (H200, make bench 2026-12-01, paired, settled): 51.9 TFLOP/s at 4096 (1.018x cuBLAS), 52.9
+// at 8192 (1.038x); step 09 in the same run: 51.2 (1.003x) / 52.0 (1.018x); earlier benches gave
+// 1.015x / 1.035x, 1.011x / 1.034x and 1.018x / 1.038x. Stream-K gained 1-1.5 % / 1.4-2.1 %, not
+// 2-3 %: its blocks run 4-6 % slower per K tile (our reading, not profiled: their concurrent copies
+// are at different K and share less of L2) and pay the fixup. docs/fp32_ladder.md, "The wave tail".
 // Supports: K % 4 == 0 and N % 4 == 0 (16-byte aligned rows), any M >= 1; ragged M and N and K
 // tails are zero-filled by cp.async's src-size operand / masked; ceil(M / BM) <= 65535 (grid y) and
 // at most 2^30 tiles. Workspace (declared by workspace_bytes, allocated by the harness): 35 MB on the

@@ -8,7 +8,7 @@
 // (a public bf16 ladder's CUDA-core step: 32 TFLOP/s at 8192 on this H200); ~4% of cuBLAS bf16.
 // SASS: FFMA-dominated inner loop, LDS.128 of sA/sB, one LDG.E.128 per operand per K tile.
 // Measured (H200, make bench 2026-12-01, paired, settled): 43.4 TFLOP/s at 4096 (0.056x cuBLAS) and
-// 43.4 at 8192 (0.055x). Above the guess: half the global bytes of fp32 per operand, the same FFMA loop.
+// 43.6 at 8192 (0.054x). Above the guess: half the global bytes of fp32 per operand, the same FFMA loop.
 // Supports: K % 8 == 0 (16-byte vector loads of rows of A and B), any M, N >= 1 (partial tiles are
 // zero-filled and stores clipped), ceil(M / 128) <= 65535 (grid y). Built for sm_90a only.
 // Run: make run STEP=10 M=4096 N=4096 K=4096

@@ -9,8 +9,8 @@
 // common/tma.cpp (tensor maps) with this file. SASS: UTMALDG.2D, SYNCS.PHASECHK.TRANS64.TRYWAIT, HGMMA.64x64x16.F32.BF16.
 // Expected (before measuring): ~250-300 TFLOP/s at 8192 (load latency is fully exposed: one stage,
 // load -> wait -> compute -> sync; only co-resident blocks overlap it); ~10x step 10.
-// Measured (H200, make bench 2026-12-01, paired, settled): 351.8 TFLOP/s at 4096 (0.511x cuBLAS), 275.2
-// at 8192 (0.424x): 8x / 6.5x step 10; likely L2-bound at 8192 (each byte re-read by 128 blocks).
+// Measured (H200, make bench 2026-12-01, paired, settled): 352.0 TFLOP/s at 4096 (0.491x cuBLAS), 283.1
+// at 8192 (0.425x): 8x / 6.5x step 10; likely L2-bound at 8192 (each byte re-read by 128 blocks).
 // Supports: K % 8 == 0 (16-byte TMA row stride), any M, N >= 1: TMA zero-fills the out-of-bounds
 // part of a tile (ragged M, N, K tail), stores clipped; ceil(N / BN) <= 65535 (grid y). sm_90a, CC 9.0.
 // Run: make run STEP=11 M=4096 N=4096 K=4096
@@ -22,6 +22,7 @@
 #include "../common/ptx/mbarrier.cuh"
 #include "../common/ptx/smem.cuh"
 #include "../common/ptx/tma.cuh"
+#include "../common/ptx/trace.cuh"
 #include "../common/ptx/wgmma.cuh"
 #include "../common/refusals.hpp"
 #include "../common/registry.hpp"
@@ -64,7 +65,10 @@ gemm_wgmma_tma(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_a,
       ptx::tma_load_2d(s.a, &tmap_a, kt * BK, m0, &s.full);  // coordinates: (K, row)
       ptx::tma_load_2d(s.b, &tmap_b, kt * BK, n0, &s.full);
     }
+    GEMM_TRACE_NOW(t_wait);
     ptx::mbarrier_wait_parity(&s.full, kt & 1);  // phase kt completes once TILE_BYTES have landed
+    GEMM_TRACE(consumer_wait, kt, t_wait);  // trace builds only (make trace): no code otherwise
+    GEMM_TRACE_NOW(t_mma);
     ptx::wgmma_fence_operands(acc);
     ptx::wgmma_fence();
 #pragma unroll
@@ -73,10 +77,13 @@ gemm_wgmma_tma(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_a,
                                 ptx::make_desc_k_sw128(s.b + kk * WGMMA_K), 1);
     ptx::wgmma_commit();
     ptx::wgmma_wait<0>();  // the wgmmas have read sA / sB ...
+    GEMM_TRACE(mma, kt, t_mma);
     ptx::wgmma_fence_operands(acc);
     __syncthreads();       // ... in every warp, before thread 0 lets the next TMA overwrite them
   }
+  GEMM_TRACE_NOW(t_epi);
   ptx::store_d_fragment_bf16(acc, C, M, N, m0, n0);
+  GEMM_TRACE(epilogue, k_tiles, t_epi);
 }
 
 void launch(const gemm::Bf16Gemm& p, cudaStream_t stream) {

@@ -7,8 +7,8 @@
 // over 4x the work. SASS: HGMMA.64x128x16.F32.BF16 (8 per K tile instead of 4 x 64x64).
 // Expected (before measuring): ~1.3-1.5x step 11 at 8192 (a public ladder: 304 -> 426 TFLOP/s);
 // the load latency is still exposed (no pipeline) and fewer blocks now share each SM.
-// Measured (H200, make bench 2026-12-01, paired, settled): 505.8 TFLOP/s at 4096 (0.757x cuBLAS), 546.5
-// at 8192 (0.840x): 1.5x / 2.0x step 11, past the guess. 167 registers x 128 threads and
+// Measured (H200, make bench 2026-12-01, paired, settled): 516.5 TFLOP/s at 4096 (0.733x cuBLAS), 561.6
+// at 8192 (0.831x): 1.5x / 2.0x step 11, past the guess. 167 registers x 128 threads and
 // 34 KB of shared memory let 3 blocks share an SM: they hide each other's load latency.
 // Supports: K % 8 == 0 (16-byte TMA row stride), any M, N >= 1 (TMA zero-fills out-of-bounds
 // loads, stores are clipped); ceil(N / BN) <= 65535 (grid y). Built for sm_90a, runs on CC 9.0.

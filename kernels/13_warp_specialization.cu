@@ -10,7 +10,7 @@
 // SASS: producer SYNCS.PHASECHK (empty), SYNCS.ARRIVE.TRANS64, 2x UTMALDG.2D; consumer
 // SYNCS.PHASECHK (full), 8x HGMMA.64x128x16.F32.BF16, SYNCS.ARRIVE.TRANS64.A1T0 (empty).
 // Expected (before measuring): ~1.2-1.3x step 12 at 8192 (a public ladder: 426 -> 524 TFLOP/s).
-// Measured (H200, make bench 2026-12-01, paired, settled): 476.6 TFLOP/s at 4096 (0.692x cuBLAS), 464.3
+// Measured (H200, make bench 2026-12-01, paired, settled): 491.6 TFLOP/s at 4096 (0.686x cuBLAS), 478.8
 // at 8192 (0.716x): below step 12. One block per SM (128 KB ring) and one consumer that drains its
 // wgmmas every K tile: nothing fills that bubble (make trace: wgmma busy 56 %, step 12's 76.5 %).
 // Supports: K % 8 == 0, any M, N >= 1 (zero-fill, clipped stores), ceil(N / BN) <= 65535. sm_90a.

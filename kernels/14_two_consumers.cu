@@ -8,8 +8,8 @@
 // accumulators without spills): 128 * (40 + 2 * 232) = 64512 <= 65536 per SM.
 // SASS: HGMMA.64x256x16.F32.BF16, USETMAXREG (sass_annotations/14_two_consumers.md).
 // Expected (before measuring): ~1.2x step 13 at 8192 (a public ladder: 524 -> 641 TFLOP/s, 0.83x).
-// Measured (H200, make bench 2026-12-01, paired, settled): 601.5 TFLOP/s at 4096 (0.893x cuBLAS), 622.7
-// at 8192 (0.962x): 1.3x step 13, above the 0.80x bar and the guess.
+// Measured (H200, make bench 2026-12-01, paired, settled): 613.1 TFLOP/s at 4096 (0.888x cuBLAS), 639.9
+// at 8192 (0.960x): 1.25x / 1.34x step 13, above the 0.80x bar and the guess.
 // Supports: K % 8 == 0, any M, N >= 1 (zero-fill, clipped stores), ceil(N / BN) <= 65535. sm_90a.
 // Run: make run STEP=14 M=8192 N=8192 K=8192
 #include <cuda_bf16.h>
@@ -21,6 +21,7 @@
 #include "../common/ptx/setmaxnreg.cuh"
 #include "../common/ptx/smem.cuh"
 #include "../common/ptx/tma.cuh"
+#include "../common/ptx/trace.cuh"
 #include "../common/ptx/wgmma.cuh"
 #include "../common/refusals.hpp"
 #include "../common/registry.hpp"
@@ -71,7 +72,9 @@ gemm_two_consumers(int M, int N, int K, const __grid_constant__ CUtensorMap tmap
     if (threadIdx.x == 0) {
       for (int kt = 0; kt < k_tiles; ++kt) {
         const int st = kt % STAGES;
+        GEMM_TRACE_NOW(t_wait);
         ptx::mbarrier_wait_parity(&s.empty[st], ((kt / STAGES) & 1) ^ 1);
+        GEMM_TRACE(producer_wait, kt, t_wait);  // trace builds only (make trace): no code otherwise
         ptx::mbarrier_arrive_expect_tx(&s.full[st], STAGE_BYTES);
         ptx::tma_load_2d(s.a[st], &tmap_a, kt * BK, m0, &s.full[st]);
         ptx::tma_load_2d(s.b[st], &tmap_b, kt * BK, n0, &s.full[st]);
@@ -83,7 +86,10 @@ gemm_two_consumers(int M, int N, int K, const __grid_constant__ CUtensorMap tmap
     float acc[WGMMA_N / 2] = {};
     for (int kt = 0; kt < k_tiles; ++kt) {
       const int st = kt % STAGES;
+      GEMM_TRACE_NOW(t_wait);
       ptx::mbarrier_wait_parity(&s.full[st], (kt / STAGES) & 1);
+      GEMM_TRACE(consumer_wait, kt, t_wait);
+      GEMM_TRACE_NOW(t_mma);
       ptx::wgmma_fence_operands(acc);
       ptx::wgmma_fence();
 #pragma unroll
@@ -92,10 +98,13 @@ gemm_two_consumers(int M, int N, int K, const __grid_constant__ CUtensorMap tmap
                                    ptx::make_desc_k_sw128(s.b[st] + kk * WGMMA_K), 1);
       ptx::wgmma_commit();
       ptx::wgmma_wait<0>();  // this warp's view of the stage's wgmmas is complete ...
+      GEMM_TRACE(mma, kt, t_mma);
       ptx::wgmma_fence_operands(acc);
       if (threadIdx.x % 32 == 0) ptx::mbarrier_arrive(&s.empty[st]);  // ... so the warp releases the stage
     }
+    GEMM_TRACE_NOW(t_epi);
     ptx::store_d_fragment_bf16(acc, C, M, N, m0 + slab, n0);
+    GEMM_TRACE(epilogue, k_tiles, t_epi);
   }
 }
 

@@ -9,8 +9,8 @@
 // SASS: the two loops of step 14 now inside a tile loop; same HGMMA.64x256x16.F32.BF16, USETMAXREG.
 // Expected (before measuring): ~1.03-1.06x step 14 at 8192 (a public ladder: 641 -> 670, +4.5%);
 // less at 4096 (512 tiles: the same 3.9 waves, a last wave 88% full either way).
-// Measured (H200, make bench 2026-12-01, paired, settled): 619.0 TFLOP/s at 4096 (0.909x cuBLAS; 14:
-// 0.893x), 631.2 at 8192 (0.976x; 14: 0.962x): +1.5-2 % of cuBLAS, below the guess.
+// Measured (H200, make bench 2026-12-01, paired, settled): 636.2 TFLOP/s at 4096 (0.903x cuBLAS; 14:
+// 0.888x), 648.2 at 8192 (0.976x; 14: 0.960x): +1.5-2 % of cuBLAS, below the guess.
 // Supports: K % 8 == 0, any M, N >= 1 (zero-fill, clipped stores), fewer than 2^30 tiles. sm_90a.
 // Run: make run STEP=15 M=8192 N=8192 K=8192
 #include <cuda_bf16.h>

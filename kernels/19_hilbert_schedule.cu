@@ -8,9 +8,9 @@
 // tiles reads): 5376 at 4096^3 against the grouped order's 4544, 5312 against 4672 at 8192^3: the
 // Hilbert patches are less square than a 16-row group, so at most a wash; neighbouring waves are its edge.
 // SASS: the schedule's loop (a few IMAD/SEL per round) before each tile in producer and consumers.
-// Measured (H200, make bench 2026-12-01, paired, settled): 656.2 TFLOP/s at 4096 (0.985x cuBLAS), 656.2
-// at 8192 (1.014x); 18: 1.005x / 1.025x. Slower, as the footprint predicted: ncu (step 20, the same
-// order) read 1117 GB/s from DRAM at 4096^3 where cuBLAS read 992.
+// Measured (H200, make bench 2026-12-01, paired, settled): 672.3 TFLOP/s at 4096 (0.983x cuBLAS), 678.0
+// at 8192 (1.012x); 18: 1.007x / 1.022x. Slower against cuBLAS than 18, as the footprint predicted:
+// ncu (step 20, the same order) read 1117 GB/s from DRAM at 4096^3 where cuBLAS read 992.
 // Supports: K % 8 == 0, any M, N >= 1 (TMA clips; else register stores), < 2^30 tiles. sm_90a.
 // Run: make run STEP=19 M=8192 N=8192 K=8192
 #include <cuda_bf16.h>

@@ -6,8 +6,8 @@
 // SASS: 4 STSM.16.M88.4 per box (16 per tile) instead of 16 STS per box.
 // Expected (before measuring): the epilogue's share of issue slots shrinks; time per tile barely
 // moves (the consumers' epilogue overlaps the other consumer's wgmmas): +0-0.5 %.
-// Measured (H200, make bench 2026-12-01, paired, settled): 677.2 TFLOP/s at 4096 (0.985x cuBLAS), 657.9
-// at 8192 (1.008x); 19: 0.985x / 1.014x: within the spread (an experiment run gave 0.984x / 1.015x
+// Measured (H200, make bench 2026-12-01, paired, settled): 679.4 TFLOP/s at 4096 (0.986x cuBLAS), 677.4
+// at 8192 (1.011x); 19: 0.983x / 1.012x: within the spread (an experiment run gave 0.984x / 1.015x
 // against 19's 0.982x / 1.014x). The epilogue was not the limit; the kernel's SASS is 88 instructions (4 %) shorter.
 // Supports: K % 8 == 0, any M, N >= 1 (TMA clips; else register stores), < 2^30 tiles. sm_90a.
 // Run: make run STEP=20 M=8192 N=8192 K=8192

@@ -1,27 +1,31 @@
-// Step 21 — stream-K for the last wave, on step 20 (with step 18's grouped order back: the Hilbert
-// order of 19 measured 1-2 % slower). One 128x256 tile per SM at a time leaves the last wave partly
-// empty: 4096^3 is 512 tiles on 132 SMs, 3 full waves and one of 116 tiles (16 SMs idle for a quarter
-// of the run); 8192^3 is 15 waves and one of 68; at M = K = 4096 and N = 1280 it is 160 tiles: one
-// full wave and 28 tiles, and step 20 ran at 0.65x cuBLAS there (make bench-waves).
+// Step 21 — stream-K for the last wave, on step 18 (grouped order, 32-bit shared stores in the
+// epilogue: 19's Hilbert order and 20's stmatrix both measured slower). One 128x256 tile per SM at a
+// time leaves the last wave partly empty: 4096^3 is 512 tiles on 132 SMs, 3 full waves and one of
+// 116 tiles (16 SMs idle for a quarter of the run); 8192^3 is 15 waves and one of 68; at M = K = 4096
+// and N = 1280 it is 160 tiles: one full wave and 28 tiles, and step 20's kernel runs at 0.65x cuBLAS
+// there (make bench-waves).
 // As in step 09b (Osama et al., PPoPP 2023), the tiles of the partial wave (and one full wave more when
 // it is under half full; all tiles when there is less than one wave) are shared out by K tiles: block b
 // of P takes K tiles [b*I/P, (b+1)*I/P) of their I = tiles * k_tiles, crossing tile boundaries. Here
-// it is one persistent kernel: each block walks its data-parallel tiles, then its stream-K pieces, with
+// it is one persistent kernel: each block runs its data-parallel tiles, then its stream-K pieces, with
 // producer and consumers walking the same sequence. A consumer that ends a piece short of a whole tile
 // writes its 64x256 fp32 partial to the workspace and counts it with an atomic; the consumer that
 // counts the tile's last piece sums all pieces in block order (the result does not depend on which
 // arrived last) and stores the tile as usual. No block waits for another.
 // SASS: the fixup's ATOMG.E.ADD, MEMBAR.SC.GPU (__threadfence) and STG.E.STRONG.GPU/LDG.E.STRONG.GPU
-// (__stcg/__ldcg, 128-bit), in the tile loop beside step 20's epilogue.
-// Expected (before measuring): +1.5-2.5 % at 4096^3 and 8192^3 (3.88 -> 4 and 15.5 -> 16 waves' worth
-// of time, minus the fixup and slower stream-K K tiles, as 09b saw), and far more where the last wave
-// is nearly empty (N = 1280 above: 2 waves of time for 1.2 waves of work).
-// Measured (H200, make bench 2026-12-01, paired, settled): 658.9 TFLOP/s at 4096 (0.997x cuBLAS), 670.0
-// at 8192 (1.031x, the best ratio of the series there; five processes: 1.032-1.035x). At 4096^3 the
-// split declines stream-K (see make_split) and 21 is 18 with stmatrix: 0.992-0.994x over five processes,
-// 1 % under 18. make bench-waves (M = K = 4096), step 20 -> 21: N = 4352 (4.1 waves) 0.903x -> 0.997x
-// of cuBLAS, N = 1280 (1.2 waves) 0.65x -> 0.74x.
-// A first version (serial fixup reads, stream-K whenever a wave was partial) ran 0.871x at 4096^3.
+// (__stcg/__ldcg, 128-bit) in the stream-K loop; the data-parallel loop is step 18's, uniform
+// registers and all (see the two loops at the end of the kernel).
+// Expected (before measuring): +1.5-2.5 % at 8192^3 (15.5 -> 16 waves' worth of time, minus the fixup
+// and slower stream-K K tiles, as 09b saw), nothing at 4096^3 (make_split declines), and far more
+// where the last wave is nearly empty (N = 1280 above: 2 waves of time for 1.2 waves of work).
+// Measured (H200, make bench 2026-12-01, paired, settled): 716.5 TFLOP/s at 4096 (1.002x cuBLAS), 690.3
+// at 8192 (1.038x, the best ratio of the series there; five processes: 1.040-1.046x against 18's
+// 1.022x in the same run), as predicted; at 4096^3 five processes gave 1.001-1.004x, 18's 1.007x.
+// make bench-waves (M = K = 4096), step 20 -> 21: N = 4352 (4.1 waves) 0.903x -> 0.994x of cuBLAS,
+// N = 1280 (1.2 waves) 0.65x -> 0.74x; 21 at or above 20 at every one of the 32 points.
+// Two earlier versions lost: serial fixup reads with stream-K whenever a wave was partial ran 0.871x at
+// 4096^3; one loop for both walks (its divisions moved the ring's state out of the uniform registers)
+// ran 0.988x at 4096^3 and 1.036x at 8192^3 against this version's 1.002x and 1.043x (paired, one run).
 // Supports: K % 8 == 0, any M, N >= 1 (TMA clips; else register stores), < 2^30 tiles. sm_90a.
 // Workspace (Step::workspace_bytes): 2P fp32 tiles (34.6 MB on 132 SMs) and counters when stream-K runs.
 // Run: make run STEP=21 M=8192 N=8192 K=8192
@@ -52,10 +56,14 @@ constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4;
 constexpr int CONSUMERS = 2;
 constexpr int GROUP_M = 16;  // tile rows per group of the schedule: sqrt(132 SMs * BN / BM) ~ 16 (common/schedule.hpp)
 constexpr int MIN_PIECE = 4;  // with fewer tiles than SMs, stream-K blocks get at least this many K tiles
-// The fixup's cost in K tiles of wgmma time (our estimate: a 64 KB partial written and fenced, one to
-// three read back, ~5 us per piece, against ~0.75 us per K tile at 4096^3): stream-K runs only where
-// the SMs the last wave leaves idle would idle longer than that (see make_split).
-constexpr int FIXUP_K_TILES = 8;
+// What stream-K costs, in K tiles of one SM's time: the fixup (a 64 KB partial per consumer written,
+// fenced, read back) and the stream-K pieces' slower K tiles. Stream-K runs only where the SMs the
+// last wave leaves idle would idle longer than that (see make_split). Measured at M = K = 4096
+// (make bench-waves): stream-K lost where it recovered 10-19 K tiles per SM (N = 768, 1792, 5120,
+// 6144: 0.74-0.97x cuBLAS with it, 0.86-1.00x without) and won where it recovered 50-62 (N = 1280,
+// 4352, and 8192^3). The break-even lies between; 32 is about halfway on a log scale. (A first
+// estimate, 8 K tiles from ~5 us of fixup per piece, let stream-K run at all four losing shapes.)
+constexpr int FIXUP_K_TILES = 32;
 constexpr int THREADS = 128 * (1 + CONSUMERS);  // warpgroup 0: producer, 1..2: consumers
 constexpr int WGMMA_M = 64, WGMMA_N = BN, WGMMA_K = 16;
 constexpr int CONSUMER_WARPS = 4 * CONSUMERS;  // arrivals that empty a stage
@@ -132,25 +140,18 @@ struct Piece {
   int t, kt0, kt1;
 };
 
-// Walks this block's pieces: its data-parallel tiles, then its stream-K range. Producer and consumers
-// each keep one and call next() in the same order, so they see the same sequence.
-struct Walk {
-  const Split& s;
-  int k_tiles;
-  int t;             // next data-parallel tile
-  int64_t x, end;    // stream-K: next K tile (of iters) and the end of this block's range
-  __device__ Walk(const Split& split, int k_tiles_)
-      : s(split), k_tiles(k_tiles_), t(blockIdx.x), x(split.start(blockIdx.x)), end(split.start(blockIdx.x + 1)) {}
+// Walks this block's stream-K range, after its data-parallel tiles. Producer and consumers each keep
+// one and call next() in the same order, so they see the same pieces.
+struct StreamKWalk {
+  int k_tiles, dp_tiles;
+  int64_t x, end;  // the next K tile (of iters) and the end of this block's range
+  __device__ StreamKWalk(const Split& s, int k_tiles_)
+      : k_tiles(k_tiles_), dp_tiles(s.dp_tiles), x(s.start(blockIdx.x)), end(s.start(blockIdx.x + 1)) {}
   __device__ bool next(Piece& p) {
-    if (t < s.dp_tiles) {
-      p = {t, 0, k_tiles};
-      t += gridDim.x;
-      return true;
-    }
     if (x >= end) return false;
     const int tile = int(x / k_tiles), kt0 = int(x - int64_t(tile) * k_tiles);
     const int kt1 = int(std::min<int64_t>(k_tiles, kt0 + (end - x)));
-    p = {s.dp_tiles + tile, kt0, kt1};
+    p = {dp_tiles + tile, kt0, kt1};
     x += kt1 - kt0;
     return true;
   }
@@ -178,8 +179,7 @@ gemm_stream_k(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_a,
     ptx::setmaxnreg_dec<PRODUCER_REGS>();
     if (threadIdx.x == 0) {
       pipe::PipeState<STAGES> ring;  // runs on across tiles: the next tile's loads start as soon as stages free up
-      Walk walk(split, k_tiles);
-      for (Piece pc; walk.next(pc);) {
+      auto load = [&](const Piece& pc) {
         const gemm::schedule::TileCoord tile = gemm::schedule::grouped(pc.t, tiles_m, tiles_n, GROUP_M);
         const int m0 = tile.m * BM, n0 = tile.n * BN;
         for (int kt = pc.kt0; kt < pc.kt1; ++kt, ring.advance()) {
@@ -189,7 +189,10 @@ gemm_stream_k(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_a,
           ptx::tma_load_2d(s.a[st], &tmap_a, kt * BK, m0, &s.full[st]);
           ptx::tma_load_2d(s.b[st], &tmap_b, kt * BK, n0, &s.full[st]);
         }
-      }
+      };
+      for (int t = blockIdx.x; t < split.dp_tiles; t += gridDim.x) load({t, 0, k_tiles});
+      StreamKWalk walk(split, k_tiles);
+      for (Piece pc; walk.next(pc);) load(pc);
     }
   } else {  // consumer wg - 1: rows (wg - 1) * 64 .. +63 of the tile, all 256 columns
     ptx::setmaxnreg_inc<CONSUMER_REGS>();
@@ -198,8 +201,7 @@ gemm_stream_k(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_a,
     const uint64_t evict_first = ptx::l2_policy_evict_first();  // C's stores: the first lines L2 gives up
     pipe::PipeState<STAGES> ring;  // the same walk as the producer's: one step per K tile of every tile
     float acc[WGMMA_N / 2] = {};   // zeroed once: every tile's first wgmma overwrites it (scale-d = 0)
-    Walk walk(split, k_tiles);
-    for (Piece pc; walk.next(pc);) {
+    auto compute = [&](const Piece& pc) {  // K tiles [pc.kt0, pc.kt1) of tile pc.t, then its store or fixup
       const gemm::schedule::TileCoord tile = gemm::schedule::grouped(pc.t, tiles_m, tiles_n, GROUP_M);
       const int m0 = tile.m * BM, n0 = tile.n * BN;
       for (int kt = pc.kt0; kt < pc.kt1; ++kt, ring.advance()) {
@@ -239,7 +241,7 @@ gemm_stream_k(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_a,
           s.last_piece[wg - 1] = last;
         }
         ptx::named_barrier_sync(wg, 128);
-        if (!s.last_piece[wg - 1]) continue;
+        if (!s.last_piece[wg - 1]) return;
         __threadfence();
         // acc = piece c_first + ... + piece c_last, in that order. A piece's 32 loads are independent,
         // so they are in flight together (one L2 round trip per piece, not one per float4).
@@ -258,14 +260,14 @@ gemm_stream_k(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_a,
       // with the next tile's K tiles.
       if (!tma_epilogue) {
         ptx::store_d_fragment_bf16(acc, C, M, N, int64_t(m0) + slab, n0);
-        continue;
+        return;
       }
 #pragma unroll
       for (int box = 0; box < BN / EPI_BOX; ++box) {
         __nv_bfloat16* buf = s.c[wg - 1][box % EPI_BUFS];
         if (issuer) ptx::tma_store_wait_read<EPI_BUFS - 1>();  // the store that last read buf is done with it ...
         ptx::named_barrier_sync(wg, 128);                        // ... and the whole warpgroup knows it
-        ptx::store_d_box_sw128_stmatrix(acc, box, buf);
+        ptx::store_d_box_sw128(acc, box, buf);
         ptx::fence_proxy_async_shared();   // these generic-proxy writes, before the async-proxy TMA reads them
         ptx::named_barrier_sync(wg, 128);  // every thread's part of the box is written
         if (issuer) {
@@ -273,7 +275,15 @@ gemm_stream_k(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_a,
           ptx::tma_store_commit();
         }
       }
-    }
+    };
+    // The data-parallel tiles in a loop of their own, as in step 18. With one loop calling the
+    // stream-K walk (its divisions have no uniform-datapath form; 32-bit ones did not help), ptxas
+    // kept the ring's stage and phase in vector registers and built every wgmma descriptor there (16
+    // R2UR and no uniform ops between the full-barrier wait and the wgmma wait, against 9 and 23
+    // here): 1.5 % slower than 18 at 4096^3, where no stream-K runs at all.
+    for (int t = blockIdx.x; t < split.dp_tiles; t += gridDim.x) compute({t, 0, k_tiles});
+    StreamKWalk walk(split, k_tiles);
+    for (Piece pc; walk.next(pc);) compute(pc);
     if (issuer) ptx::tma_store_wait_all<0>();  // no store may read shared memory after the block exits
   }
 }

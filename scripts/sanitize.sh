@@ -83,16 +83,21 @@ shapes_of() {
   # Persistent steps (15 on): 12 x 17 = 204 tiles of 128 x 256, so 72 of the 132 blocks take a second
   # tile, and 3 K tiles each (the last a tail of 8): a two-tile block wraps its 4-stage ring.
   case "$name" in 1[5-9]_*|[2-9][0-9]_*) echo "1500:4100:136" ;; esac
-  # Stream-K (21 on): 2 tiles of 32 K tiles, split over 16 blocks, so the fixup (partials, counters,
-  # the last piece's reads) runs; the shapes above are too short in K for the split to choose it.
-  case "$name" in 2[1-9]_*) echo "128:512:2048" ;; esac
+  # Stream-K (21 on): 12 x 12 = 144 tiles, one wave and 12 tiles, of 36 K tiles: the split shares all
+  # 144 out over the 132 blocks (K = 2304 is just past make_split's threshold of FIXUP_K_TILES = 32),
+  # so the fixup (partials, counters, the last piece's reads) runs; the shapes above are too short
+  # in K for the split to choose it.
+  case "$name" in 2[1-9]_*) echo "1536:3072:2304" ;; esac
 }
 
 # Runs one tool on one executable and shape, writing LOG and LOG.rc; 0: clean, else a finding (99),
 # a failed run or a timeout (124).
 run_one() {
   local tool=$1 bin=$2 m=$3 n=$4 k=$5 log=$6
-  timeout "$PER_RUN_S" "$SAN" --tool "$tool" --error-exitcode 99 "$bin" --m "$m" --n "$n" --k "$k" --check-only > "$log" 2>&1
+  # The step's check launches cuBLAS's kernels too (its reference); racecheck's reports on those are
+  # sorted out by cublas_only_races below.
+  timeout "$PER_RUN_S" "$SAN" --tool "$tool" --error-exitcode 99 "$bin" --m "$m" --n "$n" --k "$k" \
+    --check-only > "$log" 2>&1
   local rc=$?
   echo "$rc" > "$log.rc"
   return $rc
@@ -118,10 +123,26 @@ done
 echo "sanitize: $(wc -l < "$jobs_file") runs, ${SANITIZER_JOBS:-4} at a time; logs in $LOGS"
 xargs -P "${SANITIZER_JOBS:-4}" -L 1 bash -c 'run_one "$@"' _ < "$jobs_file"
 
+# Racecheck also instruments the step's reference, cuBLAS, and reported hazards inside its nvjet
+# kernels on the H200 (2026-12-01): nvjet_sm90_tss_64x32_64x16_2x4_h_bz_splitK_TNT at 128 x 512 x 4096,
+# nvjet_sm90_tss_192x192_64x4_2x1_v_bz_coopB_TNN at 1536 x 3072 x 2304, with the step's check passing.
+# Leaving them out (--kernel-name-exclude kns=nvjet) broke racecheck itself ("failed to handle a
+# hardware exception" at 1445 x 2856 x 72 for steps 10-21). So a run whose every reported access lies
+# in an nvjet kernel, and whose check passed, is not the step's finding: 0 here (said on its line).
+# Step 00 is cuBLAS itself and gets no such allowance.
+cublas_only_races() {
+  local log=$1 name=$2
+  case "$name" in 00_*|fixture_*) return 1 ;; esac
+  grep -q "Race reported" "$log" || return 1
+  grep -qE "check against .* PASS" "$log" || return 1
+  grep -q "Target application returned an error" "$log" && return 1
+  ! grep -E "access at " "$log" | grep -qv "access at nvjet_"
+}
+
 failures=0 lines=()
 for tool in "${tools[@]}"; do
   for bin in "${bins[@]}"; do
-    name=$(basename "$bin") bad=() ran=0
+    name=$(basename "$bin") bad=() ran=0 cublas=()
     for shape in $(shapes_of "$bin"); do
       # initcheck tracks every byte's initialisation: on the H200 it ran past 200 s on 1445x2856x72
       # for each Hopper step (2026-12-01), so it runs the small ragged shape only.
@@ -130,7 +151,9 @@ for tool in "${tools[@]}"; do
       log="$LOGS/${tool}_${name}_${m}x${n}x${k}.log"
       ran=$((ran + 1))
       rc=$(cat "$log.rc" 2>/dev/null || echo "never ran")
-      if [ "$rc" != 0 ]; then
+      if [ "$rc" = 99 ] && [ "$tool" = racecheck ] && cublas_only_races "$log" "$name"; then
+        cublas+=("${m}x${n}x${k}")
+      elif [ "$rc" != 0 ]; then
         why="exit $rc"
         [ "$rc" = 99 ] && why=$(grep -m1 -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard|Invalid|Uninitialized|Barrier" "$log" | sed 's/^=* *//')
         [ "$rc" = 124 ] && why="timed out after ${PER_RUN_S} s"
@@ -139,6 +162,7 @@ for tool in "${tools[@]}"; do
     done
     if [ ${#bad[@]} -eq 0 ]; then
       line=$(printf "%-10s %-28s PASS (%d shapes)" "$tool" "$name" "$ran")
+      [ ${#cublas[@]} -gt 0 ] && line+=" (hazards only inside cuBLAS's nvjet reference kernels at $(IFS=,; echo "${cublas[*]}"))"
     else
       failures=$((failures + 1))
       line=$(printf "%-10s %-28s FAIL %s (logs: %s/%s_%s_*.log)" "$tool" "$name" "$(IFS=';'; echo "${bad[*]}")" "$LOGS" "$tool" "$name")

@@ -213,8 +213,10 @@ TEST_CASE("persistent steps with stream-K: split tiles are summed right (random 
     ++stepped;
     const Tile& t = step.tile;
     const std::vector<Shape> shapes{
-        {t.bm, 2 * t.bn, 2048, "2 tiles, 32 K tiles each: fewer tiles than SMs, each split between blocks"},
-        {(sms + 28) / 4 * t.bm, 4 * t.bn - 8, 1024, "one wave and a few tiles: the last wave spread over every SM"},
+        {t.bm, 2 * t.bn, 4096, "2 tiles, 64 K tiles each: fewer tiles than SMs, each split between blocks"},
+        {(sms + 28) / 4 * t.bm, 4 * t.bn - 8, 4096, "one wave and a few tiles: the last wave spread over every SM"},
+        {(sms * 7 / 4 + 3) / 4 * t.bm, 4 * t.bn, 140 * t.bk,
+         "one wave and a 3/4 full one, 140 K tiles: stream-K takes the partial wave alone"},
         {3 * t.bm + 5, t.bn + 8, 8200, "ragged M and N, K tail, 8 tiles"},
     };
     for (const Shape& s : shapes) {

@@ -272,12 +272,18 @@ TEST_CASE("sanitize.sh: bad input, and its verdicts against a stub sanitizer (fi
   fs::create_directories(dir);
   const fs::path stub = dir / "compute-sanitizer";
   std::ofstream(stub) << "#!/usr/bin/env bash\n"
-                         "# args: --tool T --error-exitcode 99 BIN --m ..\n"
-                         "tool=$2 bin=$(basename \"$5\")\n"
+                         "# args: --tool T --error-exitcode 99 [filters] BIN --m M --n N --k K --check-only\n"
+                         "tool=$2 bin=$(basename \"${@: -8:1}\")\n"
                          "if [ \"$STUB_MODE\" = honest ] && [ $tool = racecheck ] && [ $bin = fixture_racy ]; then\n"
                          "  echo '========= RACECHECK SUMMARY: 3 hazards displayed (3 errors, 0 warnings)'; exit 99; fi\n"
                          "if [ \"$STUB_MODE\" = honest ] && [ $tool = memcheck ] && [ $bin = fixture_oob ]; then\n"
                          "  echo '========= Invalid __global__ read of size 4 bytes'; exit 99; fi\n"
+                         "if [ $tool = racecheck ] && [ $bin = 06_vectorized_loads ]; then  # the reference's kernel\n"
+                         "  echo '========= Error: Race reported between Read access at nvjet_sm90_tss_x+0x9c0'\n"
+                         "  echo '=========     and Write access at nvjet_sm90_tss_x+0x46e0 [7680 hazards]'\n"
+                         "  [ \"$STUB_MODE\" = finding ] && echo '========= Error: Race reported between Read access at gemm_vec+0x10'\n"
+                         "  echo '06_vectorized_loads fp32 M=67 N=92 K=48: check against cuBLAS PASS (max |err| 0)'\n"
+                         "  echo '========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)'; exit 99; fi\n"
                          "if [ \"$STUB_MODE\" = finding ] && [ $tool = initcheck ] && [ $bin = 06_vectorized_loads ]; then\n"
                          "  echo '========= Uninitialized __global__ memory read of size 4 bytes'; exit 99; fi\n"
                          "echo '========= ERROR SUMMARY: 0 errors'; exit 0\n";
@@ -292,6 +298,10 @@ TEST_CASE("sanitize.sh: bad input, and its verdicts against a stub sanitizer (fi
   CHECK_THAT(honest.output, Catch::Contains("racecheck  fixture_racy") && Catch::Contains("caught as expected"));
   CHECK(lines_with_prefix(honest.output, "memcheck   06_vectorized_loads").size() == 1);
   CHECK(lines_with_prefix(honest.output, "initcheck  01_naive").size() == 1);
+  // Hazards that racecheck places only inside cuBLAS's nvjet kernels (the reference) pass, and say so ...
+  const auto ref_races = lines_with_prefix(honest.output, "racecheck  06_vectorized_loads");
+  REQUIRE(ref_races.size() == 1);
+  CHECK_THAT(ref_races.front(), Catch::Contains("PASS") && Catch::Contains("nvjet reference kernels at 67x92x48"));
   // A sanitizer that reports nothing (not wired in) fails the run: both fixtures went unreported.
   const auto blind = sanitize("blind");
   CHECK(blind.status == 1);
@@ -303,6 +313,10 @@ TEST_CASE("sanitize.sh: bad input, and its verdicts against a stub sanitizer (fi
   const auto bad = lines_with_prefix(finding.output, "initcheck  06_vectorized_loads");
   REQUIRE(bad.size() == 1);
   CHECK_THAT(bad.front(), Catch::Contains("FAIL") && Catch::Contains("Uninitialized"));
+  // ... but one more in the step's own kernel fails the line.
+  const auto own_race = lines_with_prefix(finding.output, "racecheck  06_vectorized_loads");
+  REQUIRE(own_race.size() == 1);
+  CHECK_THAT(own_race.front(), Catch::Contains("FAIL") && Catch::Contains("hazard"));
   fs::remove_all(dir);
 }
 
