@@ -1,10 +1,18 @@
 #!/usr/bin/env python3
 """Draws docs/img/power.png from results/<gpu>_series.csv (scripts/bench.py's sustained runs): the SM
-clock and the board power NVML reported against time while each kernel ran back to back at 8192^3
-(or the largest size present), one colour per kernel, with the power limit. Needs matplotlib."""
+clock (top panel) and the board power (bottom panel) NVML reported against time while a kernel ran
+back to back at 8192^3 (or the largest size present), with the power limit marked.
+
+Only a few bf16 runs are drawn, so that each line can be told apart: by default the last step of the
+bf16 ladder (the highest step id), steps 16 and 14, and the cuBLAS reference measured in the last
+step's process (--steps and --reference choose others). A step's precision is read from the
+sustained rows next to the series (results/<gpu>_sustained.csv, column dtype); without that file every
+step counts. The legend gives each run's median clock and power. Needs matplotlib."""
 import argparse
 import csv
 import pathlib
+import re
+import statistics
 import sys
 
 try:
@@ -16,13 +24,40 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+# (colour, line style) per drawn run, in legend order: colour-blind-safe (Paul Tol's "bright").
+STYLES = [("#ee6677", "-"), ("#4477aa", "--"), ("#228833", "-."), ("black", ":"), ("#ccbb44", "-"),
+          ("#66ccee", "--"), ("#aa3377", "-.")]
+
+
+def step_key(sid):
+    """'09b' sorts after '09' and before '10'."""
+    m = re.match(r"(\d+)(.*)", sid)
+    return (int(m.group(1)), m.group(2)) if m else (10**9, sid)
+
+
+def sustained_info(series_path):
+    """({step: dtype}, max SM clock in MHz or None) from the sustained rows beside the series CSV."""
+    p = pathlib.Path(series_path)
+    side = p.with_name(p.name.replace("_series.csv", "_sustained.csv"))
+    if side == p or not side.exists():
+        return {}, None
+    with open(side) as f:
+        rows = list(csv.DictReader(f))
+    dtypes = {r["step"]: r["dtype"] for r in rows if r.get("dtype")}
+    clocks = [float(r["max_sm_clock_mhz"]) for r in rows if r.get("max_sm_clock_mhz")]
+    return dtypes, (max(clocks) if clocks else None)
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("csv")
     ap.add_argument("--size", type=int, help="M of the runs to draw (default: the largest)")
     ap.add_argument("--limit-w", type=float, default=700.0)
+    ap.add_argument("--dtype", default="bf16", help="precision of the steps drawn (default bf16)")
+    ap.add_argument("--steps", nargs="*", default=["16", "14"],
+                    help="steps drawn besides the last one of the precision (default: 16 14)")
+    ap.add_argument("--reference", default="cublas",
+                    help="reference kernel drawn from the last step's process (default cublas; '' for none)")
     ap.add_argument("--out", default=str(ROOT / "docs" / "img" / "power.png"))
     args = ap.parse_args()
     with open(args.csv) as f:
@@ -34,20 +69,51 @@ def main():
     for r in rows:
         if int(r["m"]) == size:
             runs.setdefault((r["step"], r["kernel"]), []).append(r)
-    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(11, 7), sharex=True)
-    for (sid, kern), samples in sorted(runs.items()):
+    dtypes, max_clock = sustained_info(args.csv)
+    steps = sorted({sid for sid, kern in runs if kern == "step" and dtypes.get(sid, args.dtype) == args.dtype},
+                   key=step_key)
+    if not steps:
+        sys.exit(f"error: {args.csv}: no {args.dtype} step at {size}")
+    last = steps[-1]
+    chosen = [(last, "step")] + [(s, "step") for s in sorted(set(args.steps) - {last}, key=step_key, reverse=True)
+                                 if (s, "step") in runs]
+    if args.reference and (last, args.reference) in runs:
+        chosen.append((last, args.reference))
+
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(12, 7), sharex=True)
+    for (sid, kern), (color, style) in zip(chosen, STYLES):
+        samples = sorted(runs[(sid, kern)], key=lambda s: float(s["t_s"]))
         t = [float(s["t_s"]) for s in samples]
-        label = f"step {sid}" if kern == "step" else f"{kern} ({sid})"
-        ax1.plot(t, [float(s["sm_clock_mhz"]) for s in samples], label=label, linewidth=1)
-        ax2.plot(t, [float(s["power_w"]) for s in samples], label=label, linewidth=1)
-    ax2.axhline(args.limit_w, color="red", linestyle="--", linewidth=0.8, label=f"power limit {args.limit_w:.0f} W")
+        mhz = [float(s["sm_clock_mhz"]) for s in samples]
+        watts = [float(s["power_w"]) for s in samples]
+        shown = {"cublas": "cuBLAS", "cublaslt_best": "cuBLASLt best"}.get(kern, kern)
+        name = f"step {sid}" if kern == "step" else f"{shown} (in step {sid}'s process)"
+        label = f"{name}: median {statistics.median(mhz):.0f} MHz, {statistics.median(watts):.0f} W"
+        lw = 1.6 if style != ":" else 1.9
+        # NVML holds each value until its next refresh: draw the samples as steps, not as slopes.
+        ax1.plot(t, mhz, color=color, linestyle=style, linewidth=lw, drawstyle="steps-post", label=label)
+        ax2.plot(t, watts, color=color, linestyle=style, linewidth=lw, drawstyle="steps-post")
+    ax2.axhline(args.limit_w, color="#bb0000", linewidth=1.2, alpha=0.8)
+    ax2.text(1.0, args.limit_w, f" power limit\n {args.limit_w:.0f} W", transform=ax2.get_yaxis_transform(),
+             color="#bb0000", fontsize=8, va="center", ha="left")
+    if max_clock:
+        ax1.axhline(max_clock, color="grey", linewidth=1.0, alpha=0.8)
+        ax1.text(1.0, max_clock, f" max SM clock\n {max_clock:.0f} MHz", transform=ax1.get_yaxis_transform(),
+                 color="grey", fontsize=8, va="center", ha="left")
+        lo, hi = ax1.get_ylim()
+        ax1.set_ylim(lo, max(hi, max_clock + 40))
+    lo, hi = ax2.get_ylim()
+    ax2.set_ylim(lo, max(hi, args.limit_w + 20))
+    for ax in (ax1, ax2):
+        ax.grid(True, alpha=0.3)
     ax1.set_ylabel("SM clock (MHz, NVML)")
     ax2.set_ylabel("board power (W, NVML)")
     ax2.set_xlabel("seconds since the kernel started looping (NVML refreshes about every 100 ms)")
-    ax1.set_title(f"Sustained {size}^3: each kernel back to back, clock and power as NVML saw them")
-    ax1.legend(fontsize=7, ncol=3)
-    ax2.legend(fontsize=7, ncol=3)
+    ax1.set_title(f"Sustained {size}^3, {args.dtype}: each kernel looped on its own, clock and power as NVML saw them",
+                  fontsize=11)
+    ax1.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.04), ncol=2, frameon=False)
     fig.tight_layout()
+    fig.subplots_adjust(hspace=0.32, right=0.89)
     pathlib.Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(args.out, dpi=120)
     print(f"wrote {args.out}")

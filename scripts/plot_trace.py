@@ -9,7 +9,9 @@ kernel; --start/--length (microseconds) choose another. Several traces may be gi
 same window length (e.g. steps 12 and 13 at 8192^3). Needs matplotlib.
 
 Usage: scripts/plot_trace.py TRACE.json[.gz] [TRACE2.json ...] [--sm 0] [--out FILE.png]
-`make docs` draws docs/img/trace_12_13_8192.png from the traces committed under results/traces/."""
+`make docs` draws two figures from the traces committed under results/traces/ (8192^3 on the H200):
+docs/img/trace_12_13_8192.png (steps 12 and 13) and docs/img/trace_11_14_18_8192.png (steps 11, 14
+and 18)."""
 import argparse
 import gzip
 import json
