@@ -217,6 +217,13 @@ def main():
     bins = [b for b in steps_in(build) if not args.steps or step_id(b) in args.steps]
     if not bins:
         sys.exit(f"error: no step binaries under {build}/bin" + (f" for steps {args.steps}" if args.steps else ""))
+    # No GPU: every step would refuse with "no CUDA device" and the run would write FAIL rows. Ask the
+    # first binary once (a tiny check-only run) and stop before anything is written.
+    probe = subprocess.run([str(bins[0]), "--m", "64", "--n", "64", "--k", "64", "--check-only"],
+                           capture_output=True, text=True)
+    if probe.returncode != 0 and "no CUDA device" in probe.stderr:
+        why = probe.stderr.strip().splitlines()[-1].removeprefix("error: ")
+        sys.exit(f"error: {why}; make bench needs an NVIDIA GPU (nothing was written)")
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     tmp = build / "bench_rows.csv"
@@ -291,13 +298,18 @@ def main():
     burst = [r for r in rows if r.get("mode") == "burst"]
     sustained = [r for r in rows if r.get("mode") == "sustained"]
     write_csv(out / f"{slug}.csv", burst)
-    write_csv(out / f"{slug}_sustained.csv", sustained)
+    written = [f"{slug}.csv"]
+    if sustained:
+        write_csv(out / f"{slug}_sustained.csv", sustained)
+        written.append("_sustained.csv")
     if series.exists():
         (out / f"{slug}_series.csv").write_text(series.read_text())
+        written.append("_series.csv")
     stab_lines = []
     if args.stability > 0 and bf16:
         stab_lines, stab_rows = run_stability(bf16, args, out, slug)
         write_csv(out / f"{slug}_stability.csv", stab_rows)
+        written.append("_stability.csv")
     meta = {
         "gpu": gpu,
         "driver_version": nvidia_smi("driver_version"),
@@ -313,7 +325,7 @@ def main():
         "failures": failures,
     }
     (out / f"{slug}.meta.json").write_text(json.dumps(meta, indent=2) + "\n")
-    print(f"\nwrote {out / (slug + '.csv')}, _sustained.csv, _series.csv, _stability.csv and .meta.json")
+    print(f"\nwrote {out}/: {', '.join(written)} and .meta.json")
     if not args.no_docs:
         subprocess.run([sys.executable, str(ROOT / "scripts" / "results_table.py"), str(out / f"{slug}.csv"),
                         "--readme", str(ROOT / "README.md")], check=False)

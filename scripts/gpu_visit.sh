@@ -14,8 +14,12 @@ has() { local p; for p in "${parts[@]}"; do [ "$p" = "$1" ] && return 0; done; r
 summary=()
 failed_parts=()
 
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu \
-  --format=csv > "$OUT/gpu.txt" 2>&1
+if command -v nvidia-smi > /dev/null; then
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu \
+    --format=csv > "$OUT/gpu.txt" 2>&1
+else
+  echo "no nvidia-smi on PATH: no GPU driver here" > "$OUT/gpu.txt"
+fi
 cat "$OUT/gpu.txt"
 
 if has tests; then
@@ -56,7 +60,18 @@ if has bench; then
 fi
 
 if has quick; then
-  for b in build/bin/[0-9]*; do "$b" --m 4096 --n 4096 --k 4096 2>&1 | tail -n 1; done | tee "$OUT/quick.log"
+  # Every step once at 4096^3 (check, then timing), one line each; a step that exits non-zero fails the part.
+  : > "$OUT/quick.log"
+  quick_failed=0
+  for b in build/bin/[0-9]*; do
+    "$b" --m 4096 --n 4096 --k 4096 > "$OUT/quick_one.log" 2>&1
+    rc=$?
+    [ $rc -ne 0 ] && quick_failed=$((quick_failed + 1))
+    echo "$(basename "$b") (rc=$rc): $(tail -n 1 "$OUT/quick_one.log")" | tee -a "$OUT/quick.log"
+  done
+  rm -f "$OUT/quick_one.log"
+  [ $quick_failed -gt 0 ] && failed_parts+=("quick")
+  summary+=("quick: $quick_failed step(s) failed")
 fi
 
 echo
