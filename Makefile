@@ -58,7 +58,7 @@ gencode_for = $(if $(filter-out 0%,$(notdir $(1))),$(HOPPER_GENCODE),$(FP32_GENC
 BF16_BINS   := $(addprefix $(BUILD)/bin/,$(filter-out 0%,$(STEPS)))
 
 # Goals that build something (every goal but these) first run scripts/deps.sh (see .deps-ok below).
-BUILD_GOALS := $(filter-out clean test-run bench-run,$(or $(MAKECMDGOALS),all))
+BUILD_GOALS := $(filter-out clean test-run bench-run docs schedule-figures swizzle-figure,$(or $(MAKECMDGOALS),all))
 
 # ---- CUTLASS reference GEMMs (common/cutlass/*.cu; a reference for the benchmark, never a step) -------
 # The headers come from PyPI's nvidia-cutlass wheel (pinned in scripts/deps.sh), located through
@@ -298,8 +298,11 @@ $(BUILD)/bin/schedule_dump: scripts/schedule_dump.cpp common/schedule.hpp common
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $< -o $@
 
-.PHONY: schedule-figures swizzle-figure docs
-schedule-figures: $(BUILD)/bin/schedule_dump
+.PHONY: schedule-figures swizzle-figure docs docs-deps
+# The figures need matplotlib and nothing else of deps.sh (no CUDA Toolkit, no Catch2): say how to get it.
+docs-deps:
+	@python3 -c 'import matplotlib' 2>/dev/null || { echo "error: make docs needs matplotlib: python3 -m pip install matplotlib" >&2; exit 1; }
+schedule-figures: docs-deps $(BUILD)/bin/schedule_dump
 	python3 scripts/plot_schedule.py --tool $(BUILD)/bin/schedule_dump
 
 # The TMA swizzle of common/swizzle.hpp (the function the kernels use), printed by a host tool and
@@ -308,13 +311,13 @@ $(BUILD)/bin/swizzle_dump: scripts/swizzle_dump.cpp common/swizzle.hpp common/ho
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $< -o $@
 
-swizzle-figure: $(BUILD)/bin/swizzle_dump
+swizzle-figure: docs-deps $(BUILD)/bin/swizzle_dump
 	python3 scripts/plot_swizzle.py --tool $(BUILD)/bin/swizzle_dump
 
 # Every figure of the booklet from committed code and data, without a GPU (matplotlib): the steps,
 # the sweep and the sustained clock/power from results/, and the tile orders from common/schedule.hpp.
 DOCS_GPU := nvidia_h200
-docs: schedule-figures swizzle-figure
+docs: docs-deps schedule-figures swizzle-figure
 	python3 scripts/plot_steps.py results/$(DOCS_GPU).csv
 	python3 scripts/plot_sweep.py results/$(DOCS_GPU)_sweep.csv
 	python3 scripts/plot_waves.py results/$(DOCS_GPU)_waves_20.csv results/$(DOCS_GPU)_waves.csv
@@ -390,21 +393,21 @@ sanitize-run:
 
 # Step ids named on the command line must exist: say so before make goes looking for a file that
 # cannot exist (build/bin/, build/obj/kernels/.o).
-check_step_id = $(if $(call STEP_OF,$(1)),,$(error no step '$(1)' (steps: $(STEP_IDS))))
+check_step_id = $(if $(1),$(if $(call STEP_OF,$(1)),,$(error no step '$(1)' (steps: $(STEP_IDS)))),$(error $(2) (steps: $(STEP_IDS))))
 # A goal that starts with a digit names a step (`make 06`): an unknown one is one clear line.
-$(foreach g,$(filter-out $(STEP_IDS),$(filter 0% 1% 2% 3% 4% 5% 6% 7% 8% 9%,$(MAKECMDGOALS))),$(call check_step_id,$(g)))
+$(foreach g,$(filter-out $(STEP_IDS),$(filter 0% 1% 2% 3% 4% 5% 6% 7% 8% 9%,$(MAKECMDGOALS))),$(call check_step_id,$(g),no step))
 ifneq ($(filter run sass ptx profile,$(MAKECMDGOALS)),)
-  $(call check_step_id,$(STEP))
+  $(call check_step_id,$(STEP),STEP=NN names no step)
 endif
 ifneq ($(filter diff,$(MAKECMDGOALS)),)
-  $(call check_step_id,$(A))
-  $(call check_step_id,$(B))
+  $(call check_step_id,$(A),make diff needs A=NN and B=NN)
+  $(call check_step_id,$(B),make diff needs A=NN and B=NN)
 endif
 ifneq ($(filter sass-html,$(MAKECMDGOALS)),)
   ifneq ($(A)$(B),)
-    $(call check_step_id,$(A))
-    $(call check_step_id,$(B))
+    $(call check_step_id,$(A),make sass-html A=NN needs B=NN too)
+    $(call check_step_id,$(B),make sass-html A=NN needs B=NN too)
   else ifneq ($(HTML_STEP),)
-    $(call check_step_id,$(HTML_STEP))
+    $(call check_step_id,$(HTML_STEP),STEP=NN names no step)
   endif
 endif

@@ -3,16 +3,56 @@
 ![alt](image) in README.md, docs/*.md and sass_annotations/*.md must name a file or directory that
 exists (relative to the Markdown file), and a #fragment must match a heading of the target file
 (GitHub's anchor rule: lower case, punctuation dropped, spaces to hyphens). External links (http,
-https, mailto) are not fetched. Prints one line per broken link and exits 1 if there is any.
+https, mailto) are not fetched. A file reference written as inline code, `docs/img/sweep.png`, that
+names a file or directory of the repository (tracked by git; without git, one that exists under the
+root outside build/) must be a link instead. Prints one line per broken link or unlinked reference
+and exits 1 if there is any.
 
 Usage: scripts/check_links.py [--root DIR] [FILE.md ...]"""
 import argparse
 import pathlib
 import re
+import subprocess
 import sys
 
 LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 FENCE = re.compile(r"^(```|~~~)")
+# Inline code that looks like a path (has a slash, no spaces) and is not the text of a link.
+CODE_PATH = re.compile(r"(?<!\[)`([A-Za-z0-9_.][^`\s]*/[^`\s]*)`(?!\]\()")
+
+
+def repo_paths(root):
+    """The repository's files and directories, relative to root: git's tracked files where root is a
+    work tree, else what exists under root outside build/ (None: ask the file system)."""
+    r = subprocess.run(["git", "-C", str(root), "ls-files"], capture_output=True, text=True)
+    if r.returncode != 0 or not r.stdout:
+        return None
+    paths = set()
+    for f in r.stdout.split():
+        p = pathlib.PurePosixPath(f)
+        paths.add(str(p))
+        paths.update(str(d) for d in p.parents if str(d) != ".")
+    return paths
+
+
+def is_repo_path(root, known, text):
+    if any(c in text for c in "*<>{}"):
+        return False
+    rel = text.rstrip("/")
+    if known is not None:
+        return rel in known
+    return not rel.startswith("build/") and (root / rel).exists()
+
+
+def code_paths(md):
+    in_code = False
+    for no, line in enumerate(md.read_text(encoding="utf-8").splitlines(), 1):
+        if FENCE.match(line.strip()):
+            in_code = not in_code
+            continue
+        if not in_code:
+            for m in CODE_PATH.finditer(line):
+                yield no, m.group(1)
 
 
 def anchors(md):
@@ -56,6 +96,7 @@ def main():
     files = [pathlib.Path(f) for f in args.files] or sorted(
         [root / "README.md"] + list((root / "docs").glob("*.md")) + list((root / "sass_annotations").glob("*.md")))
     bad = checked = 0
+    known = repo_paths(root)
     for md in files:
         if not md.exists():
             print(f"{md}: no such file")
@@ -72,6 +113,11 @@ def main():
                 bad += 1
             elif frag and dest.suffix == ".md" and frag not in anchors(dest):
                 print(f"{md.relative_to(root) if md.is_relative_to(root) else md}:{no}: no heading #{frag} in {dest.name}")
+                bad += 1
+        for no, text in code_paths(md):
+            if is_repo_path(root, known, text):
+                print(f"{md.relative_to(root) if md.is_relative_to(root) else md}:{no}: `{text}` names a file of the "
+                      f"repository: make it a link")
                 bad += 1
     print(f"links: {checked} checked in {len(files)} files, {bad} broken")
     sys.exit(1 if bad else 0)

@@ -329,24 +329,27 @@ TEST_CASE("docs: every relative link and image of the Markdown exists, and a bro
   const auto ok = run("python3 " + quote((root / "scripts/check_links.py").string()) + " --root " + quote(root.string()));
   CHECK(ok.status == 0);
   CHECK_THAT(ok.output, Catch::Contains(", 0 broken"));
-  // The twin: a file with a missing image, a missing file and a missing heading must fail, one line each.
+  // The twin: a file with a missing image, a missing file, a missing heading and a file named in inline
+  // code instead of a link must fail, one line each (a path that names no file stays code).
   const fs::path tmp = fs::temp_directory_path() / ("gemm_links_" + std::to_string(::getpid()));
   fs::create_directories(tmp / "img");
   {
     std::ofstream(tmp / "img/there.png") << "x";
     std::ofstream(tmp / "a.md") << "# Title\n\n## A section\n\n![fine](img/there.png) [fine](a.md#a-section)\n"
                                    "![gone](img/missing.png) [gone](nowhere.md) [bad anchor](a.md#no-such-heading)\n"
-                                   "`[in code](not-a-link.md)`\n```\n[in a fence](not-a-link-either.md)\n```\n";
+                                   "`[in code](not-a-link.md)`\n```\n[in a fence](not-a-link-either.md)\n```\n"
+                                   "unlinked: `img/there.png`; linked: [`img/there.png`](img/there.png); no file: `img/none.png`\n";
   }
   const auto bad = run("python3 " + quote((root / "scripts/check_links.py").string()) + " --root " + quote(tmp.string()) +
                        " " + quote((tmp / "a.md").string()));
   fs::remove_all(tmp);
   CHECK(bad.status == 1);
   CHECK_THAT(bad.output, Catch::Contains("broken link img/missing.png") && Catch::Contains("broken link nowhere.md") &&
-                             Catch::Contains("no heading #no-such-heading") && Catch::Contains("3 broken"));
+                             Catch::Contains("no heading #no-such-heading") &&
+                             Catch::Contains("`img/there.png` names a file of the repository") && Catch::Contains("4 broken"));
 }
 
-TEST_CASE("docs: measured numbers in kernel headers and the Hopper results table are the committed CSV's; a changed one fails", "[cpu][docs]") {
+TEST_CASE("docs: measured numbers in kernel headers and the chapters' tables are the committed CSVs'; a changed one fails", "[cpu][docs]") {
   const fs::path root = repo_dir();
   if (!fs::exists(root / "scripts/check_numbers.py") || gemm_test::run_command("python3 --version").status != 0) {
     gemm_test::mark_skipped("no repository (scripts/check_numbers.py) or python3 next to this binary");
@@ -356,14 +359,17 @@ TEST_CASE("docs: measured numbers in kernel headers and the Hopper results table
   const auto ok = run(tool + " --root " + quote(root.string()));
   CHECK(ok.status == 0);
   CHECK_THAT(ok.output, Catch::Contains(", 0 disagree"));
-  // The twin: a copy of the inputs in which step 16's header quotes a TFLOP/s at 4096 off by 50.
+  // The twin: a copy of the inputs in which step 16's header quotes a TFLOP/s at 4096 off by 50, and the
+  // speed-of-light chapter's early-steps table one for step 02 off by 3.
   const fs::path tmp = fs::temp_directory_path() / ("gemm_numbers_" + std::to_string(::getpid()));
   fs::create_directories(tmp / "results");
   fs::create_directories(tmp / "docs");
   fs::copy(root / "kernels", tmp / "kernels", fs::copy_options::recursive);
-  fs::copy_file(root / "docs/hopper_ladder.md", tmp / "docs/hopper_ladder.md");
-  fs::copy_file(root / "results/nvidia_h200.csv", tmp / "results/nvidia_h200.csv");
-  std::string quoted;
+  for (const char* doc : {"hopper_ladder.md", "fp32_ladder.md", "speed_of_light.md"})
+    fs::copy_file(root / "docs" / doc, tmp / "docs" / doc);
+  for (const char* csv : {"nvidia_h200.csv", "nvidia_h200_sustained.csv"})
+    fs::copy_file(root / "results" / csv, tmp / "results" / csv);
+  std::string quoted, quoted_sol;
   {
     const fs::path k16 = tmp / "kernels/16_tma_store_epilogue.cu";
     std::stringstream ss;
@@ -375,9 +381,21 @@ TEST_CASE("docs: measured numbers in kernel headers and the Hopper results table
     text.replace(size_t(m.position(1)), size_t(m.length(1)), quoted);
     std::ofstream(k16) << text;
   }
+  {
+    const fs::path sol = tmp / "docs/speed_of_light.md";
+    std::stringstream ss;
+    ss << std::ifstream(sol).rdbuf();
+    std::string text = ss.str();
+    std::smatch m;
+    REQUIRE(std::regex_search(text, m, std::regex(R"(\| 02 coalescing \| (\d+\.\d) \|)")));
+    quoted_sol = fmt::format("{:.1f}", std::stod(m[1].str()) + 3.0);
+    text.replace(size_t(m.position(1)), size_t(m.length(1)), quoted_sol);
+    std::ofstream(sol) << text;
+  }
   const auto bad = run(tool + " --root " + quote(tmp.string()));
   fs::remove_all(tmp);
   CHECK(bad.status == 1);
   CHECK_THAT(bad.output, Catch::Contains("16_tma_store_epilogue.cu: header says tflops " + quoted + " at 4096") &&
-                             Catch::Contains("1 disagree"));
+                             Catch::Contains("speed_of_light.md: step 02 at 4096: tflops " + quoted_sol) &&
+                             Catch::Contains("2 disagree"));
 }
