@@ -84,7 +84,7 @@ def main():
         ax.set_xlabel("microseconds into the window")
         name = pathlib.Path(path).name.split(".")[0]
         ax.set_title(f"{name}, SM {args.sm}: wgmma in flight {100 * st['busy']:.1f} % of the kernel's {st['span']:.0f} us; "
-                     f"mean wait for a full stage {1000 * st['wait']:.0f} ns per K tile; {st['blocks']} blocks ran here",
+                     f"mean wait for a full stage {1000 * st['wait']:.0f} ns per K tile; {st['blocks']} block{'s' if st['blocks'] != 1 else ''} ran here",
                      fontsize=9)
         print(f"{name}: SM {args.sm}: wgmma busy {100 * st['busy']:.1f} % of {st['span']:.1f} us, "
               f"mean full-stage wait {1000 * st['wait']:.0f} ns, {st['blocks']} blocks")
