@@ -369,29 +369,21 @@ TEST_CASE("docs: measured numbers in kernel headers and the chapters' tables are
     fs::copy_file(root / "docs" / doc, tmp / "docs" / doc);
   for (const char* csv : {"nvidia_h200.csv", "nvidia_h200_sustained.csv"})
     fs::copy_file(root / "results" / csv, tmp / "results" / csv);
-  std::string quoted, quoted_sol;
-  {
-    const fs::path k16 = tmp / "kernels/16_tma_store_epilogue.cu";
+  // Adds `delta` to the first number `pattern` captures in `file`; returns the number as now written.
+  auto bump = [](const fs::path& file, const std::regex& pattern, double delta) {
     std::stringstream ss;
-    ss << std::ifstream(k16).rdbuf();
+    ss << std::ifstream(file).rdbuf();
     std::string text = ss.str();
     std::smatch m;
-    REQUIRE(std::regex_search(text, m, std::regex(R"((\d+\.\d) TFLOP/s at 4096)")));
-    quoted = fmt::format("{:.1f}", std::stod(m[1].str()) + 50.0);
-    text.replace(size_t(m.position(1)), size_t(m.length(1)), quoted);
-    std::ofstream(k16) << text;
-  }
-  {
-    const fs::path sol = tmp / "docs/speed_of_light.md";
-    std::stringstream ss;
-    ss << std::ifstream(sol).rdbuf();
-    std::string text = ss.str();
-    std::smatch m;
-    REQUIRE(std::regex_search(text, m, std::regex(R"(\| 02 coalescing \| (\d+\.\d) \|)")));
-    quoted_sol = fmt::format("{:.1f}", std::stod(m[1].str()) + 3.0);
-    text.replace(size_t(m.position(1)), size_t(m.length(1)), quoted_sol);
-    std::ofstream(sol) << text;
-  }
+    REQUIRE(std::regex_search(text, m, pattern));
+    const std::string now = fmt::format("{:.1f}", std::stod(m[1].str()) + delta);
+    text.replace(size_t(m.position(1)), size_t(m.length(1)), now);
+    std::ofstream(file) << text;
+    return now;
+  };
+  const std::string quoted = bump(tmp / "kernels/16_tma_store_epilogue.cu", std::regex(R"((\d+\.\d) TFLOP/s at 4096)"), 50.0);
+  const std::string quoted_sol =
+      bump(tmp / "docs/speed_of_light.md", std::regex(R"(\| 02 coalescing \| (\d+\.\d) \|)"), 3.0);
   const auto bad = run(tool + " --root " + quote(tmp.string()));
   fs::remove_all(tmp);
   CHECK(bad.status == 1);
