@@ -44,27 +44,28 @@ def is_repo_path(root, known, text):
     return not rel.startswith("build/") and (root / rel).exists()
 
 
-def code_paths(md):
+def prose_lines(md):
+    """(line number, line) of every line of `md` outside fenced code blocks."""
     in_code = False
     for no, line in enumerate(md.read_text(encoding="utf-8").splitlines(), 1):
         if FENCE.match(line.strip()):
             in_code = not in_code
-            continue
-        if not in_code:
-            for m in CODE_PATH.finditer(line):
-                yield no, m.group(1)
+        elif not in_code:
+            yield no, line
+
+
+def code_paths(md):
+    for no, line in prose_lines(md):
+        for m in CODE_PATH.finditer(line):
+            yield no, m.group(1)
 
 
 def anchors(md):
     out = set()
     seen = {}
-    in_code = False
-    for line in md.read_text(encoding="utf-8").splitlines():
-        if FENCE.match(line.strip()):
-            in_code = not in_code
-            continue
+    for _, line in prose_lines(md):
         m = re.match(r"^#{1,6}\s+(.*)$", line)
-        if in_code or not m:
+        if not m:
             continue
         text = re.sub(r"[`*_]|\[([^\]]*)\]\([^)]*\)", lambda x: x.group(1) or "", m.group(1)).strip().lower()
         slug = re.sub(r"[^\w\- ]", "", text, flags=re.UNICODE).replace(" ", "-")
@@ -75,13 +76,7 @@ def anchors(md):
 
 
 def links(md):
-    in_code = False
-    for no, line in enumerate(md.read_text(encoding="utf-8").splitlines(), 1):
-        if FENCE.match(line.strip()):
-            in_code = not in_code
-            continue
-        if in_code:
-            continue
+    for no, line in prose_lines(md):
         stripped = re.sub(r"`[^`]*`", "", line)  # a link inside inline code is text, not a link
         for m in LINK.finditer(stripped):
             yield no, m.group(1)
