@@ -9,16 +9,21 @@
 // (CUTLASS calls this schedule "ping-pong"; its KernelTmaWarpSpecializedPingpong).
 // What that needs:
 // - A consumer skips the other's K tiles in the ring (advance_by), and waits before its mainloop until
-//   the other has passed its own last full-barrier wait (the order barriers). Without that wait a
-//   consumer could test a stage's full barrier two or more rounds early, where the parity test cannot
-//   tell rounds apart (PTX ISA, "mbarrier.test_wait/try_wait": the parity names the phase, not the
-//   round), and read a stage that is not yet its own.
+//   every warp of the other has passed its own last full-barrier wait (the order barriers: one per
+//   consumer, 4 warp arrivals per phase, one phase per tile). Without that wait a consumer could test
+//   a stage's full barrier two or more rounds early, where the parity test cannot tell rounds apart
+//   (PTX ISA, "mbarrier.test_wait/try_wait": the parity names the phase, not the round), and read a
+//   stage that is not yet its own. With one arrival (warp 0's) per phase instead of 4, the other
+//   consumer could complete two phases before a late warp of this one had waited for the first, and
+//   that warp would wait forever (possible where a tile has only 1-2 K tiles; found by review).
 // - A lone consumer keeps the tensor cores busy: its K tile kt's wgmmas are committed, then
 //   wgmma.wait_group 1 waits for kt - 1's and releases that stage, so one group is always queued
 //   (steps 14-21 waited for 0 groups: the other consumer filled the gap).
 // - The stage of a K tile is read by one consumer, so its empty barrier counts 4 warps, not 8.
 // Cost: a 128x128 tile loads (128 + 128) rows per 128*128 outputs against (128 + 256) per 128*256:
-// 1.33x the L2->SM bytes per FLOP, and each k16 step reads A twice from shared memory.
+// 1.33x the L2->SM bytes per FLOP; and each of the two m64 slabs' wgmmas reads the tile's B, as each
+// consumer's does in 14-21, but over 128 columns instead of 256: 1.2x the shared-memory operand reads
+// per FLOP (each k16 step: 2 x (2 + 4) KB for 64*128*16*2 FLOP per slab, against 2 + 8 KB for 64*256*16*2).
 // SASS: HGMMA.64x128x16 (8 per K tile), WARPGROUP.DEPBAR.LE gsb0, 0x1 in the K loop, and the order
 // barriers' extra SYNCS waits before each mainloop.
 // Expected (written before the exploratory runs): no tile-boundary idle time, so +1-3 % of cycles
@@ -29,12 +34,15 @@
 // against 21's 1.028x; ncu there: 1108.0 k SM cycles against 21's 1123.1 k, tensor pipe 96.4 % against
 // 96.0 %, L2 bytes 1.38x.
 // Measured (H200, make bench 2026-12-01, paired, settled): 689.2 TFLOP/s at 4096 (1.006x cuBLAS), 675.6
-// at 8192 (1.040x); 21 in the same run (bench.py --steps 21 22) 1.003x / 1.039x. The sweep (make
-// bench-sweep): ahead of 21 against the best reference on 11 of 12 shapes, worst shape 0.972x (21:
-// 0.947x). Sustained for 3 s at 8192^3: 646.9 TFLOP/s at 1359 MHz, 0.934 TFLOP/J, 0.961x cuBLAS (21, full run:
-// 683.3, 0.988 TFLOP/J, 1.019x): as many cycles per GEMM as 21, 6 % more energy per FLOP, so at the
-// cap a lower clock. The paired burst ratio shares one clock between the kernels it compares and so
-// measures cycles; sustained, each kernel sets its own clock by its power (docs/hopper_ladder.md, "Step 22").
+// at 8192 (1.040x); 21 in the same run (bench.py --steps 21 22) 1.003x / 1.039x: level. The sweep (make
+// bench-sweep): ahead of 21 against cuBLASLt's best on 11 of 12 shapes (against cuBLAS on 10), worst
+// shape 0.972x (21: 0.947x). Sustained for 3 s at 8192^3: 646.9 TFLOP/s at 1359 MHz, 0.934 TFLOP/J,
+// 0.961x cuBLAS (21 in the full run: 683.3 at 1437 MHz, 0.988 TFLOP/J, 1.019x): the same fraction of
+// the speed of light at its clock as 21, 5.8 % more energy per FLOP, so at the cap a lower clock. The
+// paired burst ratio shares one clock between the kernels it compares and so measures cycles;
+// sustained, each kernel sets its own clock by its power (docs/hopper_ladder.md, "Step 22"). These rows
+// were measured before the order barriers took 4 arrivals instead of 1 (3 more arrive instructions per
+// tile); the GPU tests and a paired run of the fixed kernel are in the Step 22 section.
 // Supports: K % 8 == 0, any M, N >= 1 (TMA clips; else register stores), < 2^30 tiles. sm_90a.
 // Run: make run STEP=22 M=16384 N=4096 K=4096
 #include <cuda_bf16.h>
@@ -84,7 +92,7 @@ struct SharedStorage {
   alignas(1024) __nv_bfloat16 c[CONSUMERS][EPI_BUFS][EPI_BOX * EPI_BOX];  // 8 KB per box, 128B-swizzled
   uint64_t full[STAGES];   // producer -> consumer: the stage's bytes have landed
   uint64_t empty[STAGES];  // consumer -> producer: the stage's wgmmas are done reading it
-  uint64_t order[CONSUMERS];  // consumer c may start its next mainloop: the other passed its last full wait
+  uint64_t order[CONSUMERS];  // consumer c may start its next mainloop: all 4 warps of the other passed their last full wait
 };
 constexpr size_t SMEM_BYTES = sizeof(SharedStorage) + 1024;  // + slack to align the dynamic base
 static_assert(SMEM_BYTES <= 227 * 1024, "the SM's shared memory per block (227 KB on sm_90)");
@@ -113,7 +121,7 @@ gemm_pingpong(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_a,
       ptx::mbarrier_init(&s.full[st], 1);
       ptx::mbarrier_init(&s.empty[st], CONSUMER_WARPS);
     }
-    for (int c = 0; c < CONSUMERS; ++c) ptx::mbarrier_init(&s.order[c], 1);
+    for (int c = 0; c < CONSUMERS; ++c) ptx::mbarrier_init(&s.order[c], CONSUMER_WARPS);  // every warp of the other consumer
     ptx::fence_mbarrier_init();
   }
   __syncthreads();  // the last block-wide barrier: after this the roles never wait for each other's threads
@@ -172,7 +180,7 @@ gemm_pingpong(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_a,
             ptx::wgmma_m64n128k16_bf16(acc[i], ptx::make_desc_k_sw128(s.a[st] + i * WGMMA_M * BK + kk * WGMMA_K),
                                        ptx::make_desc_k_sw128(s.b[st] + kk * WGMMA_K), kt > 0 || kk > 0);
         ptx::wgmma_commit();
-        if (kt == k_tiles - 1 && issuer) ptx::mbarrier_arrive(&s.order[1 - me]);  // past my last full wait
+        if (kt == k_tiles - 1 && threadIdx.x % 32 == 0) ptx::mbarrier_arrive(&s.order[1 - me]);  // this warp is past its last full wait
         ptx::wgmma_wait<1>();  // K tile kt - 1's group is complete; kt's keeps the tensor cores busy ...
         GEMM_TRACE(mma, (t / gridDim.x) * k_tiles + kt, t_mma);
 #pragma unroll

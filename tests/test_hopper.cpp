@@ -170,6 +170,13 @@ TEST_CASE("persistent steps: the tile loop at its edges (random normal and exact
         {4096 + 77, 4096 + 40, 64, "K = 64 = BK: one K tile per tile, many tiles per block"},
         {2 * sms * t.bm / 4 + 1, 4 * t.bn, t.bk * (t.stages - 1), "K tiles per tile one less than the ring"},
         {2048, 4096, t.bk * t.stages + 8, "K tiles per tile one more than the ring"},
+        // Several tiles per block with K tiles per tile well over twice the ring: a ping-pong consumer
+        // (step 22) that skips the other's tile without the order barrier tests a full barrier two or
+        // more rounds early (it failed on exactly these two shapes); and K = BK with odd N, where the
+        // register-store epilogue has no named barrier to keep a consumer's warps together.
+        {1536, 3072, 2304, "1536 x 3072 x 2304: 36 K tiles per tile, several tiles per block"},
+        {8000, 8192, 1024, "8000 x 8192 x 1024: 16 K tiles per tile, many tiles per block"},
+        {4096 + 77, 4096 + 41, 64, "K = 64 = BK, odd N (register stores): one K tile per tile, many tiles per block"},
     };
     for (const Shape& s : shapes) {
       expect_pass(step, {Dtype::bf16, s.m, s.n, s.k, 1, 0, 31, false}, Oracle::cublas, s.what);
