@@ -8,7 +8,7 @@ the per-pair ratios, with its interquartile range.
   scripts/bench.py                    every step at 4096^3 and 8192^3 (burst), plus the sustained
                                       (power-capped) state of the last step of each ladder and its
                                       references, and the 5-process stability of the last bf16 step
-                                      (both also for the --also steps, default 09, 14 and 16)
+                                      (both also for the --also steps, default 09, 14, 16 and 21)
                                       -> results/<gpu>.csv, _sustained.csv, _series.csv, _stability.csv
   scripts/bench.py --sweep            the last step of each ladder over square 2048-16384 and
                                       transformer-layer shapes -> results/<gpu>_sweep.csv
@@ -198,13 +198,13 @@ def main():
     ap.add_argument("--stability-only", action="store_true",
                     help="only the stability runs, added to the .meta.json and _stability.csv of an earlier run "
                          "in --out (a bench split over two calls of a time-limited machine)")
-    ap.add_argument("--also", nargs="*", default=["09", "14", "16"],
-                    help="steps that get the sustained and stability runs besides the last of each ladder (default: 09 14 16; stability is run for bf16 steps only)")
+    ap.add_argument("--also", nargs="*", default=["09", "14", "16", "21"],
+                    help="steps that get the sustained and stability runs besides the last of each ladder (default: 09 14 16 21; stability is run for bf16 steps only)")
     ap.add_argument("--sweep", action="store_true", help="the shape sweep instead of the step table")
     ap.add_argument("--waves", action="store_true",
                     help="wave quantization: the last bf16 step at M = K = 4096 and every N = 256 j up to 8192")
-    ap.add_argument("--sweep-also", nargs="*", default=["16"],
-                    help="steps swept besides the last of each ladder (default: 16, the fastest bf16 step)")
+    ap.add_argument("--sweep-also", nargs="*", default=["16", "21"],
+                    help="steps swept besides the last of each ladder (default: 16, the first step at cuBLAS's level, and 21, the fastest sustained)")
     ap.add_argument("--max-launch-s", type=float, default=1.0)
     ap.add_argument("--no-docs", action="store_true", help="do not rewrite the README table and figures")
     args = ap.parse_args()
