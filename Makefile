@@ -58,7 +58,7 @@ gencode_for = $(if $(filter-out 0%,$(notdir $(1))),$(HOPPER_GENCODE),$(FP32_GENC
 BF16_BINS   := $(addprefix $(BUILD)/bin/,$(filter-out 0%,$(STEPS)))
 
 # Goals that build something (every goal but these) first run scripts/deps.sh (see .deps-ok below).
-BUILD_GOALS := $(filter-out clean test-run bench-run docs schedule-figures swizzle-figure,$(or $(MAKECMDGOALS),all))
+BUILD_GOALS := $(filter-out clean help test-run bench-run docs schedule-figures swizzle-figure,$(or $(MAKECMDGOALS),all))
 
 # ---- CUTLASS reference GEMMs (common/cutlass/*.cu; a reference for the benchmark, never a step) -------
 # The headers come from PyPI's nvidia-cutlass wheel (pinned in scripts/deps.sh), located through
@@ -320,7 +320,7 @@ DOCS_GPU := nvidia_h200
 docs: docs-deps schedule-figures swizzle-figure
 	python3 scripts/plot_steps.py results/$(DOCS_GPU).csv
 	python3 scripts/plot_sweep.py results/$(DOCS_GPU)_sweep.csv
-	python3 scripts/plot_waves.py results/$(DOCS_GPU)_waves_20.csv results/$(DOCS_GPU)_waves.csv
+	python3 scripts/plot_waves.py results/$(DOCS_GPU)_waves_20.csv results/$(DOCS_GPU)_waves_21.csv
 	python3 scripts/plot_power.py results/$(DOCS_GPU)_series.csv
 	python3 scripts/plot_roofline.py results/$(DOCS_GPU).csv
 	python3 scripts/plot_tilemaps.py
@@ -333,14 +333,14 @@ docs: docs-deps schedule-figures swizzle-figure
 	  --out docs/img/trace_11_14_18_8192.png
 
 # ---- Pipeline traces (opt-in; common/trace.hpp): the steps whose kernels include common/ptx/trace.cuh,
-# rebuilt with -DGEMM_TRACE under build/trace/ (the timed binaries of build/bin/ contain no trace code).
+# rebuilt with -DGEMM_TRACE_BUILD under build/trace/ (the timed binaries of build/bin/ contain no trace code).
 #   make trace STEP=13 M=8192 N=8192 K=8192   build/trace/13_..._8192.json (chrome://tracing, Perfetto)
 #                                              and its timeline, build/trace/13_..._8192.png
 TRACE_DIR    := $(BUILD)/trace
 TRACED_STEPS := $(basename $(notdir $(shell grep -l 'ptx/trace.cuh' kernels/*.cu)))
 $(TRACE_DIR)/obj/%.o: kernels/%.cu $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -DGEMM_TRACE $(HOPPER_GENCODE) -c $< -o $@
+	$(NVCC) $(NVCCFLAGS) -DGEMM_TRACE_BUILD $(HOPPER_GENCODE) -c $< -o $@
 $(TRACE_DIR)/bin/%: $(TRACE_DIR)/obj/%.o $(BUILD)/obj/common/main.o $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)

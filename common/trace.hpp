@@ -1,5 +1,5 @@
 // Pipeline traces (opt-in): %globaltimer stamps per warpgroup role, recorded by kernels built with
-// -DGEMM_TRACE (`make trace STEP=NN`, binaries under build/trace/bin/) and written as Chrome-trace JSON
+// -DGEMM_TRACE_BUILD (`make trace STEP=NN`, binaries under build/trace/bin/) and written as Chrome-trace JSON
 // (chrome://tracing, Perfetto). The timed binaries under build/bin/ are compiled without GEMM_TRACE:
 // their kernels contain no trace code at all (common/ptx/trace.cuh expands to nothing).
 #pragma once

@@ -14,7 +14,7 @@ the per-pair ratios, with its interquartile range.
                                       transformer-layer shapes -> results/<gpu>_sweep.csv
   scripts/bench.py --waves            the last bf16 step against cuBLAS at M = K = 4096 and N = 256 ..
                                       8192 in steps of one tile column (wave quantization)
-                                      -> results/<gpu>_waves.csv
+                                      -> results/<gpu>_waves_<step>.csv
 Options: --build DIR --out DIR --sizes N.. --steps ID.. --reps R --sustained S --stability P
 A step that fails its check gets a FAIL row with no timing and makes the script exit 1. Step 01 is
 skipped at a size where one launch would take over --max-launch-s seconds (estimated from the
@@ -245,7 +245,7 @@ def main():
     if args.waves:
         if not bf16:
             sys.exit("error: --waves needs a bf16 step")
-        _, failed = run_shapes([(bf16[-1], WAVES_MK, n, WAVES_MK) for n in WAVES_N], args.reps, tmp, out, "waves",
+        _, failed = run_shapes([(bf16[-1], WAVES_MK, n, WAVES_MK) for n in WAVES_N], args.reps, tmp, out, f"waves_{step_id(bf16[-1])}",
                                "cublas")
         finish_shapes(failed)
         return

@@ -1,11 +1,11 @@
-// Device side of the opt-in pipeline traces (common/trace.hpp). Without -DGEMM_TRACE (every timed
+// Device side of the opt-in pipeline traces (common/trace.hpp). Without -DGEMM_TRACE_BUILD (every timed
 // build) the two macros expand to nothing and the kernel is unchanged. With it (`make trace STEP=NN`),
 // GEMM_TRACE_NOW(t) reads %globaltimer into `t`, and GEMM_TRACE(kind, kt, t) has thread 0 of the
 // warpgroup store the interval [t, now) in its slot of the buffer, on the first kTracedSMs SMs only (%smid;
 // PTX ISA, "Special Registers": %globaltimer, %smid). Include from one kernel translation unit per
 // binary: the buffer pointers are this unit's __device__ variables.
 #pragma once
-#ifdef GEMM_TRACE
+#ifdef GEMM_TRACE_BUILD
 #include <cuda_runtime.h>
 
 #include <cstdint>
