@@ -71,12 +71,7 @@ def main():
                 bad.append(f"{src.relative_to(root)}: header says {field} {quoted} at {size}, "
                            f"{args.csv} has {r[field] if r else 'no row'}")
     ladder = (root / args.ladder).read_text()
-    results = ladder[ladder.index("## Results"):]
-    results = results[:results.index("\n## ", 5)]
-    for line in results.splitlines():
-        if not re.match(r"^\| [12]\d \|", line):
-            continue
-        c = [x.strip() for x in line.strip().strip("|").split("|")]
+    for c in table_rows(ladder, "## Results", r"^\| [12]\d \|"):
         step = c[0]
         for size, (tf, ratio, cut, mhz) in ((4096, c[2:6]), (8192, c[6:10])):
             st, cb, ct = row(step, size, "step"), row(step, size, "cublas"), row(step, size, "cutlass_coop_128x256x64_c2x1")
