@@ -320,7 +320,7 @@ DOCS_GPU := nvidia_h200
 docs: docs-deps schedule-figures swizzle-figure
 	python3 scripts/plot_steps.py results/$(DOCS_GPU).csv
 	python3 scripts/plot_sweep.py results/$(DOCS_GPU)_sweep.csv
-	python3 scripts/plot_waves.py results/$(DOCS_GPU)_waves_20.csv results/$(DOCS_GPU)_waves_21.csv
+	python3 scripts/plot_waves.py results/$(DOCS_GPU)_waves_20.csv results/$(DOCS_GPU)_waves_21.csv results/$(DOCS_GPU)_waves_23.csv
 	python3 scripts/plot_power.py results/$(DOCS_GPU)_series.csv
 	python3 scripts/plot_roofline.py results/$(DOCS_GPU).csv
 	python3 scripts/plot_tilemaps.py

@@ -33,16 +33,18 @@
 // Exploratory runs (same kernel, paired with cuBLAS, two processes): 16384x4096x4096 1.066x cuBLAS
 // against 21's 1.028x; ncu there: 1108.0 k SM cycles against 21's 1123.1 k, tensor pipe 96.4 % against
 // 96.0 %, L2 bytes 1.38x.
-// Measured (H200, make bench 2026-12-01, paired, settled): 689.2 TFLOP/s at 4096 (1.006x cuBLAS), 675.6
-// at 8192 (1.040x); 21 in the same run (bench.py --steps 21 22) 1.003x / 1.039x: level. The sweep (make
-// bench-sweep): ahead of 21 against cuBLASLt's best on 11 of 12 shapes (against cuBLAS on 10), worst
-// shape 0.972x (21: 0.947x). Sustained for 3 s at 8192^3: 646.9 TFLOP/s at 1359 MHz, 0.934 TFLOP/J,
-// 0.961x cuBLAS (21 in the full run: 683.3 at 1437 MHz, 0.988 TFLOP/J, 1.019x): the same fraction of
-// the speed of light at its clock as 21, 5.8 % more energy per FLOP, so at the cap a lower clock. The
+// First measured (H200, make bench 2026-12-01, before the order barriers took 4 arrivals): 689.2
+// TFLOP/s at 4096^3 (1.006x cuBLAS), 675.6 at 8192^3 (1.040x); 21 in the same run 1.003x / 1.039x:
+// level. The sweep (make bench-sweep): ahead of 21 against cuBLASLt's best on 11 of 12 shapes,
+// worst shape 0.972x (21: 0.947x). Sustained for 3 s at 8192^3: 646.9 TFLOP/s at 1359 MHz, 0.934
+// TFLOP/J, 0.961x cuBLAS (21: 683.3 at 1437 MHz, 0.988 TFLOP/J, 1.019x): the same fraction of the
+// speed of light at its clock as 21, 5.8 % more energy per FLOP, so at the cap a lower clock. The
 // paired burst ratio shares one clock between the kernels it compares and so measures cycles;
-// sustained, each kernel sets its own clock by its power (docs/hopper_ladder.md, "Step 22"). These rows
-// were measured before the order barriers took 4 arrivals instead of 1 (3 more arrive instructions per
-// tile); the GPU tests and a paired run of the fixed kernel are in the Step 22 section.
+// sustained, each kernel sets its own clock by its power (docs/hopper_ladder.md, "Step 22").
+// Measured (H200, make bench 2026-12-02, paired, settled): 681.3 TFLOP/s at 4096 (1.006x cuBLAS), 659.1
+// at 8192 (1.034x): the fixed kernel, in the run of step 23 (a hotter day: cuBLAS alone made 642-659
+// TFLOP/s at 8192^3 there against 665-693 on 12-01); sustained at 8192^3 625.1 TFLOP/s, 0.903 TFLOP/J,
+// 0.957x cuBLAS.
 // Supports: K % 8 == 0, any M, N >= 1 (TMA clips; else register stores), < 2^30 tiles. sm_90a.
 // Run: make run STEP=22 M=16384 N=4096 K=4096
 #include <cuda_bf16.h>

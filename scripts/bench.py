@@ -198,13 +198,13 @@ def main():
     ap.add_argument("--stability-only", action="store_true",
                     help="only the stability runs, added to the .meta.json and _stability.csv of an earlier run "
                          "in --out (a bench split over two calls of a time-limited machine)")
-    ap.add_argument("--also", nargs="*", default=["09", "14", "16", "21"],
-                    help="steps that get the sustained and stability runs besides the last of each ladder (default: 09 14 16 21; stability is run for bf16 steps only)")
+    ap.add_argument("--also", nargs="*", default=["09", "14", "16", "21", "22"],
+                    help="steps that get the sustained and stability runs besides the last of each ladder (default: 09 14 16 21 22; stability is run for bf16 steps only)")
     ap.add_argument("--sweep", action="store_true", help="the shape sweep instead of the step table")
     ap.add_argument("--waves", action="store_true",
                     help="wave quantization: the last bf16 step at M = K = 4096 and every N = 256 j up to 8192")
-    ap.add_argument("--sweep-also", nargs="*", default=["16", "21"],
-                    help="steps swept besides the last of each ladder (default: 16, the first step at cuBLAS's level, and 21, the fastest sustained)")
+    ap.add_argument("--sweep-also", nargs="*", default=["16", "21", "22"],
+                    help="steps swept besides the last of each ladder (default: 16, the first step at cuBLAS's level, 21, the fastest sustained, and 22, the last without stream-K)")
     ap.add_argument("--max-launch-s", type=float, default=1.0)
     ap.add_argument("--no-docs", action="store_true", help="do not rewrite the README table and figures")
     args = ap.parse_args()

@@ -88,6 +88,11 @@ shapes_of() {
   # so the fixup (partials, counters, the last piece's reads) runs; the shapes above are too short
   # in K for the split to choose it.
   case "$name" in 2[1-9]_*) echo "1536:3072:2304" ;; esac
+  # Step 23 (128 x 128 tiles) splits only with 4 or more full waves or under a quarter wave, so that
+  # shape (288 tiles, two waves and 24) does not split there: 2304 x 3840 x 2304 is 540 tiles, 4
+  # waves and 12, of 36 K tiles (data-parallel tiles, then pieces), and 512 x 1024 x 4096 is 32
+  # tiles of 64 K tiles, each split between about four blocks.
+  case "$name" in 23_*) echo "2304:3840:2304"; echo "512:1024:4096" ;; esac
 }
 
 # Runs one tool on one executable and shape, writing LOG and LOG.rc; 0: clean, else a finding (99),

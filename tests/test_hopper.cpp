@@ -225,15 +225,28 @@ TEST_CASE("persistent steps with stream-K: split tiles are summed right (random 
         {(sms * 7 / 4 + 3) / 4 * t.bm, 4 * t.bn, 140 * t.bk,
          "one wave and a 3/4 full one, 140 K tiles: stream-K takes the partial wave alone"},
         {3 * t.bm + 5, t.bn + 8, 8200, "ragged M and N, K tail, 8 tiles"},
+        // Many data-parallel tiles per block before the pieces (step 23 alternates them between its
+        // two consumers, the pieces continuing the count): an even number (8192 x 8192: 31 waves and
+        // 4 tiles of 128 x 128 on 132 SMs, 15 and 68 of 128 x 256) and an odd one (17 waves and a
+        // partial one over half full).
+        {8192, 8192, 72 * t.bk, "8192 x 8192, 72 K tiles: many waves, then pieces crossing tile boundaries"},
+        {((17 * sms + sms / 2 + 4) + 15) / 16 * t.bm - 5, 16 * t.bn, 160 * t.bk,
+         "17 waves and a partial one over half full, 160 K tiles: an odd number of data-parallel tiles per block"},
     };
+    // Step 23 declines stream-K with 1-3 full waves (its make_split), so the one-wave shapes are
+    // run where the step splits them; every step must split at least 4 of the 6.
+    int split = 0;
     for (const Shape& s : shapes) {
       INFO(s.what);
-      CHECK(step.workspace_bytes(s.m, s.n, s.k) > 0);
+      if (step.workspace_bytes(s.m, s.n, s.k) == 0) continue;  // the split chose no stream-K here
+      ++split;
       expect_pass(step, {Dtype::bf16, s.m, s.n, s.k, 1, 0, 53, false}, Oracle::cublas, s.what);
       expect_pass(step, {Dtype::bf16, s.m, s.n, s.k, 1, 0, 59, true}, Oracle::cublas, s.what + " (exact)");
     }
+    INFO("step " << step.id);
+    CHECK(split >= 4);
   }
-  CHECK(stepped >= 1);  // 21
+  CHECK(stepped >= 2);  // 21, 23
 }
 
 // ---- clusters of two (step 17: pairs of M tiles share B through TMA multicast) -----------------

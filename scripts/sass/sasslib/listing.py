@@ -165,14 +165,29 @@ class CleanFunction:
 
     def backedges(self):
         """(branch index, target index) for every branch to an earlier (or the same) instruction,
-        except the self-branch ptxas puts after the last EXIT (never reached: a trap for runaway PCs)."""
+        except the self-branch ptxas puts after the last EXIT (never reached: a trap for runaway PCs)
+        and the return branch of an out-of-line stub. ptxas moves an mbarrier wait's retry loop to
+        the end of the function: `@!P0 BRA stub` inline, and the stub (its own TRYWAIT loop) ends in
+        `BRA back` to the instruction after that branch. The return jumps backwards but closes no
+        loop of the source; counted as one, it would stretch the loop around the wait to the end of
+        the function (step 23's tile loop would have held both copies of its epilogue)."""
         edges = []
         for ins in self.insns:
             if ins.target and ins.target in self.labels:
                 t = self.labels[ins.target]
                 if t < ins.index or (t == ins.index and ins.index < len(self.insns) - 1):
-                    edges.append((ins.index, t))
+                    if not self._stub_return(ins, t):
+                        edges.append((ins.index, t))
         return edges
+
+    def _stub_return(self, ins, t):
+        """`ins` (a branch back to t) returns from an out-of-line stub: the instruction before t
+        branches forward into a block that starts after t and at or before `ins`."""
+        if t == 0 or ins.pred:
+            return False
+        before = self.insns[t - 1]
+        stub = self.labels.get(before.target) if before.target else None
+        return stub is not None and t < stub <= ins.index
 
     def loops(self):
         """Loops as instruction ranges [start, end] (end = the backward branch), outermost first."""

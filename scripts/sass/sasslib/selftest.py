@@ -56,6 +56,29 @@ SELFTEST_TENSOR_NVDISASM = """
         /*0090*/                   BRA `(.L_x_9);
 """
 
+# A tile loop whose mbarrier wait ptxas moved out of line (steps 22-23): the inline TRYWAIT's retry is
+# a stub after the EXIT that loops on itself and returns with `BRA` to the instruction after the
+# inline `@!P0 BRA`. That return is no loop of the source: the tile loop is the one that ends at the
+# `@P1 BRA` back to the wait, not one stretched to the stub.
+SELFTEST_STUB_NVDISASM = """
+.text._ZN6step998kernel_cEPf:
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+.L_x_10:
+        /*0010*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [R2+URZ], R3 ;
+        /*0020*/              @!P0 BRA `(.L_x_12) ;
+.L_x_11:
+        /*0030*/                   HGMMA.64x128x16.F32.BF16 R24, gdesc[UR20], R24 ;
+        /*0040*/               @P1 BRA `(.L_x_10) ;
+        /*0050*/                   STG.E.64 desc[UR4][R4.64], R24 ;
+        /*0060*/                   EXIT ;
+.L_x_12:
+        /*0070*/                   SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [R2+URZ], R3 ;
+        /*0080*/              @!P0 BRA `(.L_x_12) ;
+        /*0090*/                   BRA `(.L_x_11) ;
+.L_x_13:
+        /*00a0*/                   BRA `(.L_x_13);
+"""
+
 SELFTEST_CONSTANTS = """
 constexpr int BM = 128, BN = 2 * BM;  // the comment's 99 is no value
 constexpr int CONSUMERS = 2;
@@ -100,6 +123,14 @@ def selftest():
     hot = g.hottest_loop()
     expect(hot is not None and any(i.opcode.startswith("HGMMA") for i in g.insns[hot[0]:hot[1] + 1]),
            f"hottest = the HGMMA loop over the 3-FADD loop, got {hot}")
+    stubbed = parse_nvdisasm(SELFTEST_STUB_NVDISASM)
+    with tempfile.TemporaryDirectory() as tmp:
+        p = os.path.join(tmp, "kernel_c.sass")
+        write_clean(p, stubbed[0], Unit("99_x", "99", "", "", "", tmp),
+                    {"compiler": "nvcc 0", "target": "sm_90a", "nvdisasm": "0"}, "k(float*)")
+        h = read_clean(p)
+    expect(h.loops() == [(1, 4), (7, 8)], f"the tile loop and the stub's retry, not the stub's return, got {h.loops()}")
+    expect(h.outer_loop(h.hottest_loop()) == (1, 4), f"the tile loop ends at its own back branch, got {h.outer_loop(h.hottest_loop())}")
     props = {f.mangled: {"registers": 40, "smem": 0, "stack": 8, "spill_stores": 0, "spill_loads": 0, "barriers": 0}}
     cases = [("kernel has LDG\\.E\\.128", True), ("kernel has LDS\\.64", False), ("kernel lacks LDL|STL", False),
              ("loop count FFMA == 2", True), ("loop count FFMA == 3", False), ("loop count FFMA == TM*TN", True), ("outer math-loops == 1", True), ("loop backedges == 1", True),
