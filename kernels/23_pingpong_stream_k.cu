@@ -14,12 +14,12 @@
 //    with an atomic; the one that counts the tile's last piece sums them all in block order and
 //    stores the tile. The fixup runs in the consumer's epilogue, under the other consumer's mainloop.
 // 2. Uniform registers. ptxas built all of step 22's wgmma descriptors in vector registers and moved
-//    them over with R2UR (32 per K tile; 140 instructions in the K loop against 21's 81): the stage
+//    them over with R2UR (32 per K tile; 139 instructions in the K loop against 21's 81): the stage
 //    depends on which consumer runs, and the consumer index, threadIdx.x / 128, is not warp-uniform as
 //    far as ptxas can tell. Broadcasting it from lane 0 (__shfl_sync) tells it so, and every
 //    descriptor is then a uniform-datapath value (0 R2UR in the loop); adding each k16 step's offset to
 //    one descriptor per stage instead of rebuilding it (make_desc_k_sw128 masks and shifts the whole
-//    address each time) leaves 75 instructions per K tile. CUTLASS broadcasts its warpgroup index
+//    address each time) leaves 68 instructions in the K loop. CUTLASS broadcasts its warpgroup index
 //    the same way (canonical_warp_group_idx).
 // SASS: 22's, with the descriptors built by U* instructions between the full-barrier wait and the
 // wgmmas, plus the fixup's ATOMG.E.ADD, MEMBAR.SC.GPU and STG.E.STRONG.GPU/LDG.E.STRONG.GPU (128-bit)
@@ -27,7 +27,7 @@
 // Expected (before measuring): the stream-K gain of step 21 where the last wave is nearly empty:
 // +2.5-3 % at 8192^3 and 16384x4096 (32 waves' time for 31.03 waves of work, less the fixup), about
 // +2 % at 6144^3, nothing at 4096^3 (100 of 132 SMs busy in the last wave: make_split declines).
-// The uniform descriptors cut the consumer's instructions per K tile from 140 to 75 and the issue
+// The uniform descriptors cut the consumer's instructions per K tile from 139 to 68 and the issue
 // slots from 30 % to near 21's 17 %; where the tensor pipe already runs 99 % busy that moves no
 // cycles, and at the power cap perhaps 1 % of energy.
 // Measured (H200, make bench 2026-12-02, paired, settled): 672.6 TFLOP/s at 4096 (1.011x cuBLAS), 667.9

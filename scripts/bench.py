@@ -8,7 +8,7 @@ the per-pair ratios, with its interquartile range.
   scripts/bench.py                    every step at 4096^3 and 8192^3 (burst), plus the sustained
                                       (power-capped) state of the last step of each ladder and its
                                       references, and the 5-process stability of the last bf16 step
-                                      (both also for the --also steps, default 09, 14, 16 and 21)
+                                      (both also for the --also steps, default 09, 14, 16, 21 and 22)
                                       -> results/<gpu>.csv, _sustained.csv, _series.csv, _stability.csv
   scripts/bench.py --sweep            the last step of each ladder over square 2048-16384 and
                                       transformer-layer shapes -> results/<gpu>_sweep.csv

@@ -5,7 +5,7 @@
   own step, the TFLOP/s at 4096 and 8192 and the paired ratio to cuBLAS that results/<gpu>.csv holds (to
   the digits quoted); step 01 quotes 4096 only and says "No 8192 run", which the CSV must bear out (one
   launch would take 2.2 s, so the bench skips it);
-- the Results table of docs/hopper_ladder.md (steps 10-22: TFLOP/s, ratio to cuBLAS with its IQR,
+- the Results table of docs/hopper_ladder.md (steps 10-23: TFLOP/s, ratio to cuBLAS with its IQR,
   ratio to CUTLASS, SM clock, TFLOP/J) matches the same CSV;
 - the opening table of docs/fp32_ladder.md (TFLOP/s and ratio to cuBLAS at both sizes) matches it;
 - docs/speed_of_light.md: the early-steps table (TFLOP/s at 4096 and its fraction of the fp32 peak the
