@@ -23,6 +23,18 @@ struct PipeState {
       phase ^= 1;
     }
   }
+  /// Moves on by n >= 0 K tiles, as n calls of advance() would: a ping-pong consumer skipping the
+  /// other consumer's tile or stream-K piece (steps 22-23).
+  __device__ __forceinline__ void advance_by(int n) {
+    const int next = stage + n % Stages;
+    phase ^= uint32_t((n / Stages) & 1);  // one flip per whole round ...
+    if (next >= Stages) {                 // ... and one more if the rest wraps
+      stage = next - Stages;
+      phase ^= 1;
+    } else {
+      stage = next;
+    }
+  }
 };
 
 }  // namespace pipe

@@ -8,14 +8,15 @@
 // so the mainloops follow one another and each consumer's epilogue runs during the other's mainloop
 // (CUTLASS calls this schedule "ping-pong"; its KernelTmaWarpSpecializedPingpong).
 // What that needs:
-// - A consumer skips the other's K tiles in the ring (advance_by), and waits before its mainloop until
-//   every warp of the other has passed its own last full-barrier wait (the order barriers: one per
-//   consumer, 4 warp arrivals per phase, one phase per tile). Without that wait a consumer could test
-//   a stage's full barrier two or more rounds early, where the parity test cannot tell rounds apart
-//   (PTX ISA, "mbarrier.test_wait/try_wait": the parity names the phase, not the round), and read a
-//   stage that is not yet its own. With one arrival (warp 0's) per phase instead of 4, the other
-//   consumer could complete two phases before a late warp of this one had waited for the first, and
-//   that warp would wait forever (possible where a tile has only 1-2 K tiles; found by review).
+// - A consumer skips the other's K tiles in the ring (PipeState::advance_by), and waits before its
+//   mainloop until every warp of the other has passed its own last full-barrier wait (the order
+//   barriers: one per consumer, 4 warp arrivals per phase, one phase per tile). Without that wait a
+//   consumer could test a stage's full barrier two or more rounds early, where the parity test
+//   cannot tell rounds apart (PTX ISA, "mbarrier.test_wait/try_wait": the parity names the phase,
+//   not the round), and read a stage that is not yet its own. With one arrival (warp 0's) per
+//   phase instead of 4, the other consumer could complete two phases before a late warp of this
+//   one had waited for the first, and that warp would wait forever (possible where a tile has only
+//   1-2 K tiles; found by review).
 // - A lone consumer keeps the tensor cores busy: its K tile kt's wgmmas are committed, then
 //   wgmma.wait_group 1 waits for kt - 1's and releases that stage, so one group is always queued
 //   (steps 14-21 waited for 0 groups: the other consumer filled the gap).
@@ -99,19 +100,6 @@ struct SharedStorage {
 constexpr size_t SMEM_BYTES = sizeof(SharedStorage) + 1024;  // + slack to align the dynamic base
 static_assert(SMEM_BYTES <= 227 * 1024, "the SM's shared memory per block (227 KB on sm_90)");
 
-/// Moves `ring` on by n K tiles (the other consumer's tile), as n calls of advance() would.
-template <int Stages>
-__device__ __forceinline__ void advance_by(pipe::PipeState<Stages>& ring, int n) {
-  const int stage = ring.stage + n % Stages;
-  ring.phase ^= uint32_t((n / Stages) & 1);  // one flip per whole round ...
-  if (stage >= Stages) {                     // ... and one more if the rest wraps
-    ring.stage = stage - Stages;
-    ring.phase ^= 1;
-  } else {
-    ring.stage = stage;
-  }
-}
-
 __global__ void __launch_bounds__(THREADS, 1)  // the ", 1" gives ptxas the entry cap setmaxnreg needs
 gemm_pingpong(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_a,
               const __grid_constant__ CUtensorMap tmap_b, const __grid_constant__ CUtensorMap tmap_c,
@@ -155,7 +143,7 @@ gemm_pingpong(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_a,
     const bool issuer = threadIdx.x % 128 == 0;  // issues, commits and waits for this consumer's TMA stores
     const uint64_t evict_first = ptx::l2_policy_evict_first();  // C's stores: the first lines L2 gives up
     pipe::PipeState<STAGES> ring;  // the producer's walk, less the other consumer's tiles
-    if (me == 1) advance_by(ring, k_tiles);  // tile j = 0 is consumer 0's
+    if (me == 1) ring.advance_by(k_tiles);  // tile j = 0 is consumer 0's
     float acc[M_SLABS][WGMMA_N / 2] = {};  // zeroed once: every tile's first wgmma overwrites it (scale-d = 0)
     int mine = 0;  // this consumer's tiles so far
     for (int t = blockIdx.x + me * gridDim.x; t < tiles; t += CONSUMERS * gridDim.x, ++mine) {
@@ -194,7 +182,7 @@ gemm_pingpong(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_a,
 #pragma unroll
       for (int i = 0; i < M_SLABS; ++i) ptx::wgmma_fence_operands(acc[i]);
       if (threadIdx.x % 32 == 0) ptx::mbarrier_arrive(&s.empty[held]);
-      advance_by(ring, k_tiles);  // past the other consumer's next tile
+      ring.advance_by(k_tiles);  // past the other consumer's next tile
       // The other consumer's mainloop runs while these stores do.
       GEMM_TRACE_NOW(t_epi);
       if (!tma_epilogue) {

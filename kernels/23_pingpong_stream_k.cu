@@ -180,19 +180,6 @@ struct StreamKWalk {
   }
 };
 
-/// Moves `ring` on by n K tiles (another item's), as n calls of advance() would.
-template <int Stages>
-__device__ __forceinline__ void advance_by(pipe::PipeState<Stages>& ring, int n) {
-  const int stage = ring.stage + n % Stages;
-  ring.phase ^= uint32_t((n / Stages) & 1);  // one flip per whole round ...
-  if (stage >= Stages) {                     // ... and one more if the rest wraps
-    ring.stage = stage - Stages;
-    ring.phase ^= 1;
-  } else {
-    ring.stage = stage;
-  }
-}
-
 __global__ void __launch_bounds__(THREADS, 1)  // the ", 1" gives ptxas the entry cap setmaxnreg needs
 gemm_pingpong_stream_k(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_a,
                        const __grid_constant__ CUtensorMap tmap_b, const __grid_constant__ CUtensorMap tmap_c,
@@ -346,10 +333,10 @@ gemm_pingpong_stream_k(int M, int N, int K, const __grid_constant__ CUtensorMap 
     };
     // The data-parallel tiles in a loop of their own (step 21: the stream-K walk's 64-bit divisions
     // have no uniform-datapath form). Tile j = (t - blockIdx.x) / P is consumer j % 2's.
-    if (me == 1) advance_by(ring, k_tiles);  // tile j = 0 is consumer 0's
+    if (me == 1) ring.advance_by(k_tiles);  // tile j = 0 is consumer 0's
     for (int t = blockIdx.x + me * gridDim.x; t < split.dp_tiles; t += CONSUMERS * gridDim.x) {
       compute({t, 0, k_tiles});
-      advance_by(ring, k_tiles);  // past the other consumer's next tile
+      ring.advance_by(k_tiles);  // past the other consumer's next tile
     }
     // The stream-K pieces continue the alternation: the block's item dp_items + i is consumer
     // (dp_items + i) % 2's, and the ring restarts from the position after all data-parallel K tiles.
@@ -362,7 +349,7 @@ gemm_pingpong_stream_k(int M, int N, int K, const __grid_constant__ CUtensorMap 
       int j = dp_items;
       for (Piece pc; walk.next(pc); ++j) {
         if (j % CONSUMERS == me) compute(pc);
-        else advance_by(ring, pc.kt1 - pc.kt0);  // the other consumer's piece
+        else ring.advance_by(pc.kt1 - pc.kt0);  // the other consumer's piece
       }
     }
     if (issuer) ptx::tma_store_wait_all<0>();  // no store may read shared memory after the block exits
