@@ -7,6 +7,12 @@
 #   scripts/gpu_session.sh stability  BENCH_IN=DIR: the stability runs added to the results in DIR
 #                                   (the first call's results/, carried back), for a bench split in two
 #   scripts/gpu_session.sh sweep    make bench-sweep, then ncu profiles of the last bf16 step
+#   STEP=23 PREV=22 scripts/gpu_session.sh step
+#                                   a new (or candidate) bf16 step in one call: the [hopper] GPU tests, fuzz
+#                                   (FUZZ_COUNT, default 800) and the four sanitizers on STEP, side by
+#                                   side; then, alone on the GPU, STEP and PREV paired with the
+#                                   references at 4096^3 and 8192^3, each also sustained (BENCH_ARGS
+#                                   add to that bench.py call)
 # Logs and results go to $OUT (default gpu_out/) as one tarball, results.tgz, plus the summary.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -16,22 +22,31 @@ R="$OUT/run"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu \
   --format=csv > "$R/gpu.txt" 2>&1
 summary=()
+# GPU tests, fuzz and the sanitizers side by side (none of them times anything), then their summary
+# lines; fails when any of them failed. Arguments: the fuzz shapes (FUZZ_COUNT overrides), a Catch2
+# filter for the tests ("" for all), then --steps S for fuzz and sanitize.sh (nothing: every step).
+run_checks() {
+  local fuzz_count=${FUZZ_COUNT:-$1} filter=$2
+  shift 2
+  local start=$SECONDS
+  build/bin/tests ${filter:+"$filter"} > "$R/tests.log" 2>&1 & p_tests=$!
+  build/bin/fuzz --seed "${FUZZ_SEED:-1}" "$@" --count "$fuzz_count" > "$R/fuzz.log" 2>&1 & p_fuzz=$!
+  OUT="$R" scripts/sanitize.sh --build build "$@" > "$R/sanitize.log" 2>&1 & p_san=$!
+  wait $p_tests; rc_tests=$?
+  wait $p_fuzz; rc_fuzz=$?
+  wait $p_san; rc_san=$?
+  summary+=("tests${filter:+ $filter} (rc=$rc_tests): $(tail -n 1 "$R/tests.log")"
+            "fuzz${*:+ $*} (rc=$rc_fuzz): $(tail -n 1 "$R/fuzz.log")"
+            "sanitize${*:+ $*} (rc=$rc_san): $(tail -n 1 "$R/sanitize.log")"
+            "checks wall: $((SECONDS - start)) s")
+  grep -E "FAILED|failed|WATCHDOG" "$R/tests.log" | head -20
+  grep -E "^FAIL|WATCHDOG" "$R/fuzz.log" | head -10
+  grep -E "FAIL|NOT reported" "$R/sanitize.log" | head -10
+  [ $rc_tests -eq 0 ] && [ $rc_fuzz -eq 0 ] && [ $rc_san -eq 0 ]
+}
 case "${1:-}" in
   checks)
-    start=$SECONDS
-    build/bin/tests > "$R/tests.log" 2>&1 & p_tests=$!
-    build/bin/fuzz --seed "${FUZZ_SEED:-1}" --count "${FUZZ_COUNT:-3000}" > "$R/fuzz.log" 2>&1 & p_fuzz=$!
-    OUT="$R" scripts/sanitize.sh --build build > "$R/sanitize.log" 2>&1 & p_san=$!
-    wait $p_tests; rc_tests=$?
-    wait $p_fuzz; rc_fuzz=$?
-    wait $p_san; rc_san=$?
-    summary+=("tests (rc=$rc_tests): $(tail -n 1 "$R/tests.log")"
-              "fuzz (rc=$rc_fuzz): $(tail -n 1 "$R/fuzz.log")"
-              "sanitize (rc=$rc_san): $(tail -n 1 "$R/sanitize.log")"
-              "wall: $((SECONDS - start)) s")
-    grep -E "FAILED|failed|WATCHDOG" "$R/tests.log" | head -20
-    grep -E "^FAIL|WATCHDOG" "$R/fuzz.log" | head -10
-    grep -E "FAIL|NOT reported" "$R/sanitize.log" | head -10
+    run_checks 3000 ""
     ;;
   bench)
     start=$SECONDS
@@ -49,6 +64,18 @@ case "${1:-}" in
     summary+=("stability (rc=$?, $((SECONDS - start)) s)")
     grep -E "^stability" "$R/stability.log"
     ;;
+  step)
+    [ -n "${STEP:-}" ] && [ -n "${PREV:-}" ] || { echo "step: set STEP and PREV (step ids, e.g. STEP=23 PREV=22)" >&2; exit 2; }
+    if run_checks 800 "[hopper]" --steps "$STEP"; then
+      start=$SECONDS
+      timeout "${BENCH_TIMEOUT_S:-400}" python3 scripts/bench.py --build build --out "$R/results" --no-docs \
+        --steps "$PREV" "$STEP" --also "$PREV" --stability 0 ${BENCH_ARGS:-} > "$R/bench.log" 2>&1
+      summary+=("bench $PREV $STEP (rc=$?, $((SECONDS - start)) s)")
+      sed -n '/^GPU:/,$p' "$R/bench.log" | tail -n 40
+    else
+      summary+=("bench skipped: a check failed")
+    fi
+    ;;
   sweep)
     start=$SECONDS
     timeout "${SWEEP_TIMEOUT_S:-420}" python3 scripts/bench.py --build build --out "$R/results" --no-docs --sweep \
@@ -61,7 +88,7 @@ case "${1:-}" in
       summary+=("profile $last $s (rc=$?)")
     done
     ;;
-  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep" >&2; exit 2 ;;
+  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|step" >&2; exit 2 ;;
 esac
 tar czf "$OUT/results.tgz" -C "$OUT" run
 echo "==== summary ===="

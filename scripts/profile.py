@@ -4,7 +4,7 @@ kernel time, SM clock, issue slots busy, tensor-pipe (or FMA-pipe) utilisation, 
 throughput. Clocks are left as found (`--clock-control none`): on the H200 the clock a kernel meets
 is part of its result.
 
-Usage: scripts/profile.py STEP [--m M --n N --k K] [--build build] [--ncu ncu] [--out FILE]
+Usage: scripts/profile.py STEP [--m M --n N --k K] [--build build] [--ncu ncu] [--out FILE] [--metric NAME ...]
 (`make profile STEP=14 M=8192 N=8192 K=8192`). The step binary checks its result first, then runs
 the kernel once inside cudaProfilerStart/Stop (`--profile-once step|cublas`), so ncu sees exactly
 one launch of the step (or of cuBLAS's kernels) and nothing of the harness."""
@@ -31,6 +31,10 @@ METRICS = [
     ("L2 throughput (%)", "lts__t_sectors.avg.pct_of_peak_sustained_elapsed", 1),
     ("DRAM throughput (GB/s)", "dram__bytes.sum.per_second", 1e-9),
     ("DRAM throughput (%)", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", 1),
+    # Totals, for the bytes a kernel moves per GEMM (the rates above depend on its clock).
+    ("L2 bytes (GB)", "lts__t_bytes.sum", 1e-9),
+    ("DRAM read (GB)", "dram__bytes_read.sum", 1e-9),
+    ("DRAM write (GB)", "dram__bytes_write.sum", 1e-9),
 ]
 
 
@@ -68,6 +72,8 @@ def main():
     ap.add_argument("--build", default=str(ROOT / "build"))
     ap.add_argument("--ncu", default=shutil.which("ncu") or "/usr/local/cuda/bin/ncu")
     ap.add_argument("--out", help="also write the table here")
+    ap.add_argument("--metric", action="append", default=[],
+                    help="one more raw ncu metric to read, by its name (repeatable; shown as is, summed over launches)")
     args = ap.parse_args()
     bins = [p for p in (pathlib.Path(args.build) / "bin").glob(f"{args.step}_*") if p.is_file()]
     if len(bins) != 1:
@@ -76,8 +82,9 @@ def main():
         sys.exit(f"error: ncu not found ({args.ncu}): install Nsight Compute or pass --ncu")
     shape = (args.m, args.n, args.k)
     table = {}
+    extra = [(name, name, 1) for name in args.metric]
     for what in ("step", "cublas"):
-        metrics = list(METRICS)
+        metrics = list(METRICS) + extra
         r, cmd = run_ncu(args.ncu, bins[0], shape, what, metrics)
         # A metric this GPU or ncu version does not know fails the whole run: drop it and say so.
         while r.returncode != 0 and (bad := re.search(r"Failed to find metric ([\w.]+)", r.stdout + r.stderr)):
@@ -90,18 +97,24 @@ def main():
         kernels = parse(r.stdout)
         if not kernels:
             sys.exit(f"error: ncu profiled no kernel for {what} (output: {r.stdout[-500:]})")
-        # cuBLAS may launch more than one kernel (e.g. a split-K reduction): times and cycles add up,
-        # rates are those of the longest kernel.
+        # cuBLAS may launch more than one kernel (e.g. a split-K reduction): times and byte totals add
+        # up, rates (and cycles) are those of the longest kernel.
         main_k = max(kernels, key=lambda k: number(k.get("gpu__time_duration.sum")) or 0)
         col = {"kernel": main_k.get("Kernel Name", "?")[:60], "launches": str(len(kernels))}
         for label, metric, scale in metrics:
-            if metric in ("gpu__time_duration.sum",):
+            if metric in ("gpu__time_duration.sum", "lts__t_bytes.sum", "dram__bytes_read.sum", "dram__bytes_write.sum") \
+                    or metric in args.metric:
                 v = sum(number(k.get(metric)) or 0 for k in kernels)
             else:
                 v = number(main_k.get(metric))
-            col[label] = "" if v is None else f"{v * scale:.1f}"
+            if v is None:
+                col[label] = ""
+            elif metric in args.metric and float(v).is_integer():  # a raw count: every digit
+                col[label] = f"{v:.0f}"
+            else:
+                col[label] = f"{v * scale:.1f}"
         table[what] = col
-    labels = ["kernel", "launches"] + [l for l, _, _ in METRICS]
+    labels = ["kernel", "launches"] + [l for l, _, _ in METRICS + extra]
     out = [f"ncu --clock-control none, {bins[0].name} vs cuBLAS at M={args.m} N={args.n} K={args.k}", "",
            f"| metric | {bins[0].name} | cuBLAS |", "|---|---:|---:|"]
     for l in labels:
