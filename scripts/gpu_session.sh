@@ -8,20 +8,36 @@
 #                                   (the first call's results/, carried back), for a bench split in two
 #   scripts/gpu_session.sh sweep    make bench-sweep, then ncu profiles of the last bf16 step
 #   STEP=23 PREV=22 scripts/gpu_session.sh step
-#                                   a new (or candidate) bf16 step in one call: the [hopper] GPU tests, fuzz
-#                                   (FUZZ_COUNT, default 800) and the four sanitizers on STEP, side by
-#                                   side; then, alone on the GPU, STEP and PREV paired with the
-#                                   references at 4096^3 and 8192^3, each also sustained (BENCH_ARGS
-#                                   add to that bench.py call)
-# Logs and results go to $OUT (default gpu_out/) as one tarball, results.tgz, plus the summary.
+#                                   a new (or candidate) bf16 step in one call: the GPU tests of every
+#                                   Hopper step ([hopper]), fuzz (FUZZ_COUNT, default 800) and the four
+#                                   sanitizers on STEP, side by side; then, only if they all passed and
+#                                   alone on the GPU, STEP and PREV paired with the references at 4096^3
+#                                   and 8192^3, each also sustained (BENCH_ARGS add to that bench.py call)
+# Each check runs under CHECKS_TIMEOUT_S (default 300 s), each bench under BENCH_TIMEOUT_S, so that a
+# call ends inside the 10-minute limit. Logs and results go to $OUT (default gpu_out/) as one tarball,
+# results.tgz (written also when the script is stopped), plus the summary. Exit status: 1 when a check
+# failed, 2 for bad arguments, else 0.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+case "${1:-}" in
+  checks|bench|stability|sweep) ;;
+  step)
+    [ -n "${STEP:-}" ] && [ -n "${PREV:-}" ] || { echo "step: set STEP and PREV (step ids, e.g. STEP=23 PREV=22)" >&2; exit 2; }
+    for id in "$STEP" "$PREV"; do
+      compgen -G "build/bin/${id}_*" > /dev/null || { echo "step: no binary build/bin/${id}_* (ids as in kernels/NN_name.cu)" >&2; exit 2; }
+    done
+    ;;
+  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|step" >&2; exit 2 ;;
+esac
 OUT=${OUT:-gpu_out}
 mkdir -p "$OUT/run"
 R="$OUT/run"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu \
   --format=csv > "$R/gpu.txt" 2>&1
 summary=()
+status=0
+trap 'tar czf "$OUT/results.tgz" -C "$OUT" run' EXIT
+trap 'exit 124' TERM INT
 # GPU tests, fuzz and the sanitizers side by side (none of them times anything), then their summary
 # lines; fails when any of them failed. Arguments: the fuzz shapes (FUZZ_COUNT overrides), a Catch2
 # filter for the tests ("" for all), then --steps S for fuzz and sanitize.sh (nothing: every step).
@@ -29,9 +45,10 @@ run_checks() {
   local fuzz_count=${FUZZ_COUNT:-$1} filter=$2
   shift 2
   local start=$SECONDS
-  build/bin/tests ${filter:+"$filter"} > "$R/tests.log" 2>&1 & p_tests=$!
-  build/bin/fuzz --seed "${FUZZ_SEED:-1}" "$@" --count "$fuzz_count" > "$R/fuzz.log" 2>&1 & p_fuzz=$!
-  OUT="$R" scripts/sanitize.sh --build build "$@" > "$R/sanitize.log" 2>&1 & p_san=$!
+  local limit=${CHECKS_TIMEOUT_S:-300}
+  timeout "$limit" build/bin/tests ${filter:+"$filter"} > "$R/tests.log" 2>&1 & p_tests=$!
+  timeout "$limit" build/bin/fuzz --seed "${FUZZ_SEED:-1}" "$@" --count "$fuzz_count" > "$R/fuzz.log" 2>&1 & p_fuzz=$!
+  OUT="$R" timeout "$limit" scripts/sanitize.sh --build build "$@" > "$R/sanitize.log" 2>&1 & p_san=$!
   wait $p_tests; rc_tests=$?
   wait $p_fuzz; rc_fuzz=$?
   wait $p_san; rc_san=$?
@@ -46,7 +63,7 @@ run_checks() {
 }
 case "${1:-}" in
   checks)
-    run_checks 3000 ""
+    run_checks 3000 "" || status=1
     ;;
   bench)
     start=$SECONDS
@@ -65,14 +82,14 @@ case "${1:-}" in
     grep -E "^stability" "$R/stability.log"
     ;;
   step)
-    [ -n "${STEP:-}" ] && [ -n "${PREV:-}" ] || { echo "step: set STEP and PREV (step ids, e.g. STEP=23 PREV=22)" >&2; exit 2; }
     if run_checks 800 "[hopper]" --steps "$STEP"; then
       start=$SECONDS
-      timeout "${BENCH_TIMEOUT_S:-400}" python3 scripts/bench.py --build build --out "$R/results" --no-docs \
+      timeout "${BENCH_TIMEOUT_S:-240}" python3 scripts/bench.py --build build --out "$R/results" --no-docs \
         --steps "$PREV" "$STEP" --also "$PREV" --stability 0 ${BENCH_ARGS:-} > "$R/bench.log" 2>&1
       summary+=("bench $PREV $STEP (rc=$?, $((SECONDS - start)) s)")
       sed -n '/^GPU:/,$p' "$R/bench.log" | tail -n 40
     else
+      status=1
       summary+=("bench skipped: a check failed")
     fi
     ;;
@@ -88,8 +105,7 @@ case "${1:-}" in
       summary+=("profile $last $s (rc=$?)")
     done
     ;;
-  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|step" >&2; exit 2 ;;
 esac
-tar czf "$OUT/results.tgz" -C "$OUT" run
 echo "==== summary ===="
 printf '%s\n' "${summary[@]}"
+exit $status

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Profiles one step and cuBLAS at the same shape with Nsight Compute and prints them side by side:
 kernel time, SM clock, issue slots busy, tensor-pipe (or FMA-pipe) utilisation, L2 and DRAM
-throughput. Clocks are left as found (`--clock-control none`): on the H200 the clock a kernel meets
-is part of its result.
+throughput, and the bytes per GEMM through L2 and read from / written to DRAM (totals over the
+launches, which unlike the rates do not depend on the clock the launch got); `--metric NAME` adds any
+raw ncu metric (summed over the launches when cuBLAS runs several kernels). Clocks are left as
+found (`--clock-control none`): on the H200 the clock a kernel meets is part of its result.
 
 Usage: scripts/profile.py STEP [--m M --n N --k K] [--build build] [--ncu ncu] [--out FILE] [--metric NAME ...]
 (`make profile STEP=14 M=8192 N=8192 K=8192`). The step binary checks its result first, then runs
@@ -77,12 +79,14 @@ def main():
     args = ap.parse_args()
     bins = [p for p in (pathlib.Path(args.build) / "bin").glob(f"{args.step}_*") if p.is_file()]
     if len(bins) != 1:
-        sys.exit(f"error: no single build/bin/{args.step}_* binary (found {len(bins)}): run `make {args.step}` first")
+        sys.exit(f"error: no single {pathlib.Path(args.build) / 'bin'}/{args.step}_* binary (found {len(bins)}): "
+                 f"run `make {args.step}` first (or pass --build)")
     if not shutil.which(args.ncu) and not pathlib.Path(args.ncu).exists():
         sys.exit(f"error: ncu not found ({args.ncu}): install Nsight Compute or pass --ncu")
     shape = (args.m, args.n, args.k)
     table = {}
-    extra = [(name, name, 1) for name in args.metric]
+    builtin = {m for _, m, _ in METRICS}
+    extra = [(name, name, 1) for name in dict.fromkeys(args.metric) if name not in builtin]
     for what in ("step", "cublas"):
         metrics = list(METRICS) + extra
         r, cmd = run_ncu(args.ncu, bins[0], shape, what, metrics)
