@@ -38,6 +38,9 @@ METRICS = [
     ("DRAM read (GB)", "dram__bytes_read.sum", 1e-9),
     ("DRAM write (GB)", "dram__bytes_write.sum", 1e-9),
 ]
+# Metrics that add up over the launches of one GEMM (cuBLAS may run more than one kernel); the others
+# are read from the longest kernel.
+SUMMED = {"gpu__time_duration.sum", "lts__t_bytes.sum", "dram__bytes_read.sum", "dram__bytes_write.sum"}
 
 
 def run_ncu(ncu, binary, shape, what, metrics):
@@ -87,6 +90,7 @@ def main():
     table = {}
     builtin = {m for _, m, _ in METRICS}
     extra = [(name, name, 1) for name in dict.fromkeys(args.metric) if name not in builtin]
+    raw = {name for name, _, _ in extra}  # shown unscaled, summed over the launches
     for what in ("step", "cublas"):
         metrics = list(METRICS) + extra
         r, cmd = run_ncu(args.ncu, bins[0], shape, what, metrics)
@@ -106,14 +110,13 @@ def main():
         main_k = max(kernels, key=lambda k: number(k.get("gpu__time_duration.sum")) or 0)
         col = {"kernel": main_k.get("Kernel Name", "?")[:60], "launches": str(len(kernels))}
         for label, metric, scale in metrics:
-            if metric in ("gpu__time_duration.sum", "lts__t_bytes.sum", "dram__bytes_read.sum", "dram__bytes_write.sum") \
-                    or metric in args.metric:
+            if metric in SUMMED or metric in raw:
                 v = sum(number(k.get(metric)) or 0 for k in kernels)
             else:
                 v = number(main_k.get(metric))
             if v is None:
                 col[label] = ""
-            elif metric in args.metric and float(v).is_integer():  # a raw count: every digit
+            elif metric in raw and float(v).is_integer():  # a raw count: every digit
                 col[label] = f"{v:.0f}"
             else:
                 col[label] = f"{v * scale:.1f}"
