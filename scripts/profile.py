@@ -38,9 +38,6 @@ METRICS = [
     ("DRAM read (GB)", "dram__bytes_read.sum", 1e-9),
     ("DRAM write (GB)", "dram__bytes_write.sum", 1e-9),
 ]
-# Metrics that add up over the launches of one GEMM (cuBLAS may run more than one kernel); the others
-# are read from the longest kernel.
-SUMMED = {"gpu__time_duration.sum", "lts__t_bytes.sum", "dram__bytes_read.sum", "dram__bytes_write.sum"}
 
 
 def run_ncu(ncu, binary, shape, what, metrics):
@@ -105,12 +102,13 @@ def main():
         kernels = parse(r.stdout)
         if not kernels:
             sys.exit(f"error: ncu profiled no kernel for {what} (output: {r.stdout[-500:]})")
-        # cuBLAS may launch more than one kernel (e.g. a split-K reduction): times and byte totals add
-        # up, rates (and cycles) are those of the longest kernel.
+        # cuBLAS may launch more than one kernel (e.g. a split-K reduction): totals (the built-in
+        # metrics named *.sum: time and bytes) and every --metric add up; rates (and cycles) are those
+        # of the longest kernel.
         main_k = max(kernels, key=lambda k: number(k.get("gpu__time_duration.sum")) or 0)
         col = {"kernel": main_k.get("Kernel Name", "?")[:60], "launches": str(len(kernels))}
         for label, metric, scale in metrics:
-            if metric in SUMMED or metric in raw:
+            if metric.endswith(".sum") or metric in raw:
                 v = sum(number(k.get(metric)) or 0 for k in kernels)
             else:
                 v = number(main_k.get(metric))
