@@ -5,7 +5,7 @@
 #   make test       Catch2 suite (CPU, SASS and, when a GPU is present, GPU tests)
 #   make fuzz       every step on 3000 random seeded shapes (FUZZ_SEED, FUZZ_COUNT, FUZZ_STEPS=06,14)
 #   make sanitize   compute-sanitizer memcheck, racecheck, initcheck, synccheck over every step
-#   make schedule-figures   draw the tile orders of common/schedule.hpp into docs/img/schedule_*.png
+#   make schedule-figures   draw the tile orders of common/kernel_lib/schedule.hpp into docs/img/schedule_*.png
 #   make clean
 # ARCH sets the fp32 steps' target: the compute capability nvidia-smi reports for GPU 0 when a GPU
 # answers (e.g. 90, 89, 80), else 90; `make ARCH=80` overrides it. Steps 10 and up are Hopper-only
@@ -39,19 +39,21 @@ NVML_FLAGS := $(if $(NVML_INC),-isystem $(NVML_INC),-DGEMM_NO_NVML_HEADER)
 COMMON_FLAGS := -O3 -std=c++20 -DFMT_HEADER_ONLY -I$(CUDA_HOME)/include
 CXXFLAGS     := $(COMMON_FLAGS) -Wall -Wextra
 # nvcc's front end rejects fmt 9's consteval format strings, so .cu files never include fmt:
-# their messages are built by functions in .cpp files (common/check.cpp).
+# their messages are built by functions in .cpp files (common/kernel_lib/check.cpp).
 NVCCFLAGS    := $(COMMON_FLAGS) -lineinfo -Xcompiler -Wall,-Wextra --expt-relaxed-constexpr
 LDLIBS       := -cudart static -lcublas -lcublasLt -lcurand -ldl
 
 KERNELS  := $(sort $(wildcard kernels/*.cu))
 STEPS    := $(basename $(notdir $(KERNELS)))
 BINS     := $(addprefix $(BUILD)/bin/,$(STEPS))
-COMMON_SRCS := $(filter-out common/main.cpp,$(wildcard common/*.cpp)) $(wildcard common/*.cu)
+COMMON_SRCS := $(filter-out common/harness/main.cpp,$(wildcard common/kernel_lib/*.cpp common/harness/*.cpp)) \
+               $(wildcard common/harness/*.cu)
 COMMON_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(COMMON_SRCS)))
 KERNEL_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(KERNELS)))
 TEST_SRCS   := $(wildcard tests/*.cpp) $(wildcard tests/fixtures/*.cu)
 TEST_OBJS   := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(TEST_SRCS)))
-HEADERS     := $(wildcard common/*.hpp common/*.cuh common/ptx/*.cuh common/cutlass/*.hpp)
+HEADERS     := $(wildcard common/kernel_lib/*.hpp common/kernel_lib/*.cuh common/kernel_lib/ptx/*.cuh \
+                           common/harness/*.hpp common/harness/cutlass/*.hpp)
 
 # Hopper steps are 10 and up: every kernels/NN_*.cu whose number does not start with 0.
 gencode_for = $(if $(filter-out 0%,$(notdir $(1))),$(HOPPER_GENCODE),$(FP32_GENCODE))
@@ -60,16 +62,16 @@ BF16_BINS   := $(addprefix $(BUILD)/bin/,$(filter-out 0%,$(STEPS)))
 # Goals that build something (every goal but these) first run scripts/deps.sh (see .deps-ok below).
 BUILD_GOALS := $(filter-out clean help test-run bench-run docs schedule-figures swizzle-figure,$(or $(MAKECMDGOALS),all))
 
-# ---- CUTLASS reference GEMMs (common/cutlass/*.cu; a reference for the benchmark, never a step) -------
+# ---- CUTLASS reference GEMMs (common/harness/cutlass/*.cu; a reference for the benchmark, never a step) -------
 # The headers come from PyPI's nvidia-cutlass wheel (pinned in scripts/deps.sh), located through
-# python3 without importing the package. Each common/cutlass/*.cu is one configuration (about two
+# python3 without importing the package. Each common/harness/cutlass/*.cu is one configuration (about two
 # minutes and 3.4 GB of host memory to compile), linked only into the bf16 steps and the test binary,
 # kept out of the ptxas reports and the SASS tooling. Without the headers the objects are left out and
-# gemm::cutlass_ref::config_count() is 0: common/cutlass_ref.cpp is the same either way (the
+# gemm::cutlass_ref::config_count() is 0: common/harness/cutlass_ref.cpp is the same either way (the
 # configurations register themselves at start-up).
 CUTLASS_PY_DIR  := $(shell python3 -c 'import importlib.util as u; s = u.find_spec("cutlass_library"); print(s.submodule_search_locations[0] if s else "")' 2>/dev/null)
 CUTLASS_INCLUDE := $(if $(CUTLASS_PY_DIR),$(wildcard $(CUTLASS_PY_DIR)/source/include))
-CUTLASS_SRCS    := $(if $(CUTLASS_INCLUDE),$(sort $(wildcard common/cutlass/*.cu)))
+CUTLASS_SRCS    := $(if $(CUTLASS_INCLUDE),$(sort $(wildcard common/harness/cutlass/*.cu)))
 CUTLASS_OBJS    := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(CUTLASS_SRCS)))
 # CUTLASS is tested with C++17; its headers are -isystem so that our -Wall -Wextra covers our code only.
 CUTLASS_FLAGS   := -O3 -std=c++17 -DNDEBUG -I$(CUDA_HOME)/include -isystem $(CUTLASS_INCLUDE) \
@@ -114,7 +116,7 @@ $(BUILD)/.deps-ok: scripts/deps.sh
 
 $(BUILD)/obj/common/%.o: common/%.cpp $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) $(if $(filter telemetry,$*),$(NVML_FLAGS)) -c $< -o $@
+	$(CXX) $(CXXFLAGS) $(if $(filter %telemetry,$*),$(NVML_FLAGS)) -c $< -o $@
 
 $(BUILD)/obj/common/%.o: common/%.cu $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
@@ -130,8 +132,9 @@ $(BUILD)/obj/kernels/%.o: kernels/%.cu $(HEADERS) | $(BUILD)/.deps-ok
 
 # CUTLASS configurations: sm_90a, no -Xptxas -v, no -lineinfo (not steps: no SASS walkthrough).
 # They include only these of our headers (kernel and PTX headers changing does not recompile them).
-CUTLASS_OUR_HEADERS := common/cutlass/sm90_gemm.cuh common/cutlass/config.hpp common/registry.hpp common/check.hpp
-$(BUILD)/obj/common/cutlass/%.o: common/cutlass/%.cu $(CUTLASS_OUR_HEADERS) \
+CUTLASS_OUR_HEADERS := common/harness/cutlass/sm90_gemm.cuh common/harness/cutlass/config.hpp \
+                       common/kernel_lib/registry.hpp common/kernel_lib/check.hpp
+$(BUILD)/obj/common/harness/cutlass/%.o: common/harness/cutlass/%.cu $(CUTLASS_OUR_HEADERS) \
     $(if $(CUTLASS_INCLUDE),$(CUTLASS_INCLUDE)/cutlass/version.h) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(NVCC) $(CUTLASS_FLAGS) -c $< -o $@
@@ -150,7 +153,7 @@ $(BUILD)/obj/tests/test_cutlass_ref.o: CXXFLAGS += -DGEMM_CUTLASS_CONFIGS=$(word
 $(BUILD)/obj/tests/test_cutlass_ref.o: $(CUTLASS_STAMP)
 
 # Links only the objects ($^ also holds the CUTLASS stamp).
-$(BUILD)/bin/%: $(BUILD)/obj/kernels/%.o $(BUILD)/obj/common/main.o $(COMMON_OBJS)
+$(BUILD)/bin/%: $(BUILD)/obj/kernels/%.o $(BUILD)/obj/common/harness/main.o $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
 
@@ -214,8 +217,8 @@ help:
 	@echo "  make sass-html [STEP=NN]  the SASS beside the source in a browser page (A=NN B=NN: diff page)"
 	@echo "  make resources            regenerate docs/resources.md"
 	@echo "  make docs                 redraw the booklet's figures from committed results and code (no GPU)"
-	@echo "  make schedule-figures     docs/img/schedule_*.png from common/schedule.hpp (no GPU)"
-	@echo "  make swizzle-figure       docs/img/swizzle.png from common/swizzle.hpp (no GPU)"
+	@echo "  make schedule-figures     docs/img/schedule_*.png from common/kernel_lib/schedule.hpp (no GPU)"
+	@echo "  make swizzle-figure       docs/img/swizzle.png from common/kernel_lib/swizzle.hpp (no GPU)"
 	@echo "  make trace STEP=13 M= N= K=  traced build of the step: Chrome-trace JSON + timeline under build/trace/"
 	@echo "  make docs-sass-screenshot docs/img/sass_html.png: step 14's page in headless Chromium"
 	@echo "  make fuzz                 random seeded shapes on every step (FUZZ_SEED= FUZZ_COUNT= FUZZ_STEPS=)"
@@ -292,9 +295,9 @@ docs-sass-screenshot: $(BUILD)/sass/$(SCREENSHOT_STEP)/dump.stamp
 	@$(SASS) html-screenshot --fragment L87 --size 1600,1000 $(BUILD)/sass-html/$(SCREENSHOT_STEP).html docs/img/sass_html.png
 
 
-# Tile schedules (common/schedule.hpp) printed as CSV by a host tool and drawn by
+# Tile schedules (common/kernel_lib/schedule.hpp) printed as CSV by a host tool and drawn by
 # scripts/plot_schedule.py into docs/img/schedule_<order>.png (no GPU needed).
-$(BUILD)/bin/schedule_dump: scripts/schedule_dump.cpp common/schedule.hpp common/host_device.hpp
+$(BUILD)/bin/schedule_dump: scripts/schedule_dump.cpp common/kernel_lib/schedule.hpp common/kernel_lib/host_device.hpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $< -o $@
 
@@ -305,9 +308,9 @@ docs-deps:
 schedule-figures: docs-deps $(BUILD)/bin/schedule_dump
 	python3 scripts/plot_schedule.py --tool $(BUILD)/bin/schedule_dump
 
-# The TMA swizzle of common/swizzle.hpp (the function the kernels use), printed by a host tool and
+# The TMA swizzle of common/kernel_lib/swizzle.hpp (the function the kernels use), printed by a host tool and
 # drawn by scripts/plot_swizzle.py into docs/img/swizzle.png.
-$(BUILD)/bin/swizzle_dump: scripts/swizzle_dump.cpp common/swizzle.hpp common/host_device.hpp
+$(BUILD)/bin/swizzle_dump: scripts/swizzle_dump.cpp common/kernel_lib/swizzle.hpp common/kernel_lib/host_device.hpp
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $< -o $@
 
@@ -315,7 +318,7 @@ swizzle-figure: docs-deps $(BUILD)/bin/swizzle_dump
 	python3 scripts/plot_swizzle.py --tool $(BUILD)/bin/swizzle_dump
 
 # Every figure of the booklet from committed code and data, without a GPU (matplotlib): the steps,
-# the sweep and the sustained clock/power from results/, and the tile orders from common/schedule.hpp.
+# the sweep and the sustained clock/power from results/, and the tile orders from common/kernel_lib/schedule.hpp.
 DOCS_GPU := nvidia_h200
 docs: docs-deps schedule-figures swizzle-figure
 	python3 scripts/plot_steps.py results/$(DOCS_GPU).csv
@@ -332,7 +335,7 @@ docs: docs-deps schedule-figures swizzle-figure
 	  results/traces/$(DOCS_GPU)_trace_14_8192.json.gz results/traces/$(DOCS_GPU)_trace_18_8192.json.gz \
 	  --out docs/img/trace_11_14_18_8192.png
 
-# ---- Pipeline traces (opt-in; common/trace.hpp): the steps whose kernels include common/ptx/trace.cuh,
+# ---- Pipeline traces (opt-in; common/kernel_lib/trace.hpp): the steps whose kernels include common/kernel_lib/ptx/trace.cuh,
 # rebuilt with -DGEMM_TRACE_BUILD under build/trace/ (the timed binaries of build/bin/ contain no trace code).
 #   make trace STEP=13 M=8192 N=8192 K=8192   build/trace/13_..._8192.json (chrome://tracing, Perfetto)
 #                                              and its timeline, build/trace/13_..._8192.png
@@ -341,7 +344,7 @@ TRACED_STEPS := $(basename $(notdir $(shell grep -l 'ptx/trace.cuh' kernels/*.cu
 $(TRACE_DIR)/obj/%.o: kernels/%.cu $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -DGEMM_TRACE_BUILD $(HOPPER_GENCODE) -c $< -o $@
-$(TRACE_DIR)/bin/%: $(TRACE_DIR)/obj/%.o $(BUILD)/obj/common/main.o $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
+$(TRACE_DIR)/bin/%: $(TRACE_DIR)/obj/%.o $(BUILD)/obj/common/harness/main.o $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
 .PHONY: trace trace-bins
@@ -378,7 +381,7 @@ fuzz-run:
 # executable, build/bin/fixture_NAME (the step harness's main): what compute-sanitizer and the
 # exit-code tests run. Fixtures are never benchmarked (bench.py runs build/bin/[0-9]*).
 FIXTURE_EXES := $(patsubst tests/fixtures/fixture_%.cu,$(BUILD)/bin/fixture_%,$(wildcard tests/fixtures/fixture_*.cu))
-$(BUILD)/bin/fixture_%: $(BUILD)/obj/tests/fixtures/fixture_%.o $(BUILD)/obj/common/main.o $(COMMON_OBJS)
+$(BUILD)/bin/fixture_%: $(BUILD)/obj/tests/fixtures/fixture_%.o $(BUILD)/obj/common/harness/main.o $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
 	$(NVCC) $^ -o $@ $(LDLIBS)
 fixtures: $(FIXTURE_EXES)

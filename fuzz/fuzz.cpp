@@ -1,6 +1,6 @@
 // build/bin/fuzz (`make fuzz`): every built step on randomly drawn, seeded shapes, checked against
 // cuBLAS with the harness's own check (gemm::check_step); a shape outside a step's declared
-// constraints (gemm::shape_refusal) must be refused with a message and never launched (C stays all
+// constraints (gemm::refusal) must be refused with a message and never launched (C stays all
 // NaN). Every check runs under a watchdog: a hang ends the run naming the step and the shape.
 //   build/bin/fuzz --seed 1 --count 3000               all steps, 3000 shapes in all
 //   build/bin/fuzz --seed 1 --steps 06,14 --count 400  two steps
@@ -30,11 +30,11 @@
 #include <thread>
 #include <vector>
 
-#include "../common/check.hpp"
-#include "../common/device_info.hpp"
-#include "../common/watchdog.hpp"
-#include "../common/options.hpp"
-#include "../common/runner.hpp"
+#include "../common/kernel_lib/check.hpp"
+#include "../common/harness/device_info.hpp"
+#include "../common/harness/watchdog.hpp"
+#include "../common/harness/options.hpp"
+#include "../common/harness/runner.hpp"
 
 namespace fuzz {
 
@@ -115,7 +115,7 @@ Draw draw(const Step& step, uint64_t seed, int index) {
       else d.n = 65535 * 128 + uni(1, 200), d.m = uni(1, 4);
       d.k = uni(1, 8);
   }
-  if (gemm::shape_refusal(step, d.m, d.n, d.k) && !chance(0.3)) {
+  if (gemm::refusal(step, d.m, d.n, d.k) && !chance(0.3)) {
     d.n = (d.n + 7) / 8 * 8;
     d.k = (d.k + 7) / 8 * 8;
   }
@@ -188,7 +188,7 @@ int64_t bytes_changed(const gemm::ProblemBuffers& ws) {
 Outcome run_one(const Step& step, const Draw& d) {
   const gemm::Problem p{step.dtype, d.m, d.n, d.k, d.alpha, d.beta, d.seed, d.exact};
   Outcome o;
-  if (const auto why = gemm::shape_refusal(step, d.m, d.n, d.k)) {
+  if (const auto why = gemm::refusal(step, d.m, d.n, d.k)) {
     o.refused = true;
     if (why->empty()) return {true, "refused with an empty message"};
     // C filled with NaN (beta = 0 for the buffers: with beta != 0 reset_output would copy C0 into C,
@@ -268,7 +268,7 @@ int main(int argc, char** argv) {
     for (const Step& step : steps)
       for (int i = first; i < first + per_step; ++i) {
         const Draw d = draw(step, seed, i);
-        const auto why = gemm::shape_refusal(step, d.m, d.n, d.k);
+        const auto why = gemm::refusal(step, d.m, d.n, d.k);
         fmt::print("{} {}{}\n", step.id, describe(step, d), why ? " refused: " + *why : "");
       }
     return 0;
@@ -285,7 +285,8 @@ int main(int argc, char** argv) {
   int passed = 0, failed = 0, skipped_steps = 0;
   for (const Step& step : steps) {
     const std::string program = step.id + "_" + step.name;
-    if (const auto why = gemm::capability_refusal(step, dev.cc_major, dev.cc_minor, dev.name)) {
+    const gemm::Gpu gpu = gemm::gpu_of(dev);
+    if (const auto why = gemm::refusal(step, 128, 128, 128, &gpu)) {  // the GPU: a shape every step takes
       fmt::print("{}: skipped: {}\n", program, *why);
       ++skipped_steps;
       continue;

@@ -8,9 +8,9 @@
 // 51.2); as predicted. No 8192 run: one launch would take about 2.2 s.
 // Supports: any M, N, K >= 1 with ceil(N / 32) <= 65535 (grid y); M maps to grid x (2^31-1 blocks).
 // Run: make run STEP=01 M=4096 N=4096 K=4096
-#include "../common/check.hpp"
-#include "../common/refusals.hpp"
-#include "../common/registry.hpp"
+#include "../common/kernel_lib/check.hpp"
+#include "../common/kernel_lib/refusals.hpp"
+#include "../common/kernel_lib/registry.hpp"
 
 namespace step01 {
 

@@ -8,9 +8,9 @@
 // at 8192 (0.111x): 13x step 01.
 // Supports: any M, N, K >= 1 with ceil(M / 32) <= 65535 (grid y); N maps to grid x.
 // Run: make run STEP=02 M=4096 N=4096 K=4096
-#include "../common/check.hpp"
-#include "../common/refusals.hpp"
-#include "../common/registry.hpp"
+#include "../common/kernel_lib/check.hpp"
+#include "../common/kernel_lib/refusals.hpp"
+#include "../common/kernel_lib/registry.hpp"
 
 namespace step02 {
 

@@ -9,9 +9,9 @@
 // at 8192 (0.165x): 1.3x step 02.
 // Supports: any M, N, K >= 1 (partial tiles are zero-filled) with ceil(M / 32) <= 65535 (grid y).
 // Run: make run STEP=03 M=4096 N=4096 K=4096
-#include "../common/check.hpp"
-#include "../common/refusals.hpp"
-#include "../common/registry.hpp"
+#include "../common/kernel_lib/check.hpp"
+#include "../common/kernel_lib/refusals.hpp"
+#include "../common/kernel_lib/registry.hpp"
 
 namespace step03 {
 

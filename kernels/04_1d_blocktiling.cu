@@ -9,9 +9,9 @@
 // 15.7 at 8192 (0.307x).
 // Supports: any M, N, K >= 1 (partial tiles are zero-filled) with ceil(M / 64) <= 65535 (grid y).
 // Run: make run STEP=04 M=4096 N=4096 K=4096
-#include "../common/check.hpp"
-#include "../common/refusals.hpp"
-#include "../common/registry.hpp"
+#include "../common/kernel_lib/check.hpp"
+#include "../common/kernel_lib/refusals.hpp"
+#include "../common/kernel_lib/registry.hpp"
 
 namespace step04 {
 

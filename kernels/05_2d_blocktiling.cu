@@ -8,9 +8,9 @@
 // 28.5 at 8192 (0.558x).
 // Supports: any M, N, K >= 1 (partial tiles are zero-filled) with ceil(M / BM) <= 65535 (grid y).
 // Run: make run STEP=05 M=4096 N=4096 K=4096
-#include "../common/check.hpp"
-#include "../common/refusals.hpp"
-#include "../common/registry.hpp"
+#include "../common/kernel_lib/check.hpp"
+#include "../common/kernel_lib/refusals.hpp"
+#include "../common/kernel_lib/registry.hpp"
 
 namespace step05 {
 

@@ -14,9 +14,9 @@
 // Run: make run STEP=06 M=4096 N=4096 K=4096
 #include <string>
 
-#include "../common/check.hpp"
-#include "../common/refusals.hpp"
-#include "../common/registry.hpp"
+#include "../common/kernel_lib/check.hpp"
+#include "../common/kernel_lib/refusals.hpp"
+#include "../common/kernel_lib/registry.hpp"
 
 namespace step06 {
 

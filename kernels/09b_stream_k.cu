@@ -22,34 +22,13 @@
 #include <algorithm>
 #include <string>
 
-#include "../common/check.hpp"
-#include "../common/launch.hpp"
-#include "../common/refusals.hpp"
-#include "../common/registry.hpp"
+#include "../common/kernel_lib/check.hpp"
+#include "../common/kernel_lib/ptx/cp_async.cuh"
+#include "../common/kernel_lib/launch.hpp"
+#include "../common/kernel_lib/refusals.hpp"
+#include "../common/kernel_lib/registry.hpp"
 
 namespace step09b {
-
-// 16-byte global -> shared copy that bypasses L1 (.cg). `dst` is a shared-state-space address.
-__device__ __forceinline__ void cp_async_16(unsigned dst, const void* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
-}
-// The same with the "src-size" operand: src_bytes = 0 writes 16 zero bytes and reads nothing, which is
-// how tiles past M, N or K are zeroed.
-__device__ __forceinline__ void cp_async_16(unsigned dst, const void* src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
-}
-// 4-byte variants for A (cp.async.cg only takes 16 bytes, .ca goes through L1): one float, written to
-// its transposed place in sAT; src_bytes = 0 writes a zero.
-__device__ __forceinline__ void cp_async_4(unsigned dst, const void* src) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
-}
-__device__ __forceinline__ void cp_async_4(unsigned dst, const void* src, int src_bytes) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-// Waits until at most N of this thread's committed groups are still pending.
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
 template <int BM, int BN, int BK, int WM, int WN, int TM, int TN, int STAGES, int MINB>
 struct Tiles {
@@ -103,19 +82,19 @@ __device__ __forceinline__ void mma_k_tiles(int M, int N, int K, const float* A,
   auto load_tile = [&](unsigned stage, int k0, const float* a, const float* b) {
     if (interior && k0 + BK <= K) {  // every block but the edges, every tile but a K tail: no predicate
 #pragma unroll
-      for (int it = 0; it < BM * BK / THREADS; ++it) cp_async_4(sA_dst + stage + it * RA * 4, a + it * strideA);
+      for (int it = 0; it < BM * BK / THREADS; ++it) ptx::cp_async_4(sA_dst + stage + it * RA * 4, a + it * strideA);
 #pragma unroll
-      for (int it = 0; it < BK * BN / 4 / THREADS; ++it) cp_async_16(sB_dst + stage + it * RB * BN * 4, b + it * strideB);
+      for (int it = 0; it < BK * BN / 4 / THREADS; ++it) ptx::cp_async_16(sB_dst + stage + it * RB * BN * 4, b + it * strideB);
     } else {  // zero-fill what lies outside A or B; out-of-range copies read nothing (src-size 0)
 #pragma unroll
       for (int it = 0; it < BM * BK / THREADS; ++it) {
         const bool in = m0 + ra + it * RA < M && k0 + ca < K;
-        cp_async_4(sA_dst + stage + it * RA * 4, in ? a + it * strideA : A, in ? 4 : 0);
+        ptx::cp_async_4(sA_dst + stage + it * RA * 4, in ? a + it * strideA : A, in ? 4 : 0);
       }
 #pragma unroll
       for (int it = 0; it < BK * BN / 4 / THREADS; ++it) {
         const bool in = k0 + rb + it * RB < K && n0 + cb < N;
-        cp_async_16(sB_dst + stage + it * RB * BN * 4, in ? b + it * strideB : B, in ? 16 : 0);
+        ptx::cp_async_16(sB_dst + stage + it * RB * BN * 4, in ? b + it * strideB : B, in ? 16 : 0);
       }
     }
   };
@@ -125,10 +104,10 @@ __device__ __forceinline__ void mma_k_tiles(int M, int N, int K, const float* A,
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
     if (kt0 + s < kt1) load_tile(s * STAGE_BYTES, (kt0 + s) * BK, gA + s * BK, gB + int64_t(s) * BK * N);
-    cp_async_commit();
+    ptx::cp_async_commit();
   }
-  cp_async_wait<STAGES - 2>();  // tile kt0 has landed for this thread ...
-  __syncthreads();              // ... and for everyone
+  ptx::cp_async_wait<STAGES - 2>();  // tile kt0 has landed for this thread ...
+  __syncthreads();                   // ... and for everyone
 
 #pragma unroll
   for (int i = 0; i < TM; ++i)
@@ -153,13 +132,13 @@ __device__ __forceinline__ void mma_k_tiles(int M, int N, int K, const float* A,
   for (int kt = kt0; kt < kt1; ++kt) {
     // Refill the stage that tile kt - 1 used: everyone finished reading it before the last barrier.
     if (kt + STAGES - 1 < kt1) load_tile(ws, (kt + STAGES - 1) * BK, a_next, b_next);
-    cp_async_commit();
+    ptx::cp_async_commit();
     ws = ws == (STAGES - 1) * STAGE_BYTES ? 0 : ws + STAGE_BYTES;
     a_next += BK, b_next += int64_t(BK) * N;
 #pragma unroll
     for (int kk = 0; kk < BK; ++kk) {
       if (kk == BK - 1) {  // the next read is tile kt + 1's first k: wait for it, then switch stages
-        cp_async_wait<STAGES - 2>();
+        ptx::cp_async_wait<STAGES - 2>();
         __syncthreads();
         rs = rs == (STAGES - 1) * STAGE_BYTES ? 0 : rs + STAGE_BYTES;
       }
@@ -170,7 +149,7 @@ __device__ __forceinline__ void mma_k_tiles(int M, int N, int K, const float* A,
         for (int j = 0; j < TN; ++j) acc[i][j] += rA[kk % 2][i] * rB[kk % 2][j];
     }
   }
-  cp_async_wait<0>();  // no copy may still target shared memory when the block exits or starts over
+  ptx::cp_async_wait<0>();  // no copy may still target shared memory when the block exits or starts over
 }
 
 // The epilogue: C = alpha * acc + beta * C for this thread's TM x TN fragment of the block tile at

@@ -5,8 +5,8 @@
 // wgmma.m64n64k16 (64x64 fp32 accumulators in registers, 32 per thread) reading both operands
 // straight from shared memory through matrix descriptors. Attacks step 10's limit: every FFMA there
 // needed shared-memory operands in registers; HGMMA does 64x64x16 per instruction.
-// Read common/ptx/ (mbarrier, tma, wgmma with its descriptor, epilogue: the fragment store) and
-// common/tma.cpp (tensor maps) with this file. SASS: UTMALDG.2D, SYNCS.PHASECHK.TRANS64.TRYWAIT, HGMMA.64x64x16.F32.BF16.
+// Read common/kernel_lib/ptx/ (mbarrier, tma, wgmma with its descriptor, epilogue: the fragment store) and
+// common/kernel_lib/tma.cpp (tensor maps) with this file. SASS: UTMALDG.2D, SYNCS.PHASECHK.TRANS64.TRYWAIT, HGMMA.64x64x16.F32.BF16.
 // Expected (before measuring): ~250-300 TFLOP/s at 8192 (load latency is fully exposed: one stage,
 // load -> wait -> compute -> sync; only co-resident blocks overlap it); ~10x step 10.
 // Measured (H200, make bench 2026-12-01, paired, settled): 352.0 TFLOP/s at 4096 (0.491x cuBLAS), 283.1
@@ -16,17 +16,17 @@
 // Run: make run STEP=11 M=4096 N=4096 K=4096
 #include <cuda_bf16.h>
 
-#include "../common/check.hpp"
-#include "../common/launch.hpp"
-#include "../common/ptx/epilogue.cuh"
-#include "../common/ptx/mbarrier.cuh"
-#include "../common/ptx/smem.cuh"
-#include "../common/ptx/tma.cuh"
-#include "../common/ptx/trace.cuh"
-#include "../common/ptx/wgmma.cuh"
-#include "../common/refusals.hpp"
-#include "../common/registry.hpp"
-#include "../common/tma.hpp"
+#include "../common/kernel_lib/check.hpp"
+#include "../common/kernel_lib/launch.hpp"
+#include "../common/kernel_lib/ptx/epilogue.cuh"
+#include "../common/kernel_lib/ptx/mbarrier.cuh"
+#include "../common/kernel_lib/ptx/smem.cuh"
+#include "../common/kernel_lib/ptx/tma.cuh"
+#include "../common/kernel_lib/ptx/trace.cuh"
+#include "../common/kernel_lib/ptx/wgmma.cuh"
+#include "../common/kernel_lib/refusals.hpp"
+#include "../common/kernel_lib/registry.hpp"
+#include "../common/kernel_lib/tma.hpp"
 
 namespace step11 {
 

@@ -15,17 +15,17 @@
 // Run: make run STEP=12 M=4096 N=4096 K=4096
 #include <cuda_bf16.h>
 
-#include "../common/check.hpp"
-#include "../common/launch.hpp"
-#include "../common/ptx/epilogue.cuh"
-#include "../common/ptx/mbarrier.cuh"
-#include "../common/ptx/smem.cuh"
-#include "../common/ptx/tma.cuh"
-#include "../common/ptx/trace.cuh"
-#include "../common/ptx/wgmma.cuh"
-#include "../common/refusals.hpp"
-#include "../common/registry.hpp"
-#include "../common/tma.hpp"
+#include "../common/kernel_lib/check.hpp"
+#include "../common/kernel_lib/launch.hpp"
+#include "../common/kernel_lib/ptx/epilogue.cuh"
+#include "../common/kernel_lib/ptx/mbarrier.cuh"
+#include "../common/kernel_lib/ptx/smem.cuh"
+#include "../common/kernel_lib/ptx/tma.cuh"
+#include "../common/kernel_lib/ptx/trace.cuh"
+#include "../common/kernel_lib/ptx/wgmma.cuh"
+#include "../common/kernel_lib/refusals.hpp"
+#include "../common/kernel_lib/registry.hpp"
+#include "../common/kernel_lib/tma.hpp"
 
 namespace step12 {
 

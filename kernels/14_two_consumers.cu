@@ -14,18 +14,18 @@
 // Run: make run STEP=14 M=8192 N=8192 K=8192
 #include <cuda_bf16.h>
 
-#include "../common/check.hpp"
-#include "../common/launch.hpp"
-#include "../common/ptx/epilogue.cuh"
-#include "../common/ptx/mbarrier.cuh"
-#include "../common/ptx/setmaxnreg.cuh"
-#include "../common/ptx/smem.cuh"
-#include "../common/ptx/tma.cuh"
-#include "../common/ptx/trace.cuh"
-#include "../common/ptx/wgmma.cuh"
-#include "../common/refusals.hpp"
-#include "../common/registry.hpp"
-#include "../common/tma.hpp"
+#include "../common/kernel_lib/check.hpp"
+#include "../common/kernel_lib/launch.hpp"
+#include "../common/kernel_lib/ptx/epilogue.cuh"
+#include "../common/kernel_lib/ptx/mbarrier.cuh"
+#include "../common/kernel_lib/ptx/setmaxnreg.cuh"
+#include "../common/kernel_lib/ptx/smem.cuh"
+#include "../common/kernel_lib/ptx/tma.cuh"
+#include "../common/kernel_lib/ptx/trace.cuh"
+#include "../common/kernel_lib/ptx/wgmma.cuh"
+#include "../common/kernel_lib/refusals.hpp"
+#include "../common/kernel_lib/registry.hpp"
+#include "../common/kernel_lib/tma.hpp"
 
 namespace step14 {
 

@@ -4,7 +4,7 @@
 // and each block loops over tiles t = blockIdx.x, + gridDim.x, ... The ring position (stage, phase)
 // is carried across tiles (pipe::PipeState), so the producer runs ahead into the next tile while the
 // consumers store the last one: the epilogue overlaps the next tile's TMA loads. Tiles are visited in
-// the grouped order of common/schedule.hpp (GROUP_M = 16 tile rows per group): a wave of 132 tiles
+// the grouped order of common/kernel_lib/schedule.hpp (GROUP_M = 16 tile rows per group): a wave of 132 tiles
 // reads 2048 rows of A and 2304 of B, not all 8192 of A and 512 of B (step 14's order, at 8192^2).
 // SASS: the two loops of step 14 now inside a tile loop; same HGMMA.64x256x16.F32.BF16, USETMAXREG.
 // Expected (before measuring): ~1.03-1.06x step 14 at 8192 (a public ladder: 641 -> 670, +4.5%);
@@ -17,25 +17,25 @@
 
 #include <algorithm>
 
-#include "../common/check.hpp"
-#include "../common/launch.hpp"
-#include "../common/pipeline.cuh"
-#include "../common/ptx/epilogue.cuh"
-#include "../common/ptx/mbarrier.cuh"
-#include "../common/ptx/setmaxnreg.cuh"
-#include "../common/ptx/smem.cuh"
-#include "../common/ptx/tma.cuh"
-#include "../common/ptx/wgmma.cuh"
-#include "../common/refusals.hpp"
-#include "../common/registry.hpp"
-#include "../common/schedule.hpp"
-#include "../common/tma.hpp"
+#include "../common/kernel_lib/check.hpp"
+#include "../common/kernel_lib/launch.hpp"
+#include "../common/kernel_lib/pipeline.cuh"
+#include "../common/kernel_lib/ptx/epilogue.cuh"
+#include "../common/kernel_lib/ptx/mbarrier.cuh"
+#include "../common/kernel_lib/ptx/setmaxnreg.cuh"
+#include "../common/kernel_lib/ptx/smem.cuh"
+#include "../common/kernel_lib/ptx/tma.cuh"
+#include "../common/kernel_lib/ptx/wgmma.cuh"
+#include "../common/kernel_lib/refusals.hpp"
+#include "../common/kernel_lib/registry.hpp"
+#include "../common/kernel_lib/schedule.hpp"
+#include "../common/kernel_lib/tma.hpp"
 
 namespace step15 {
 
 constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4;
 constexpr int CONSUMERS = 2;
-constexpr int GROUP_M = 16;  // tile rows per group of the schedule: sqrt(132 SMs * BN / BM) ~ 16 (common/schedule.hpp)
+constexpr int GROUP_M = 16;  // tile rows per group of the schedule: sqrt(132 SMs * BN / BM) ~ 16 (common/kernel_lib/schedule.hpp)
 constexpr int THREADS = 128 * (1 + CONSUMERS);  // warpgroup 0: producer, 1..2: consumers
 constexpr int WGMMA_M = 64, WGMMA_N = BN, WGMMA_K = 16;
 constexpr int CONSUMER_WARPS = 4 * CONSUMERS;  // arrivals that empty a stage

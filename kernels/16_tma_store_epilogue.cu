@@ -2,7 +2,7 @@
 // slab straight from registers (64 4-byte STG per thread, 16 bytes of 8 rows per warp store) and no
 // wgmma runs meanwhile: ncu at 4096^3 saw that kernel's tensor pipe 83.5 % busy (cuBLAS 95 %). Now each
 // consumer writes its slab as four 64x64 boxes into shared memory, 128B-swizzled (conflict-free 4-byte
-// stores, common/swizzle.hpp), and one thread hands each box to a TMA store that runs on while the
+// stores, common/kernel_lib/swizzle.hpp), and one thread hands each box to a TMA store that runs on while the
 // consumer starts the next tile. Two 8 KB buffers per consumer alternate: before refilling one, its
 // issuer waits until the store that read it is done (wait_group.read 1); a named barrier holds the
 // warpgroup. TMA clips boxes at the edges; N % 8 != 0 or a C not 16-byte aligned keeps 15's stores.
@@ -16,27 +16,27 @@
 
 #include <algorithm>
 
-#include "../common/check.hpp"
-#include "../common/launch.hpp"
-#include "../common/pipeline.cuh"
-#include "../common/ptx/barrier.cuh"
-#include "../common/ptx/epilogue.cuh"
-#include "../common/ptx/fence.cuh"
-#include "../common/ptx/mbarrier.cuh"
-#include "../common/ptx/setmaxnreg.cuh"
-#include "../common/ptx/smem.cuh"
-#include "../common/ptx/tma.cuh"
-#include "../common/ptx/wgmma.cuh"
-#include "../common/refusals.hpp"
-#include "../common/registry.hpp"
-#include "../common/schedule.hpp"
-#include "../common/tma.hpp"
+#include "../common/kernel_lib/check.hpp"
+#include "../common/kernel_lib/launch.hpp"
+#include "../common/kernel_lib/pipeline.cuh"
+#include "../common/kernel_lib/ptx/barrier.cuh"
+#include "../common/kernel_lib/ptx/epilogue.cuh"
+#include "../common/kernel_lib/ptx/fence.cuh"
+#include "../common/kernel_lib/ptx/mbarrier.cuh"
+#include "../common/kernel_lib/ptx/setmaxnreg.cuh"
+#include "../common/kernel_lib/ptx/smem.cuh"
+#include "../common/kernel_lib/ptx/tma.cuh"
+#include "../common/kernel_lib/ptx/wgmma.cuh"
+#include "../common/kernel_lib/refusals.hpp"
+#include "../common/kernel_lib/registry.hpp"
+#include "../common/kernel_lib/schedule.hpp"
+#include "../common/kernel_lib/tma.hpp"
 
 namespace step16 {
 
 constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4;
 constexpr int CONSUMERS = 2;
-constexpr int GROUP_M = 16;  // tile rows per group of the schedule: sqrt(132 SMs * BN / BM) ~ 16 (common/schedule.hpp)
+constexpr int GROUP_M = 16;  // tile rows per group of the schedule: sqrt(132 SMs * BN / BM) ~ 16 (common/kernel_lib/schedule.hpp)
 constexpr int THREADS = 128 * (1 + CONSUMERS);  // warpgroup 0: producer, 1..2: consumers
 constexpr int WGMMA_M = 64, WGMMA_N = BN, WGMMA_K = 16;
 constexpr int CONSUMER_WARPS = 4 * CONSUMERS;  // arrivals that empty a stage

@@ -1,6 +1,6 @@
 // Step 17 — clusters of two blocks share one operand through TMA multicast. In step 16 the two blocks
 // computing tiles (m, n) and (m+1, n) each load the same B tile from L2. Now they run as a cluster of
-// two (launch attribute, common/launch.hpp) over the pair schedule of common/schedule.hpp: each block
+// two (launch attribute, common/kernel_lib/launch.hpp) over the pair schedule of common/kernel_lib/schedule.hpp: each block
 // loads its own A tile and half of the shared B tile, multicast into both blocks' shared memory:
 // per K tile a cluster reads 2 A + 1 B tiles, 64 KB instead of 96 (-33% L2 -> SM traffic). The cost:
 // each stage waits for the consumers of both blocks (remote mbarrier arrives), and a cluster sync
@@ -17,22 +17,22 @@
 
 #include <algorithm>
 
-#include "../common/check.hpp"
-#include "../common/launch.hpp"
-#include "../common/pipeline.cuh"
-#include "../common/ptx/barrier.cuh"
-#include "../common/ptx/cluster.cuh"
-#include "../common/ptx/epilogue.cuh"
-#include "../common/ptx/fence.cuh"
-#include "../common/ptx/mbarrier.cuh"
-#include "../common/ptx/setmaxnreg.cuh"
-#include "../common/ptx/smem.cuh"
-#include "../common/ptx/tma.cuh"
-#include "../common/ptx/wgmma.cuh"
-#include "../common/refusals.hpp"
-#include "../common/registry.hpp"
-#include "../common/schedule.hpp"
-#include "../common/tma.hpp"
+#include "../common/kernel_lib/check.hpp"
+#include "../common/kernel_lib/launch.hpp"
+#include "../common/kernel_lib/pipeline.cuh"
+#include "../common/kernel_lib/ptx/barrier.cuh"
+#include "../common/kernel_lib/ptx/cluster.cuh"
+#include "../common/kernel_lib/ptx/epilogue.cuh"
+#include "../common/kernel_lib/ptx/fence.cuh"
+#include "../common/kernel_lib/ptx/mbarrier.cuh"
+#include "../common/kernel_lib/ptx/setmaxnreg.cuh"
+#include "../common/kernel_lib/ptx/smem.cuh"
+#include "../common/kernel_lib/ptx/tma.cuh"
+#include "../common/kernel_lib/ptx/wgmma.cuh"
+#include "../common/kernel_lib/refusals.hpp"
+#include "../common/kernel_lib/registry.hpp"
+#include "../common/kernel_lib/schedule.hpp"
+#include "../common/kernel_lib/tma.hpp"
 
 namespace step17 {
 
@@ -46,7 +46,7 @@ constexpr Along CLUSTER_ALONG = Along::M;
 constexpr int CLUSTER = 2;  // blocks per cluster (1D cluster dims: CLUSTER x 1 x 1)
 constexpr int CLUSTER_M = CLUSTER_ALONG == Along::M ? CLUSTER : 1, CLUSTER_N = CLUSTER / CLUSTER_M;
 constexpr uint16_t CLUSTER_MASK = (1u << CLUSTER) - 1;  // multicast to every block of the cluster
-constexpr int GROUP_M = 16;  // tile rows per group of the schedule: sqrt(132 SMs * BN / BM) ~ 16 (common/schedule.hpp)
+constexpr int GROUP_M = 16;  // tile rows per group of the schedule: sqrt(132 SMs * BN / BM) ~ 16 (common/kernel_lib/schedule.hpp)
 constexpr int GROUP_CLUSTERS = GROUP_M / CLUSTER_M;  // the same 16 tile rows per group, counted in cluster tiles
 constexpr int THREADS = 128 * (1 + CONSUMERS);  // warpgroup 0: producer, 1..2: consumers
 constexpr int WGMMA_M = 64, WGMMA_N = BN, WGMMA_K = 16;

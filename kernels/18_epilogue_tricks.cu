@@ -20,28 +20,28 @@
 
 #include <algorithm>
 
-#include "../common/check.hpp"
-#include "../common/launch.hpp"
-#include "../common/pipeline.cuh"
-#include "../common/ptx/barrier.cuh"
-#include "../common/ptx/epilogue.cuh"
-#include "../common/ptx/fence.cuh"
-#include "../common/ptx/mbarrier.cuh"
-#include "../common/ptx/setmaxnreg.cuh"
-#include "../common/ptx/smem.cuh"
-#include "../common/ptx/tma.cuh"
-#include "../common/ptx/trace.cuh"
-#include "../common/ptx/wgmma.cuh"
-#include "../common/refusals.hpp"
-#include "../common/registry.hpp"
-#include "../common/schedule.hpp"
-#include "../common/tma.hpp"
+#include "../common/kernel_lib/check.hpp"
+#include "../common/kernel_lib/launch.hpp"
+#include "../common/kernel_lib/pipeline.cuh"
+#include "../common/kernel_lib/ptx/barrier.cuh"
+#include "../common/kernel_lib/ptx/epilogue.cuh"
+#include "../common/kernel_lib/ptx/fence.cuh"
+#include "../common/kernel_lib/ptx/mbarrier.cuh"
+#include "../common/kernel_lib/ptx/setmaxnreg.cuh"
+#include "../common/kernel_lib/ptx/smem.cuh"
+#include "../common/kernel_lib/ptx/tma.cuh"
+#include "../common/kernel_lib/ptx/trace.cuh"
+#include "../common/kernel_lib/ptx/wgmma.cuh"
+#include "../common/kernel_lib/refusals.hpp"
+#include "../common/kernel_lib/registry.hpp"
+#include "../common/kernel_lib/schedule.hpp"
+#include "../common/kernel_lib/tma.hpp"
 
 namespace step18 {
 
 constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4;
 constexpr int CONSUMERS = 2;
-constexpr int GROUP_M = 16;  // tile rows per group of the schedule: sqrt(132 SMs * BN / BM) ~ 16 (common/schedule.hpp)
+constexpr int GROUP_M = 16;  // tile rows per group of the schedule: sqrt(132 SMs * BN / BM) ~ 16 (common/kernel_lib/schedule.hpp)
 constexpr int THREADS = 128 * (1 + CONSUMERS);  // warpgroup 0: producer, 1..2: consumers
 constexpr int WGMMA_M = 64, WGMMA_N = BN, WGMMA_K = 16;
 constexpr int CONSUMER_WARPS = 4 * CONSUMERS;  // arrivals that empty a stage

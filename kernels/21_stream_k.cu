@@ -34,27 +34,28 @@
 #include <algorithm>
 #include <string>
 
-#include "../common/check.hpp"
-#include "../common/launch.hpp"
-#include "../common/pipeline.cuh"
-#include "../common/ptx/barrier.cuh"
-#include "../common/ptx/epilogue.cuh"
-#include "../common/ptx/fence.cuh"
-#include "../common/ptx/mbarrier.cuh"
-#include "../common/ptx/setmaxnreg.cuh"
-#include "../common/ptx/smem.cuh"
-#include "../common/ptx/tma.cuh"
-#include "../common/ptx/wgmma.cuh"
-#include "../common/refusals.hpp"
-#include "../common/registry.hpp"
-#include "../common/schedule.hpp"
-#include "../common/tma.hpp"
+#include "../common/kernel_lib/check.hpp"
+#include "../common/kernel_lib/launch.hpp"
+#include "../common/kernel_lib/pipeline.cuh"
+#include "../common/kernel_lib/ptx/barrier.cuh"
+#include "../common/kernel_lib/ptx/epilogue.cuh"
+#include "../common/kernel_lib/ptx/fence.cuh"
+#include "../common/kernel_lib/ptx/mbarrier.cuh"
+#include "../common/kernel_lib/ptx/setmaxnreg.cuh"
+#include "../common/kernel_lib/ptx/smem.cuh"
+#include "../common/kernel_lib/ptx/tma.cuh"
+#include "../common/kernel_lib/ptx/wgmma.cuh"
+#include "../common/kernel_lib/refusals.hpp"
+#include "../common/kernel_lib/registry.hpp"
+#include "../common/kernel_lib/schedule.hpp"
+#include "../common/kernel_lib/stream_k.hpp"
+#include "../common/kernel_lib/tma.hpp"
 
 namespace step21 {
 
 constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4;
 constexpr int CONSUMERS = 2;
-constexpr int GROUP_M = 16;  // tile rows per group of the schedule: sqrt(132 SMs * BN / BM) ~ 16 (common/schedule.hpp)
+constexpr int GROUP_M = 16;  // tile rows per group of the schedule: sqrt(132 SMs * BN / BM) ~ 16 (common/kernel_lib/schedule.hpp)
 constexpr int MIN_PIECE = 4;  // with fewer tiles than SMs, stream-K blocks get at least this many K tiles
 // What stream-K costs, in K tiles of one SM's time: the fixup (a 64 KB partial per consumer written,
 // fenced, read back) and the stream-K pieces' slower K tiles. Stream-K runs only where the SMs the
@@ -89,17 +90,15 @@ struct SharedStorage {
 constexpr size_t SMEM_BYTES = sizeof(SharedStorage) + 1024;  // + slack to align the dynamic base
 static_assert(SMEM_BYTES <= 227 * 1024, "the SM's shared memory per block (227 KB on sm_90)");
 
-// The split of the tiles between the data-parallel part and stream-K, the same on host and device.
-// Tiles t < dp_tiles (grouped order) go to blocks t % P; the others' iters = sk_tiles * k_tiles K tiles
-// are shared out: block b takes [start(b), start(b + 1)), start(b) = b * iters / P.
-struct Split {
-  int tiles, dp_tiles, sk_tiles, blocks;  // blocks: P, the grid
-  int64_t iters;                           // sk_tiles * k_tiles
-  float4* partials;  // 2P slots of BM x BN fp32: [slot][consumer][BN/8][128 threads] float4
-  int* arrivals;     // pieces counted so far, per stream-K tile and consumer; 0 between launches
-  GEMM_HD int64_t start(int b) const { return int64_t(b) * iters / blocks; }
-  GEMM_HD int block_of(int64_t x) const { return int(((x + 1) * blocks - 1) / iters); }  // max c: start(c) <= x
-};
+// The split of the tiles between the data-parallel part and stream-K (common/kernel_lib/stream_k.hpp,
+// the same on host and device): tiles t < dp_tiles (grouped order) go to blocks t % P; the others'
+// iters = sk_tiles * k_tiles K tiles are shared out: block b takes [start(b), start(b + 1)).
+// Partials: 2P slots of BM x BN fp32, [slot][consumer][BN/8][128 threads] float4; one arrival counter
+// per stream-K tile and consumer.
+using gemm::stream_k::Piece;
+using gemm::stream_k::Split;
+constexpr int64_t SLOT_FLOATS = int64_t(BM) * BN;
+constexpr int COUNTERS_PER_TILE = CONSUMERS;
 
 /// The split for an M x N x K problem on `sms` SMs (host). Where there is at least one full wave
 /// (tiles >= sms) and a partial one, stream-K takes the partial wave's tiles, plus one full wave when
@@ -109,53 +108,11 @@ struct Split {
 /// recovers, (sms - tiles % sms) * k_tiles K tiles, exceeds the fixup's, sms * FIXUP_K_TILES: at
 /// 4096^3 (116 tiles in the last wave) it does not; at 8192^3 (68) it does.
 Split make_split(int m, int n, int k, int sms) {
-  Split s{};
   const int64_t tiles = int64_t((m + BM - 1) / BM) * ((n + BN - 1) / BN), k_tiles = (k + BK - 1) / BK;
-  s.tiles = int(tiles);
-  const int64_t waves = tiles / sms, rest = tiles % sms;
+  const int64_t rest = tiles % sms;
   const bool worth_it = rest > 0 && (sms - rest) * k_tiles > int64_t(sms) * FIXUP_K_TILES;
-  if (!worth_it) {
-    s.sk_tiles = 0;
-    s.blocks = int(std::min<int64_t>(tiles, sms));
-  } else if (waves == 0) {
-    const int64_t p = std::min<int64_t>(sms, tiles * k_tiles / MIN_PIECE);
-    s.sk_tiles = p > tiles ? int(tiles) : 0;
-    s.blocks = int(std::max<int64_t>(p, tiles));
-  } else {
-    s.sk_tiles = rest == 0 ? 0 : int(2 * rest >= sms ? rest : rest + sms);
-    s.blocks = sms;
-  }
-  s.dp_tiles = s.tiles - s.sk_tiles;
-  s.iters = int64_t(s.sk_tiles) * k_tiles;
-  return s;
+  return gemm::stream_k::make_split(tiles, k_tiles, sms, worth_it, MIN_PIECE);
 }
-
-size_t slots_bytes(const Split& s) { return size_t(2) * s.blocks * BM * BN * sizeof(float); }
-size_t workspace_bytes_of(const Split& s) {
-  return s.sk_tiles == 0 ? 0 : slots_bytes(s) + size_t(s.sk_tiles) * CONSUMERS * sizeof(int);
-}
-
-// One piece of a block's work: K tiles [kt0, kt1) of tile t (schedule index).
-struct Piece {
-  int t, kt0, kt1;
-};
-
-// Walks this block's stream-K range, after its data-parallel tiles. Producer and consumers each keep
-// one and call next() in the same order, so they see the same pieces.
-struct StreamKWalk {
-  int k_tiles, dp_tiles;
-  int64_t x, end;  // the next K tile (of iters) and the end of this block's range
-  __device__ StreamKWalk(const Split& s, int k_tiles_)
-      : k_tiles(k_tiles_), dp_tiles(s.dp_tiles), x(s.start(blockIdx.x)), end(s.start(blockIdx.x + 1)) {}
-  __device__ bool next(Piece& p) {
-    if (x >= end) return false;
-    const int tile = int(x / k_tiles), kt0 = int(x - int64_t(tile) * k_tiles);
-    const int kt1 = int(std::min<int64_t>(k_tiles, kt0 + (end - x)));
-    p = {dp_tiles + tile, kt0, kt1};
-    x += kt1 - kt0;
-    return true;
-  }
-};
 
 __global__ void __launch_bounds__(THREADS, 1)  // the ", 1" gives ptxas the entry cap setmaxnreg needs
 gemm_stream_k(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_a,
@@ -191,7 +148,7 @@ gemm_stream_k(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_a,
         }
       };
       for (int t = blockIdx.x; t < split.dp_tiles; t += gridDim.x) load({t, 0, k_tiles});
-      StreamKWalk walk(split, k_tiles);
+      gemm::stream_k::Walk walk(split, k_tiles);
       for (Piece pc; walk.next(pc);) load(pc);
     }
   } else {  // consumer wg - 1: rows (wg - 1) * 64 .. +63 of the tile, all 256 columns
@@ -282,7 +239,7 @@ gemm_stream_k(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_a,
     // R2UR and no uniform ops between the full-barrier wait and the wgmma wait, against 9 and 23
     // here): 1.5 % slower than 18 at 4096^3, where no stream-K runs at all.
     for (int t = blockIdx.x; t < split.dp_tiles; t += gridDim.x) compute({t, 0, k_tiles});
-    StreamKWalk walk(split, k_tiles);
+    gemm::stream_k::Walk walk(split, k_tiles);
     for (Piece pc; walk.next(pc);) compute(pc);
     if (issuer) ptx::tma_store_wait_all<0>();  // no store may read shared memory after the block exits
   }
@@ -297,21 +254,17 @@ void launch(const gemm::Bf16Gemm& p, cudaStream_t stream) {
   const CUtensorMap tmap_c = tma_epilogue ? gemm::make_tma_2d(c) : CUtensorMap{};
   gemm::opt_in_dynamic_smem(gemm_stream_k, SMEM_BYTES);  // allows SMEM_BYTES of dynamic smem (needed above 48 KB)
   Split split = make_split(p.m, p.n, p.k, gemm::sm_count());
-  if (p.workspace_bytes < workspace_bytes_of(split))
-    throw gemm::Error("step 21 needs a workspace of " + std::to_string(workspace_bytes_of(split)) + " bytes for M=" +
-                      std::to_string(p.m) + " N=" + std::to_string(p.n) + " K=" + std::to_string(p.k) + " (got " +
-                      std::to_string(p.workspace_bytes) + "): reserve Step::workspace_bytes first");
-  if (split.sk_tiles > 0) {
-    split.partials = static_cast<float4*>(p.workspace);
-    split.arrivals = reinterpret_cast<int*>(static_cast<char*>(p.workspace) + slots_bytes(split));
-  }
+  gemm::stream_k::attach_workspace(split, p.workspace, p.workspace_bytes, SLOT_FLOATS, COUNTERS_PER_TILE, "21", p.m,
+                                   p.n, p.k);
   const dim3 grid(unsigned(split.blocks));  // one block per SM at most (SMEM_BYTES allows one)
   gemm::launch_kernel({grid, THREADS, SMEM_BYTES, stream}, gemm_stream_k, p.m, p.n, p.k, tmap_a, tmap_b,
                       tmap_c, tma_epilogue, p.c, split);
 }
 
 /// Step::workspace_bytes: the slots and counters of make_split's stream-K part (0 when it has none).
-size_t workspace_bytes(int m, int n, int k) { return workspace_bytes_of(make_split(m, n, k, gemm::sm_count())); }
+size_t workspace_bytes(int m, int n, int k) {
+  return gemm::stream_k::workspace_bytes(make_split(m, n, k, gemm::sm_count()), SLOT_FLOATS, COUNTERS_PER_TILE);
+}
 
 std::optional<std::string> unsupported(int m, int n, int k) {
   return gemm::tma_persistent_gemm_refusal(m, n, k, BM, BN);

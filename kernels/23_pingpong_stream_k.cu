@@ -49,27 +49,28 @@
 #include <algorithm>
 #include <string>
 
-#include "../common/check.hpp"
-#include "../common/launch.hpp"
-#include "../common/pipeline.cuh"
-#include "../common/ptx/barrier.cuh"
-#include "../common/ptx/epilogue.cuh"
-#include "../common/ptx/fence.cuh"
-#include "../common/ptx/mbarrier.cuh"
-#include "../common/ptx/setmaxnreg.cuh"
-#include "../common/ptx/smem.cuh"
-#include "../common/ptx/tma.cuh"
-#include "../common/ptx/wgmma.cuh"
-#include "../common/refusals.hpp"
-#include "../common/registry.hpp"
-#include "../common/schedule.hpp"
-#include "../common/tma.hpp"
+#include "../common/kernel_lib/check.hpp"
+#include "../common/kernel_lib/launch.hpp"
+#include "../common/kernel_lib/pipeline.cuh"
+#include "../common/kernel_lib/ptx/barrier.cuh"
+#include "../common/kernel_lib/ptx/epilogue.cuh"
+#include "../common/kernel_lib/ptx/fence.cuh"
+#include "../common/kernel_lib/ptx/mbarrier.cuh"
+#include "../common/kernel_lib/ptx/setmaxnreg.cuh"
+#include "../common/kernel_lib/ptx/smem.cuh"
+#include "../common/kernel_lib/ptx/tma.cuh"
+#include "../common/kernel_lib/ptx/wgmma.cuh"
+#include "../common/kernel_lib/refusals.hpp"
+#include "../common/kernel_lib/registry.hpp"
+#include "../common/kernel_lib/schedule.hpp"
+#include "../common/kernel_lib/stream_k.hpp"
+#include "../common/kernel_lib/tma.hpp"
 
 namespace step23 {
 
 constexpr int BM = 128, BN = 128, BK = 64, STAGES = 6;  // one consumer's tile; 6 stages of 32 KB
 constexpr int CONSUMERS = 2;
-constexpr int GROUP_M = 16;  // tile rows per group: sqrt(2 tiles per SM * 132 SMs * BN / BM) ~ 16 (common/schedule.hpp)
+constexpr int GROUP_M = 16;  // tile rows per group: sqrt(2 tiles per SM * 132 SMs * BN / BM) ~ 16 (common/kernel_lib/schedule.hpp)
 constexpr int MIN_PIECE = 4;  // with fewer tiles than SMs, stream-K blocks get at least this many K tiles
 constexpr int MIN_WAVES = 4;  // with 1..MIN_WAVES-1 full waves, no stream-K (measured: see make_split)
 #ifndef STEP23_FIXUP_K_TILES
@@ -106,17 +107,15 @@ struct SharedStorage {
 constexpr size_t SMEM_BYTES = sizeof(SharedStorage) + 1024;  // + slack to align the dynamic base
 static_assert(SMEM_BYTES <= 227 * 1024, "the SM's shared memory per block (227 KB on sm_90)");
 
-// The split of the tiles between the data-parallel part and stream-K, the same on host and device
-// (step 21's, with 128x128 tiles). Tiles t < dp_tiles (grouped order) go to blocks t % P; the others'
+// The split of the tiles between the data-parallel part and stream-K (step 21's, with 128x128 tiles;
+// common/kernel_lib/stream_k.hpp). Tiles t < dp_tiles (grouped order) go to blocks t % P; the others'
 // iters = sk_tiles * k_tiles K tiles are shared out: block b takes [start(b), start(b + 1)).
-struct Split {
-  int tiles, dp_tiles, sk_tiles, blocks;  // blocks: P, the grid
-  int64_t iters;                           // sk_tiles * k_tiles
-  float4* partials;  // 2P slots of BM x BN fp32: [slot][ACC/4][128 threads] float4
-  int* arrivals;     // pieces counted so far, per stream-K tile; 0 between launches
-  GEMM_HD int64_t start(int b) const { return int64_t(b) * iters / blocks; }
-  GEMM_HD int block_of(int64_t x) const { return int(((x + 1) * blocks - 1) / iters); }  // max c: start(c) <= x
-};
+// Partials: 2P slots of BM x BN fp32, [slot][ACC/4][128 threads] float4; one arrival counter per
+// stream-K tile.
+using gemm::stream_k::Piece;
+using gemm::stream_k::Split;
+constexpr int64_t SLOT_FLOATS = int64_t(BM) * BN;
+constexpr int COUNTERS_PER_TILE = 1;
 
 /// The split for an M x N x K problem on `sms` SMs (host): step 21's rule where there are at least
 /// MIN_WAVES full waves, none with 1 to MIN_WAVES - 1, and with fewer tiles than SMs only below
@@ -131,54 +130,12 @@ struct Split {
 /// tied from 4 waves on (N = 2304 ... 7936); sms / 4 tiles is a choice below the measured loss at
 /// 64 tiles, not a measured break-even.
 Split make_split(int m, int n, int k, int sms) {
-  Split s{};
   const int64_t tiles = int64_t((m + BM - 1) / BM) * ((n + BN - 1) / BN), k_tiles = (k + BK - 1) / BK;
-  s.tiles = int(tiles);
   const int64_t waves = tiles / sms, rest = tiles % sms;
   const bool worth_it = rest > 0 && (sms - rest) * k_tiles > int64_t(sms) * FIXUP_K_TILES &&
                         (waves >= MIN_WAVES || (waves == 0 && 4 * tiles <= sms));
-  if (!worth_it) {
-    s.sk_tiles = 0;
-    s.blocks = int(std::min<int64_t>(tiles, sms));
-  } else if (waves == 0) {
-    const int64_t p = std::min<int64_t>(sms, tiles * k_tiles / MIN_PIECE);
-    s.sk_tiles = p > tiles ? int(tiles) : 0;
-    s.blocks = int(std::max<int64_t>(p, tiles));
-  } else {
-    s.sk_tiles = int(2 * rest >= sms ? rest : rest + sms);
-    s.blocks = sms;
-  }
-  s.dp_tiles = s.tiles - s.sk_tiles;
-  s.iters = int64_t(s.sk_tiles) * k_tiles;
-  return s;
+  return gemm::stream_k::make_split(tiles, k_tiles, sms, worth_it, MIN_PIECE);
 }
-
-size_t slots_bytes(const Split& s) { return size_t(2) * s.blocks * BM * BN * sizeof(float); }
-size_t workspace_bytes_of(const Split& s) {
-  return s.sk_tiles == 0 ? 0 : slots_bytes(s) + size_t(s.sk_tiles) * sizeof(int);
-}
-
-// One work item of a block: K tiles [kt0, kt1) of tile t (schedule index).
-struct Piece {
-  int t, kt0, kt1;
-};
-
-// Walks this block's stream-K range, after its data-parallel tiles. The producer and both consumers
-// each keep one and call next() in the same order, so they see the same pieces.
-struct StreamKWalk {
-  int k_tiles, dp_tiles;
-  int64_t x, end;  // the next K tile (of iters) and the end of this block's range
-  __device__ StreamKWalk(const Split& s, int k_tiles_)
-      : k_tiles(k_tiles_), dp_tiles(s.dp_tiles), x(s.start(blockIdx.x)), end(s.start(blockIdx.x + 1)) {}
-  __device__ bool next(Piece& p) {
-    if (x >= end) return false;
-    const int tile = int(x / k_tiles), kt0 = int(x - int64_t(tile) * k_tiles);
-    const int kt1 = int(std::min<int64_t>(k_tiles, kt0 + (end - x)));
-    p = {dp_tiles + tile, kt0, kt1};
-    x += kt1 - kt0;
-    return true;
-  }
-};
 
 __global__ void __launch_bounds__(THREADS, 1)  // the ", 1" gives ptxas the entry cap setmaxnreg needs
 gemm_pingpong_stream_k(int M, int N, int K, const __grid_constant__ CUtensorMap tmap_a,
@@ -217,7 +174,7 @@ gemm_pingpong_stream_k(int M, int N, int K, const __grid_constant__ CUtensorMap 
         }
       };
       for (int t = blockIdx.x; t < split.dp_tiles; t += gridDim.x) load({t, 0, k_tiles});  // both consumers' tiles
-      StreamKWalk walk(split, k_tiles);
+      gemm::stream_k::Walk walk(split, k_tiles);
       for (Piece pc; walk.next(pc);) load(pc);
     }
   } else {  // consumer me = wg - 1: the block's items j = me, me + 2, ...
@@ -345,7 +302,7 @@ gemm_pingpong_stream_k(int M, int N, int K, const __grid_constant__ CUtensorMap 
       const int64_t before = int64_t(dp_items) * k_tiles;  // K tiles the producer loaded before the first piece
       ring.stage = int(before % STAGES);
       ring.phase = uint32_t((before / STAGES) & 1);
-      StreamKWalk walk(split, k_tiles);
+      gemm::stream_k::Walk walk(split, k_tiles);
       int j = dp_items;
       for (Piece pc; walk.next(pc); ++j) {
         if (j % CONSUMERS == me) compute(pc);
@@ -371,21 +328,17 @@ void launch(const gemm::Bf16Gemm& p, cudaStream_t stream) {
   const CUtensorMap tmap_c = tma_epilogue ? gemm::make_tma_2d(c) : CUtensorMap{};
   gemm::opt_in_dynamic_smem(gemm_pingpong_stream_k, SMEM_BYTES);  // allows SMEM_BYTES of dynamic smem (needed above 48 KB)
   Split split = make_split(p.m, p.n, p.k, gemm::sm_count());
-  if (p.workspace_bytes < workspace_bytes_of(split))
-    throw gemm::Error("step 23 needs a workspace of " + std::to_string(workspace_bytes_of(split)) + " bytes for M=" +
-                      std::to_string(p.m) + " N=" + std::to_string(p.n) + " K=" + std::to_string(p.k) + " (got " +
-                      std::to_string(p.workspace_bytes) + "): reserve Step::workspace_bytes first");
-  if (split.sk_tiles > 0) {
-    split.partials = static_cast<float4*>(p.workspace);
-    split.arrivals = reinterpret_cast<int*>(static_cast<char*>(p.workspace) + slots_bytes(split));
-  }
+  gemm::stream_k::attach_workspace(split, p.workspace, p.workspace_bytes, SLOT_FLOATS, COUNTERS_PER_TILE, "23", p.m,
+                                   p.n, p.k);
   const dim3 grid(unsigned(split.blocks));  // one block per SM at most (SMEM_BYTES allows one)
   gemm::launch_kernel({grid, THREADS, SMEM_BYTES, stream}, gemm_pingpong_stream_k, p.m, p.n, p.k, tmap_a, tmap_b,
                       tmap_c, tma_epilogue, p.c, split);
 }
 
 /// Step::workspace_bytes: the slots and counters of make_split's stream-K part (0 when it has none).
-size_t workspace_bytes(int m, int n, int k) { return workspace_bytes_of(make_split(m, n, k, gemm::sm_count())); }
+size_t workspace_bytes(int m, int n, int k) {
+  return gemm::stream_k::workspace_bytes(make_split(m, n, k, gemm::sm_count()), SLOT_FLOATS, COUNTERS_PER_TILE);
+}
 
 std::optional<std::string> unsupported(int m, int n, int k) {
   return gemm::tma_persistent_gemm_refusal(m, n, k, BM, BN);

@@ -5,7 +5,7 @@
 #   sass), cuobjdump and nvdisasm: from the CUDA Toolkit when it has them, else the pinned PyPI wheels
 #   nvidia-cuda-cuobjdump / nvidia-cuda-nvdisasm (13.2.86 is the oldest 13.x pair that reads nvcc
 #   13.0's sm_90/sm_90a code; PyPI has no 13.0 wheel); and for the CUTLASS reference GEMMs of the
-#   benchmark (common/cutlass/), the CUTLASS C++ headers of the PyPI wheel nvidia-cutlass, pinned,
+#   benchmark (common/harness/cutlass/), the CUTLASS C++ headers of the PyPI wheel nvidia-cutlass, pinned,
 #   installed with --no-deps (only its headers are used; the Makefile finds them through python3 and
 #   builds without the CUTLASS configurations when they are missing); nvml.h (PyPI nvidia-nvml-dev) for
 #   the clock/power telemetry; optionally headless Chromium (below).
@@ -81,7 +81,7 @@ if [ $need_cutlass -eq 1 ]; then
     status=1
   fi
 fi
-# nvml.h for the clock/power telemetry (common/telemetry.cpp loads libnvidia-ml.so.1 at run time; the
+# nvml.h for the clock/power telemetry (common/harness/telemetry.cpp loads libnvidia-ml.so.1 at run time; the
 # toolkit ships no nvml.h). Without it the harness still builds and prints "no NVML".
 nvml_wheel="nvidia-nvml-dev==13.5.37"
 if ! python3 -c 'import nvidia, os, sys; sys.exit(not any(os.path.exists(os.path.join(d, "cu13", "include", "nvml.h")) for d in nvidia.__path__))' 2>/dev/null; then

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Draws the tile orders of common/schedule.hpp as heat maps: docs/img/schedule_<name>.png.
+"""Draws the tile orders of common/kernel_lib/schedule.hpp as heat maps: docs/img/schedule_<name>.png.
 
 The order comes from the same C++ functions the kernels call, printed by build/bin/schedule_dump
 (scripts/schedule_dump.cpp; `make build/bin/schedule_dump` builds it). Each picture is the tile grid of

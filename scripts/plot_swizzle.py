@@ -3,7 +3,7 @@
 tile, next to the unswizzled tile, and so which shared-memory banks each chunk lands in; and, below,
 one row of a 128-byte-wide bf16 tile element by element, unswizzled and under the 128B swizzle.
 
-The layout comes from the function the kernels use, gemm::swizzle::byte_offset (common/swizzle.hpp),
+The layout comes from the function the kernels use, gemm::swizzle::byte_offset (common/kernel_lib/swizzle.hpp),
 printed by build/bin/swizzle_dump (scripts/swizzle_dump.cpp; `make build/bin/swizzle_dump`). Each
 upper panel is a tile of 16 rows as TMA writes it (rows as wide as the swizzle span: 32, 64 or 128
 bytes); cell (row, chunk) is coloured by its bank group g = (offset / 16) % 8 and labelled with the 4

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Draws a pipeline trace (the Chrome-trace JSON of `--trace`, common/trace.hpp) as a timeline, and
+"""Draws a pipeline trace (the Chrome-trace JSON of `--trace`, common/kernel_lib/trace.hpp) as a timeline, and
 prints what it measures: for each traced SM, the fraction of the kernel's time during which at least
 one warpgroup had wgmmas in flight ("wgmma busy"), and the mean wait for a full stage per K tile.
 

@@ -1,4 +1,4 @@
-// Prints a tile schedule of common/schedule.hpp as CSV (t,tile_m,tile_n), one line per tile, from the
+// Prints a tile schedule of common/kernel_lib/schedule.hpp as CSV (t,tile_m,tile_n), one line per tile, from the
 // same functions the kernels call: scripts/plot_schedule.py draws its pictures from this output.
 //   build/bin/schedule_dump row_major|column_major|grouped|hilbert TILES_M TILES_N [GROUP_M]
 //   build/bin/schedule_dump cluster_grouped TILES_M TILES_N GROUP_M CLUSTER_M CLUSTER_N
@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "../common/schedule.hpp"
+#include "../common/kernel_lib/schedule.hpp"
 
 int main(int argc, char** argv) {
   using namespace gemm::schedule;

@@ -1,5 +1,5 @@
 // Prints where TMA's swizzle puts each 16-byte chunk of a box, as CSV (span,row,chunk,offset), from
-// the function the kernels use (common/swizzle.hpp); scripts/plot_swizzle.py draws docs/img/swizzle.png
+// the function the kernels use (common/kernel_lib/swizzle.hpp); scripts/plot_swizzle.py draws docs/img/swizzle.png
 // from it. Span 0 is the unswizzled layout. Rows are `span` bytes wide (the inner box extent TMA
 // allows under that swizzle; 128 bytes for span 0), ROWS of them. With ELEM_BYTES (2 for bf16, 4 for
 // fp32) it prints one line per element instead, as span,row,elem,offset: the byte offset at which
@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <initializer_list>
 
-#include "../common/swizzle.hpp"
+#include "../common/kernel_lib/swizzle.hpp"
 
 int main(int argc, char** argv) {
   const long rows = argc > 1 ? std::strtol(argv[1], nullptr, 10) : 16;

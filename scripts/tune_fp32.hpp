@@ -3,7 +3,7 @@
 #pragma once
 #include <vector>
 
-#include "../common/registry.hpp"
+#include "../common/kernel_lib/registry.hpp"
 
 namespace tune {
 

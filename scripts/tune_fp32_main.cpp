@@ -12,9 +12,9 @@
 #include <set>
 #include <string>
 
-#include "../common/device_info.hpp"
-#include "../common/runner.hpp"
-#include "../common/timing.hpp"
+#include "../common/harness/device_info.hpp"
+#include "../common/harness/runner.hpp"
+#include "../common/harness/timing.hpp"
 #include "tune_fp32.hpp"
 
 namespace tune {

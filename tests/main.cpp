@@ -13,7 +13,7 @@
 #include <set>
 #include <string>
 
-#include "../common/device_info.hpp"
+#include "../common/harness/device_info.hpp"
 #include "support.hpp"
 
 namespace {

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <tuple>
 
-#include "../common/device_info.hpp"
+#include "../common/harness/device_info.hpp"
 
 namespace gemm_test {
 
@@ -64,7 +64,8 @@ CheckReport guarded_check(const Step& step, const Problem& p, Oracle oracle, con
 
 bool expect_pass(const Step& step, const Problem& p, Oracle oracle, const std::string& what, bool refusal_fails) {
   const std::string name = describe(step, p, what);
-  if (auto why = refusal(step, p.m, p.n, p.k)) {
+  const Gpu gpu = gpu_of(query_device());
+  if (auto why = refusal(step, p.m, p.n, p.k, &gpu)) {
     if (refusal_fails) FAIL_CHECK(name << " was refused: " << *why);
     return false;
   }

@@ -12,13 +12,13 @@
 #include <thread>
 #include <vector>
 
-#include "../common/registry.hpp"
-#include "../common/runner.hpp"
-#include "../common/watchdog.hpp"
+#include "../common/kernel_lib/registry.hpp"
+#include "../common/harness/runner.hpp"
+#include "../common/harness/watchdog.hpp"
 
 namespace gemm_test {
 
-/// The watchdog of common/watchdog.hpp (also used by build/bin/fuzz).
+/// The watchdog of common/harness/watchdog.hpp (also used by build/bin/fuzz).
 using Watchdog = gemm::Watchdog;
 
 /// Limit of one GPU check (expect_pass, guarded_check); the first also pays for cuBLAS start-up.

@@ -3,12 +3,12 @@
 // light per clock, and the benchmark flags. No GPU or NVML needed.
 #include <catch2/catch.hpp>
 
-#include "../common/check.hpp"
-#include "../common/measure.hpp"
-#include "../common/options.hpp"
-#include "../common/telemetry.hpp"
-#include "../common/timing.hpp"
-#include "../common/trace.hpp"
+#include "../common/kernel_lib/check.hpp"
+#include "../common/harness/results.hpp"
+#include "../common/harness/options.hpp"
+#include "../common/harness/telemetry.hpp"
+#include "../common/harness/timing.hpp"
+#include "../common/harness/trace_run.hpp"
 
 using namespace gemm;
 

@@ -7,12 +7,12 @@
 #include <type_traits>
 #include <vector>
 
-#include "../common/compare.hpp"
-#include "../common/options.hpp"
-#include "../common/problem.hpp"
-#include "../common/reference.hpp"
-#include "../common/registry.hpp"
-#include "../common/swizzle.hpp"
+#include "../common/harness/compare.hpp"
+#include "../common/harness/options.hpp"
+#include "../common/harness/problem.hpp"
+#include "../common/harness/reference.hpp"
+#include "../common/kernel_lib/registry.hpp"
+#include "../common/kernel_lib/swizzle.hpp"
 
 using namespace gemm;
 
@@ -179,20 +179,20 @@ TEST_CASE("registry: tile metadata is all set or all absent, and the step worksp
 TEST_CASE("shape predicates: sizes below 1 and grids over the limit are refused with a reason", "[cpu][registry]") {
   for (const Step& s : registered_steps()) {
     CAPTURE(s.id);
-    auto why = shape_refusal(s, 0, 16, 16);
+    auto why = refusal(s, 0, 16, 16);
     REQUIRE(why.has_value());
     CHECK(why->find("M, N and K must be >= 1") != std::string::npos);
-    CHECK(shape_refusal(s, 16, 16, -1).has_value());
+    CHECK(refusal(s, 16, 16, -1).has_value());
   }
   // Step 01 maps N to grid y (at most 65535 blocks of 32), step 02 and 03 map M there.
-  CHECK(shape_refusal(find_step("01"), 1, 65535 * 32, 1) == std::nullopt);
-  auto why = shape_refusal(find_step("01"), 1, 65535 * 32 + 1, 1);
+  CHECK(refusal(find_step("01"), 1, 65535 * 32, 1) == std::nullopt);
+  auto why = refusal(find_step("01"), 1, 65535 * 32 + 1, 1);
   REQUIRE(why.has_value());
   CHECK(why->find("grid axis y") != std::string::npos);
-  CHECK(shape_refusal(find_step("01"), 3'000'000, 1, 1) == std::nullopt);  // tall: M on grid x
-  CHECK(shape_refusal(find_step("02"), 3'000'000, 1, 1).has_value());
-  CHECK(shape_refusal(find_step("03"), 3'000'000, 1, 1).has_value());
-  CHECK(shape_refusal(find_step("02"), 1, 3'000'000, 1) == std::nullopt);
+  CHECK(refusal(find_step("01"), 3'000'000, 1, 1) == std::nullopt);  // tall: M on grid x
+  CHECK(refusal(find_step("02"), 3'000'000, 1, 1).has_value());
+  CHECK(refusal(find_step("03"), 3'000'000, 1, 1).has_value());
+  CHECK(refusal(find_step("02"), 1, 3'000'000, 1) == std::nullopt);
 }
 
 TEST_CASE("the TMA swizzle map: a permutation of 16-byte chunks within each 8-row group, chunk c of row r at c ^ (r % 8) under 128B", "[cpu][swizzle]") {

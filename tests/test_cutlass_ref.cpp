@@ -1,4 +1,4 @@
-// CUTLASS reference GEMMs (common/cutlass_ref.hpp): the table and the refusals on the CPU (nothing is
+// CUTLASS reference GEMMs (common/harness/cutlass_ref.hpp): the table and the refusals on the CPU (nothing is
 // launched), and on a Hopper GPU each configuration against cuBLAS through gemm::ProblemBuffers, the same
 // buffers, NaN-filled C, guard band and tolerance as the steps.
 #include <catch2/catch.hpp>
@@ -10,15 +10,15 @@
 #include <tuple>
 #include <vector>
 
-#include "../common/buffer.hpp"
-#include "../common/check.hpp"
-#include "../common/cutlass_ref.hpp"
-#include "../common/problem.hpp"
+#include "../common/harness/buffer.hpp"
+#include "../common/kernel_lib/check.hpp"
+#include "../common/harness/cutlass_ref.hpp"
+#include "../common/harness/problem.hpp"
 #include "support.hpp"
 
 using namespace gemm;
 
-// The Makefile defines GEMM_CUTLASS_CONFIGS as the number of common/cutlass/*.cu it linked in (0
+// The Makefile defines GEMM_CUTLASS_CONFIGS as the number of common/harness/cutlass/*.cu it linked in (0
 // when it found no CUTLASS headers).
 #ifndef GEMM_CUTLASS_CONFIGS
 #error "GEMM_CUTLASS_CONFIGS must be defined (the Makefile sets it)"

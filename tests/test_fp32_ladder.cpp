@@ -11,8 +11,8 @@
 #include <set>
 #include <vector>
 
-#include "../common/device_info.hpp"
-#include "../common/runner.hpp"
+#include "../common/harness/device_info.hpp"
+#include "../common/harness/runner.hpp"
 #include "support.hpp"
 
 using namespace gemm;
@@ -226,10 +226,10 @@ TEST_CASE("step 09b's stream-K kernel really runs, on a shape derived from this 
 
 TEST_CASE("step 09b refuses a C of more than 2^30 tiles, whose tile numbers would overflow", "[cpu][fp32_ladder]") {
   const Step step = find_step("09b");
-  const auto why = shape_refusal(step, 65535 * 128, 2147483644, 4);  // 65535 x 8388608 tiles
+  const auto why = refusal(step, 65535 * 128, 2147483644, 4);  // 65535 x 8388608 tiles
   REQUIRE(why.has_value());
   CHECK_THAT(*why, Catch::Contains("549747425280 tiles of 128x256") && Catch::Contains("2^30"));
-  CHECK_FALSE(shape_refusal(step, 65535 * 128, 4096, 4).has_value());  // 65535 x 16 tiles
+  CHECK_FALSE(refusal(step, 65535 * 128, 4096, 4).has_value());  // 65535 x 16 tiles
 }
 
 TEST_CASE("steps 06-09b refuse N % 4 != 0 and K % 4 != 0 with the reason; 04 and 05 run them", "[gpu][fp32_ladder]") {
@@ -241,17 +241,17 @@ TEST_CASE("steps 06-09b refuse N % 4 != 0 and K % 4 != 0 with the reason; 04 and
                 S{33, 161, 96, "N=161 is not a multiple of 4"}, S{8, 8, 5, "K=5 is not a multiple of 4"}}) {
       INFO(fmt::format("step {} M={} N={} K={}", id, s.m, s.n, s.k));
       if (kAligned.count(id)) {
-        const auto why = shape_refusal(step, s.m, s.n, s.k);
+        const auto why = refusal(step, s.m, s.n, s.k);
         REQUIRE(why.has_value());
         CHECK_THAT(*why, Catch::Contains(s.why) && Catch::Contains("16-byte aligned"));
         CHECK_THROWS_WITH(check_step(step, {Dtype::fp32, s.m, s.n, s.k, 1, 0, 1, true}), Catch::Contains(s.why));
       } else {
-        CHECK_FALSE(shape_refusal(step, s.m, s.n, s.k).has_value());
+        CHECK_FALSE(refusal(step, s.m, s.n, s.k).has_value());
         CHECK(gemm_test::guarded_check(step, {Dtype::fp32, s.m, s.n, s.k, 1, 0, 1, true}).passed);
       }
     }
     // Aligned shapes are never refused, however ragged M is.
-    CHECK_FALSE(shape_refusal(step, 1, 4, 4).has_value());
-    CHECK_FALSE(shape_refusal(step, 4097, 4100, 4104).has_value());
+    CHECK_FALSE(refusal(step, 1, 4, 4).has_value());
+    CHECK_FALSE(refusal(step, 4097, 4100, 4104).has_value());
   }
 }

@@ -7,9 +7,9 @@
 
 #include <tuple>
 
-#include "../common/device_info.hpp"
-#include "../common/launch.hpp"
-#include "../common/runner.hpp"
+#include "../common/harness/device_info.hpp"
+#include "../common/kernel_lib/launch.hpp"
+#include "../common/harness/runner.hpp"
 #include "support.hpp"
 
 using namespace gemm;

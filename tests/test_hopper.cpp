@@ -19,10 +19,10 @@
 #include <mutex>
 #include <thread>
 
-#include "../common/launch.hpp"
-#include "../common/registry.hpp"
-#include "../common/runner.hpp"
-#include "../common/tma.hpp"
+#include "../common/kernel_lib/launch.hpp"
+#include "../common/kernel_lib/registry.hpp"
+#include "../common/harness/runner.hpp"
+#include "../common/kernel_lib/tma.hpp"
 #include "support.hpp"
 
 using namespace gemm;
@@ -140,8 +140,8 @@ TEST_CASE("the Hopper steps are registered with their tiles; 15 on are persisten
     INFO("step " << step.id);
     CHECK(step.id >= "15");
     // No grid-axis limit: N = 2^24 would need 65536 blocks on grid y in steps 11-14.
-    CHECK_FALSE(shape_refusal(step, 128, 1 << 24, 64).has_value());
-    const auto why = shape_refusal(step, 1 << 30, 1 << 30, 64);  // 2^23 x 2^22 tiles: over the 32-bit schedule
+    CHECK_FALSE(refusal(step, 128, 1 << 24, 64).has_value());
+    const auto why = refusal(step, 1 << 30, 1 << 30, 64);  // 2^23 x 2^22 tiles: over the 32-bit schedule
     REQUIRE(why.has_value());
     CHECK_THAT(*why, Catch::Contains("tiles"));
   }
@@ -201,7 +201,7 @@ TEST_CASE("Hopper steps: skinny shapes with a long K match the CPU fp64 loop", "
                                 {13, 1879, 4424, 975060555, false}};
   for (const Step& step : hopper_steps())
     for (const Case& c : cases) {
-      if (shape_refusal(step, c.m, c.n, c.k).has_value()) continue;
+      if (refusal(step, c.m, c.n, c.k).has_value()) continue;
       expect_pass(step, {Dtype::bf16, c.m, c.n, c.k, 1, 0, c.seed, c.exact}, Oracle::cpu_fp64, "skinny, long K");
     }
 }
@@ -342,12 +342,12 @@ TEST_CASE("Hopper steps refuse K % 8 != 0 and need compute capability 9.0", "[cp
     CHECK(step.dtype == Dtype::bf16);
     CHECK(step.required_cc == 90);  // sm_90a code only: the harness refuses other GPUs by this
     for (int k : {1, 4, 12, 60, 1001}) {
-      const auto why = shape_refusal(step, 64, 64, k);
+      const auto why = refusal(step, 64, 64, k);
       REQUIRE(why.has_value());
       CHECK_THAT(*why, Catch::Contains("K % 8 == 0"));
     }
-    for (int k : {8, 16, 64, 72, 4104}) CHECK_FALSE(shape_refusal(step, 100, 100, k).has_value());
-    CHECK(shape_refusal(step, 100, 0, 64).has_value());
+    for (int k : {8, 16, 64, 72, 4104}) CHECK_FALSE(refusal(step, 100, 100, k).has_value());
+    CHECK(refusal(step, 100, 0, 64).has_value());
   }
 }
 

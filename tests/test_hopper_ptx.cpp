@@ -1,4 +1,4 @@
-// The epilogue wrappers of common/ptx/ (stmatrix, fence.proxy.async, TMA store) before a step
+// The epilogue wrappers of common/kernel_lib/ptx/ (stmatrix, fence.proxy.async, TMA store) before a step
 // uses them: a 16 x 16 tile written by stmatrix and stored by TMA must land exactly, element for
 // element, and be clipped at the matrix's edges without touching anything else.
 #include <catch2/catch.hpp>
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <vector>
 
-#include "../common/buffer.hpp"
+#include "../common/harness/buffer.hpp"
 #include "fixtures/hopper_epilogue_probe.hpp"
 #include "support.hpp"
 

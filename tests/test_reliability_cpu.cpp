@@ -21,10 +21,10 @@
 
 #include <unistd.h>
 
-#include "../common/compare.hpp"
-#include "../common/device_info.hpp"
-#include "../common/registry.hpp"
-#include "../common/runner.hpp"
+#include "../common/harness/compare.hpp"
+#include "../common/harness/device_info.hpp"
+#include "../common/kernel_lib/registry.hpp"
+#include "../common/harness/runner.hpp"
 #include "support.hpp"
 
 using namespace gemm;
@@ -93,11 +93,12 @@ std::vector<std::string> ptxas_reports_with_warnings(const fs::path& dir) {
 
 }  // namespace
 
-TEST_CASE("Hopper steps are refused on any compute capability but 9.0 (the seam of refusal())", "[cpu][reliability]") {
+TEST_CASE("Hopper steps are refused on any compute capability but 9.0 (refusal() with a Gpu)", "[cpu][reliability]") {
   for (const Step& s : registered_steps()) {
     CAPTURE(s.id);
     for (auto [major, minor] : {std::pair{8, 0}, {8, 9}, {9, 0}, {10, 0}, {12, 0}, {7, 5}}) {
-      const auto why = capability_refusal(s, major, minor, "Test GPU");
+      const Gpu gpu{major, minor, "Test GPU"};
+      const auto why = refusal(s, 128, 128, 128, &gpu);  // a shape every step takes
       if (!s.required_cc || major * 10 + minor == s.required_cc) {
         CHECK_FALSE(why.has_value());
         continue;
@@ -123,7 +124,7 @@ TEST_CASE("steps 06-09 refuse N % 4 != 0 and K % 4 != 0 with the reason; 04 and 
     for (S s : {S{64, 66, 64, "N=66 is not a multiple of 4"}, S{64, 64, 66, "K=66 is not a multiple of 4"},
                 S{33, 161, 96, "N=161 is not a multiple of 4"}, S{8, 8, 5, "K=5 is not a multiple of 4"}}) {
       INFO(fmt::format("step {} M={} N={} K={}", id, s.m, s.n, s.k));
-      const auto why = shape_refusal(step, s.m, s.n, s.k);
+      const auto why = refusal(step, s.m, s.n, s.k);
       if (aligned) {
         REQUIRE(why.has_value());
         CHECK_THAT(*why, Catch::Contains(s.why) && Catch::Contains("16-byte aligned"));
@@ -131,8 +132,8 @@ TEST_CASE("steps 06-09 refuse N % 4 != 0 and K % 4 != 0 with the reason; 04 and 
         CHECK_FALSE(why.has_value());
       }
     }
-    CHECK_FALSE(shape_refusal(step, 1, 4, 4).has_value());
-    CHECK_FALSE(shape_refusal(step, 4097, 4100, 4104).has_value());
+    CHECK_FALSE(refusal(step, 1, 4, 4).has_value());
+    CHECK_FALSE(refusal(step, 4097, 4100, 4104).has_value());
   }
 }
 

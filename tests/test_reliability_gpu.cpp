@@ -21,9 +21,9 @@
 #include <mutex>
 #include <thread>
 
-#include "../common/check.hpp"
-#include "../common/device_info.hpp"
-#include "../common/runner.hpp"
+#include "../common/kernel_lib/check.hpp"
+#include "../common/harness/device_info.hpp"
+#include "../common/harness/runner.hpp"
 #include "support.hpp"
 
 using namespace gemm;
@@ -62,7 +62,8 @@ std::vector<float> download_block(const void* c, Dtype dtype, int64_t n, int64_t
 void check_large(const std::string& id, int m, int n, int k) {
   REQUIRE(int64_t(m) * n > (int64_t(1) << 31));
   const Step step = find_step(id);
-  if (auto why = refusal(step, m, n, k)) FAIL("step " << id << " refuses " << m << " x " << n << " x " << k << ": " << *why);
+  const Gpu gpu = gpu_of(query_device());
+  if (auto why = refusal(step, m, n, k, &gpu)) FAIL("step " << id << " refuses " << m << " x " << n << " x " << k << ": " << *why);
   const Problem p{step.dtype, m, n, k, 1, 0, 77, true};
   const std::string what = fmt::format("step {} M={} N={} K={} exact (M*N = {})", id, m, n, k, int64_t(m) * n);
   gemm_test::Watchdog dog(what, 300s);  // allocating and checking 2^31+ elements

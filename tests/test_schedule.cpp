@@ -1,4 +1,4 @@
-// Tile schedules (common/schedule.hpp) on the CPU: every order is a bijection from [0, tiles) onto the
+// Tile schedules (common/kernel_lib/schedule.hpp) on the CPU: every order is a bijection from [0, tiles) onto the
 // tile grid, on every grid from 1x1 to 40x40 and on the tile grids of the benchmark sweep shapes
 // (scripts/bench.py) with the 128x256 tile of steps 14-16, for several group sizes; and the grouped
 // order walks its groups column by column as documented; the cluster order (step 17) covers the grid
@@ -13,7 +13,7 @@
 #include <tuple>
 #include <vector>
 
-#include "../common/schedule.hpp"
+#include "../common/kernel_lib/schedule.hpp"
 
 using namespace gemm::schedule;
 

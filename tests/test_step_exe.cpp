@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "../common/device_info.hpp"
+#include "../common/harness/device_info.hpp"
 #include "support.hpp"
 
 namespace {

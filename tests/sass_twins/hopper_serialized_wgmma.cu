@@ -10,9 +10,9 @@
 // must-pass: kernel count HGMMA\.64x128x16\.F32\.BF16 == (BM/WGMMA_M)*(BK/WGMMA_K)
 #include <cuda_bf16.h>
 
-#include "../../common/ptx/epilogue.cuh"
-#include "../../common/ptx/mbarrier.cuh"
-#include "../../common/ptx/wgmma.cuh"
+#include "../../common/kernel_lib/ptx/epilogue.cuh"
+#include "../../common/kernel_lib/ptx/mbarrier.cuh"
+#include "../../common/kernel_lib/ptx/wgmma.cuh"
 
 namespace sass_twin {
 

@@ -1,0 +1,78 @@
+#include "cublaslt.hpp"
+
+#include <fmt/format.h>
+
+#include "../kernel_lib/check.hpp"
+
+namespace gemm {
+
+namespace {
+constexpr size_t kLtWorkspace = size_t(32) << 20;
+
+template <typename T>
+T algo_attr(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr) {
+  T v{};
+  size_t written = 0;
+  if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &v, sizeof v, &written) != CUBLAS_STATUS_SUCCESS) return T{};
+  return v;
+}
+}  // namespace
+
+LtGemm::LtGemm(Dtype dtype, int m, int n, int k, float alpha, float beta, int max_algos)
+    : dtype_(dtype), alpha_(alpha), beta_(beta), workspace_(kLtWorkspace) {
+  CUBLAS_CHECK(cublasLtCreate(&handle_));
+  CUBLAS_CHECK(cublasLtMatmulDescCreate(&op_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const cudaDataType_t t = dtype == Dtype::fp32 ? CUDA_R_32F : CUDA_R_16BF;
+  // Column-major view of the row-major problem: C^T (n x m) = op(B') * A^T, with
+  //  fp32: B' = B^T stored as column-major n x k (ld n), no transpose; A^T column-major k x m (ld k).
+  //  bf16: B (n x k row-major) is column-major k x n (ld k), transposed; A^T column-major k x m.
+  const cublasOperation_t ta = dtype == Dtype::fp32 ? CUBLAS_OP_N : CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+  CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  if (dtype == Dtype::fp32)
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&la_, t, n, k, n));
+  else
+    CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&la_, t, k, n, k));
+  CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lb_, t, k, m, k));
+  CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lc_, t, n, m, n));
+
+  cublasLtMatmulPreference_t pref = nullptr;
+  CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  const size_t ws = kLtWorkspace;
+  CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+  std::vector<cublasLtMatmulHeuristicResult_t> found(std::max(max_algos, 1));
+  int returned = 0;
+  const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(handle_, op_, la_, lb_, lc_, lc_, pref,
+                                                          int(found.size()), found.data(), &returned);
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (s != CUBLAS_STATUS_SUCCESS || returned == 0)
+    throw Error(fmt::format("cuBLASLt found no algorithm for {} M={} N={} K={} ({})", dtype_name(dtype), m, n, k,
+                            cublasGetStatusName(s)));
+  for (int i = 0; i < returned; ++i)
+    if (found[i].state == CUBLAS_STATUS_SUCCESS) algos_.push_back(found[i]);
+}
+
+LtGemm::~LtGemm() {
+  if (lc_) cublasLtMatrixLayoutDestroy(lc_);
+  if (lb_) cublasLtMatrixLayoutDestroy(lb_);
+  if (la_) cublasLtMatrixLayoutDestroy(la_);
+  if (op_) cublasLtMatmulDescDestroy(op_);
+  if (handle_) cublasLtDestroy(handle_);
+}
+
+std::string LtGemm::describe(int i) const {
+  const cublasLtMatmulAlgo_t& a = algos_.at(i).algo;
+  return fmt::format("lt#{} (algo {}, tile id {}, stages id {}, split-k {})", i + 1,
+                     algo_attr<int>(a, CUBLASLT_ALGO_CONFIG_ID), algo_attr<uint32_t>(a, CUBLASLT_ALGO_CONFIG_TILE_ID),
+                     algo_attr<uint32_t>(a, CUBLASLT_ALGO_CONFIG_STAGES_ID),
+                     algo_attr<int>(a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM));
+}
+
+void LtGemm::run(int i, const void* a, const void* b, void* c, cudaStream_t stream) const {
+  const cublasLtMatmulHeuristicResult_t& h = algos_.at(i);
+  // Swapped operands (the row-major trick): B is cuBLASLt's A, A is its B.
+  CUBLAS_CHECK(cublasLtMatmul(handle_, op_, &alpha_, b, la_, a, lb_, &beta_, c, lc_, c, lc_, &h.algo,
+                              workspace_.get(), workspace_.bytes(), stream));
+}
+
+}  // namespace gemm

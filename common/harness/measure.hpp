@@ -1,0 +1,30 @@
+// The measurement of one step executable after its check passed: the step and its references
+// (cuBLAS, cuBLASLt best-of-N, CUTLASS) timed paired, with the SM clock, power and energy beside
+// every number, and optionally the sustained (power-capped) steady state.
+#pragma once
+#include <string>
+
+#include "../kernel_lib/registry.hpp"
+#include "device_info.hpp"
+#include "options.hpp"
+#include "problem.hpp"
+
+namespace gemm {
+
+/// Measures `step` on the buffers of `ws` (whose check already passed) as `o` asks: references
+/// checked against cuBLAS first (one that fails is dropped with an error line, and the result is 1);
+/// paired burst timing; energy per GEMM from back-to-back blocks; sustained mode. Prints the table
+/// and appends rows to o.csv. Returns the exit code (0, or 1 when a reference failed its check).
+/// Throws gemm::Error on a CUDA, cuBLAS or CUTLASS failure.
+int measure_step(const Step& step, ProblemBuffers& ws, const Options& o, const DeviceInfo& dev,
+                 const std::string& program, const std::string& check);
+
+/// --profile-once: runs `what` ("step" or "cublas") once inside cudaProfilerStart/Stop.
+void profile_once(const Step& step, ProblemBuffers& ws, const std::string& what);
+
+/// Runs the step once with its pipeline trace armed and writes the trace to `path` (Chrome-trace
+/// JSON, trace_run.hpp), printing one summary line. Throws gemm::Error when the binary has no
+/// traced kernel (it was not built by `make trace`) or on a CUDA error.
+void trace_once(const Step& step, ProblemBuffers& ws, const std::string& path);
+
+}  // namespace gemm

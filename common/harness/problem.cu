@@ -1,0 +1,172 @@
+#include <curand.h>
+
+#include <cmath>
+#include <memory>
+
+#include "problem.hpp"
+#include "reference.hpp"
+
+namespace gemm {
+
+// Maps uniform 32-bit integers to the integers -2..2 (exact mode).
+__global__ void __launch_bounds__(256) small_integers(const unsigned* bits, float* out, int64_t count) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = float(int(bits[i] % 5u) - 2);
+}
+
+__global__ void __launch_bounds__(256) to_bf16(const float* in, __nv_bfloat16* out, int64_t count) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = __float2bfloat16_rn(in[i]);
+}
+
+__global__ void __launch_bounds__(256) bf16_to_fp32(const __nv_bfloat16* in, float* out, int64_t count) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = __bfloat162float(in[i]);
+}
+
+static unsigned grid_for(int64_t count) { return unsigned(std::min<int64_t>((count + 255) / 256, 65536)); }
+
+// Fills `dst` (count elements of the problem's dtype) with N(0, 1) or exact small integers.
+static void generate(curandGenerator_t gen, const Problem& p, void* dst, int64_t count) {
+  // curandGenerateNormal needs an even count: generate into an even-sized fp32 scratch.
+  DeviceBuffer<float> scratch((count + 1) / 2 * 2);
+  if (p.exact) {
+    DeviceBuffer<unsigned> bits(count);
+    CURAND_CHECK(curandGenerate(gen, bits.get(), count));
+    small_integers<<<grid_for(count), 256>>>(bits.get(), scratch.get(), count);
+    CUDA_CHECK_LAUNCH();
+  } else {
+    CURAND_CHECK(curandGenerateNormal(gen, scratch.get(), scratch.size(), 0.0f, 1.0f));
+  }
+  if (p.dtype == Dtype::fp32) {
+    CUDA_CHECK(cudaMemcpy(dst, scratch.get(), count * sizeof(float), cudaMemcpyDeviceToDevice));
+  } else {
+    to_bf16<<<grid_for(count), 256>>>(scratch.get(), static_cast<__nv_bfloat16*>(dst), count);
+    CUDA_CHECK_LAUNCH();
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+ProblemBuffers::ProblemBuffers(const Problem& p)
+    : p_(p),
+      a_(elems_a() * elem_size()),
+      b_(elems_b() * elem_size()),
+      c_((elems_c() + kGuard) * elem_size()),
+      ref_(elems_c() * sizeof(float)) {  // fp32 for both dtypes (cublas_reference)
+  curandGenerator_t gen = nullptr;
+  CURAND_CHECK(curandCreateGenerator(&gen, CURAND_RNG_PSEUDO_PHILOX4_32_10));
+  std::unique_ptr<std::remove_pointer_t<curandGenerator_t>, decltype(&curandDestroyGenerator)> guard(
+      gen, &curandDestroyGenerator);
+  CURAND_CHECK(curandSetPseudoRandomGeneratorSeed(gen, p.seed));
+  generate(gen, p_, a_.get(), elems_a());
+  generate(gen, p_, b_.get(), elems_b());
+  if (p_.dtype == Dtype::fp32 && p_.beta != 0) {
+    c0_ = DeviceBuffer<char>(elems_c() * elem_size());
+    generate(gen, p_, c0_.get(), elems_c());
+    c0_host_ = to_host(c0_, elems_c());
+  }
+}
+
+Fp32Gemm ProblemBuffers::fp32_args() const {
+  return {p_.m, p_.n, p_.k, p_.alpha, p_.beta, reinterpret_cast<const float*>(a_.get()),
+          reinterpret_cast<const float*>(b_.get()), reinterpret_cast<float*>(c_.get()), workspace_.get(),
+          workspace_.bytes()};
+}
+
+Bf16Gemm ProblemBuffers::bf16_args() const {
+  return {p_.m, p_.n, p_.k, reinterpret_cast<const __nv_bfloat16*>(a_.get()),
+          reinterpret_cast<const __nv_bfloat16*>(b_.get()), reinterpret_cast<__nv_bfloat16*>(c_.get()),
+          workspace_.get(), workspace_.bytes()};
+}
+
+void ProblemBuffers::reserve_workspace(size_t bytes) {
+  if (bytes <= workspace_.bytes()) return;
+  workspace_ = DeviceBuffer<char>();  // free the old one first: peak memory is the new size only
+  workspace_ = DeviceBuffer<char>(bytes);
+  CUDA_CHECK(cudaMemset(workspace_.get(), 0, bytes));
+}
+
+void ProblemBuffers::reset_output(cudaStream_t stream) {
+  // All-ones bytes are a NaN in fp32 (0xFFFFFFFF) and in bf16 (0xFFFF).
+  CUDA_CHECK(cudaMemsetAsync(c_.get(), 0xFF, c_.bytes(), stream));
+  if (c0_.get())
+    CUDA_CHECK(cudaMemcpyAsync(c_.get(), c0_.get(), c0_.bytes(), cudaMemcpyDeviceToDevice, stream));
+}
+
+std::vector<float> ProblemBuffers::to_host(const DeviceBuffer<char>& buf, int64_t count, int64_t offset) const {
+  std::vector<float> host(count);
+  if (count == 0) return host;
+  if (p_.dtype == Dtype::fp32) {
+    CUDA_CHECK(cudaMemcpy(host.data(), buf.get() + offset * 4, count * 4, cudaMemcpyDeviceToHost));
+  } else {
+    DeviceBuffer<float> tmp(count);
+    bf16_to_fp32<<<grid_for(count), 256>>>(
+        reinterpret_cast<const __nv_bfloat16*>(buf.get()) + offset, tmp.get(), count);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaMemcpy(host.data(), tmp.get(), count * 4, cudaMemcpyDeviceToHost));
+  }
+  return host;
+}
+
+std::vector<float> ProblemBuffers::cublas_reference() {
+  if (p_.dtype == Dtype::fp32) {
+    Fp32Gemm args = fp32_args();
+    args.c = reinterpret_cast<float*>(ref_.get());
+    if (c0_.get()) CUDA_CHECK(cudaMemcpy(ref_.get(), c0_.get(), c0_.bytes(), cudaMemcpyDeviceToDevice));
+    cublas_sgemm(args, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return to_host(ref_, elems_c());
+  }
+  // bf16: cuBLAS with an fp32 C, rounded to bf16 here, once (see cublas_bf16_gemm_fp32_out).
+  cublas_bf16_gemm_fp32_out(bf16_args(), reinterpret_cast<float*>(ref_.get()), nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<float> out(elems_c());
+  if (!out.empty())
+    CUDA_CHECK(cudaMemcpy(out.data(), ref_.get(), out.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  for (float& v : out) v = __bfloat162float(__float2bfloat16_rn(v));
+  return out;
+}
+
+std::vector<float> ProblemBuffers::cpu_reference() {
+  const std::vector<float> a = download_a(), b = download_b();
+  std::vector<double> c = p_.dtype == Dtype::fp32
+                              ? cpu_gemm_fp32(a, b, c0_host_, p_.m, p_.n, p_.k, p_.alpha, p_.beta)
+                              : cpu_gemm_bf16(a, b, p_.m, p_.n, p_.k);
+  std::vector<float> out(c.size());
+  for (size_t i = 0; i < c.size(); ++i)
+    out[i] = p_.dtype == Dtype::fp32 ? float(c[i]) : __bfloat162float(__double2bfloat16(c[i]));
+  return out;
+}
+
+CheckReport ProblemBuffers::check_against(const std::vector<float>& want) const {
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<float> got = to_host(c_, elems_c());
+  const std::vector<float> guard = to_host(c_, kGuard, elems_c());
+  Tolerance tol{p_.dtype, p_.exact, p_.k, p_.alpha, p_.beta};
+  return compare(got, want, c0_host_, guard, p_.m, p_.n, tol);
+}
+
+size_t step_workspace_bytes(const Step& step, int m, int n, int k) {
+  return step.workspace_bytes ? step.workspace_bytes(m, n, k) : 0;
+}
+
+void reserve_workspace(const Step& step, ProblemBuffers& buffers) {
+  const Problem& p = buffers.problem();
+  buffers.reserve_workspace(step_workspace_bytes(step, p.m, p.n, p.k));
+}
+
+void launch_step(const Step& step, const ProblemBuffers& buffers, cudaStream_t stream) {
+  if (step.dtype == Dtype::fp32)
+    step.fp32(buffers.fp32_args(), stream);
+  else
+    step.bf16(buffers.bf16_args(), stream);
+}
+
+void launch_cublas(const ProblemBuffers& buffers, cudaStream_t stream) {
+  if (buffers.problem().dtype == Dtype::fp32)
+    cublas_sgemm(buffers.fp32_args(), stream);
+  else
+    cublas_bf16_gemm(buffers.bf16_args(), stream);
+}
+
+}  // namespace gemm

@@ -1,0 +1,54 @@
+// Result rows: what one measured kernel (the step or a reference, burst or sustained) reports, and
+// where it goes: the printed table, the CSV rows of results/<gpu>*.csv and the one summary line that
+// scripts and people grep for.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "../kernel_lib/registry.hpp"
+#include "device_info.hpp"
+#include "problem.hpp"
+#include "timing.hpp"
+
+namespace gemm {
+
+/// One kernel in one mode ("burst": the paired loop; "sustained": back to back alone).
+struct Row {
+  std::string mode, kernel, detail;  ///< kernel: "step" or a reference's name
+  Timing t;
+  RatioStats ratio;  ///< the step's speed over this kernel's; in burst mode the paired median and quartiles
+  double clock_mhz = 0;
+  std::string clock_source;  ///< "probe" (the %clock64 probe after each launch) or "nvml"
+  double power_w = 0, joules = 0;  ///< 0: not measured
+  std::string reasons;             ///< NVML clock reasons ("sw_power_cap", ...)
+  int rounds = 0;                  ///< paired rounds, or launches in the settled part
+  Row(std::string mode_, std::string kernel_, std::string detail_, Timing timing)
+      : mode(std::move(mode_)), kernel(std::move(kernel_)), detail(std::move(detail_)), t(std::move(timing)) {}
+};
+
+/// What every row of one run shares: the step, the problem, the device and the check's verdict.
+struct RunInfo {
+  const Step& step;
+  const Problem& problem;
+  const DeviceInfo& device;
+  std::string program;  ///< "NN_name"
+  std::string check;    ///< "pass", "exact" or "skipped"
+};
+
+/// Prints the table of `rows` (ms, TFLOP/s, ratio with its IQR, SM clock, fraction of the speed of
+/// light at that clock, power, TFLOP/J); rows[0] is the step's burst row.
+void print_table(const RunInfo& run, const std::vector<Row>& rows);
+/// Prints the line scripts and people grep for, `NN_name dtype M N K  ms  TFLOP/s  cuBLAS TFLOP/s
+/// paired ratio R [IQR a-b]  check`, when `rows` hold cuBLAS's burst row.
+void print_summary_line(const RunInfo& run, const std::vector<Row>& rows);
+
+/// Appends one CSV row per entry of `rows` to `path` (the header first when the file is new or
+/// empty). Throws gemm::Error when the file cannot be written or holds other columns than these.
+void append_csv_rows(const std::string& path, const RunInfo& run, const std::vector<Row>& rows);
+
+/// Dense FLOP per SM clock cycle of the whole GPU for the dtype: bf16 on the tensor cores
+/// 4096 per SM (132 SMs: 540,672; H100/H200 datasheet 989 TFLOP/s dense at 1.83 GHz boost is
+/// 540,672 x 1.83e9), fp32 FFMA on the CUDA cores 2 x 128 lanes per SM.
+double flop_per_clock(Dtype dtype, int sm_count);
+
+}  // namespace gemm

@@ -1,0 +1,112 @@
+// The step registry: every kernels/NN_*.cu registers one Step at static-initialisation time.
+// A step executable links exactly one step; the test binary links them all.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gemm {
+
+enum class Dtype { fp32, bf16 };
+/// "fp32" or "bf16": the spelling used in tables and CSV rows.
+const char* dtype_name(Dtype d);
+
+/// fp32 SGEMM problem: C = alpha * A * B + beta * C, all row-major.
+/// A is m x k (lda = k), B is k x n (ldb = n), C is m x n (ldc = n). When beta == 0, C is never read.
+struct Fp32Gemm {
+  int m, n, k;
+  float alpha, beta;
+  const float* a;
+  const float* b;
+  float* c;
+  void* workspace = nullptr;   ///< the step's workspace (see "The step workspace" below); nullptr: none
+  size_t workspace_bytes = 0;  ///< its size in bytes
+};
+
+/// bf16 problem (the layout of a linear layer): C = A * B^T with fp32 accumulation.
+/// A is m x k row-major (lda = k), B is n x k row-major (ldb = k, "K-major"), C is m x n row-major bf16.
+struct Bf16Gemm {
+  int m, n, k;
+  const __nv_bfloat16* a;
+  const __nv_bfloat16* b;
+  __nv_bfloat16* c;
+  void* workspace = nullptr;   ///< the step's workspace (see "The step workspace" below); nullptr: none
+  size_t workspace_bytes = 0;  ///< its size in bytes
+};
+
+/// A launcher enqueues the kernel(s) of one step on `stream` and checks the launch status.
+/// It may assume the shape passed the step's `unsupported` predicate.
+using Fp32Launcher = void (*)(const Fp32Gemm&, cudaStream_t stream);
+using Bf16Launcher = void (*)(const Bf16Gemm&, cudaStream_t stream);
+
+/// Returns a human-readable reason when the step cannot run shape (m, n, k), std::nullopt when it can.
+using ShapePredicate = std::optional<std::string> (*)(int m, int n, int k);
+
+/// The step workspace: scratch device memory a step's launcher needs (e.g. 09b's stream-K partial
+/// sums and per-tile counters), declared by the step and owned by the harness.
+///   - Size: Step::workspace_bytes(m, n, k) bytes for that shape (0: none). It may query the current
+///     device (its SM count, an occupancy) but must not allocate or launch anything.
+///   - Allocation: once per problem, outside every timed region, by ProblemBuffers::reserve_workspace
+///     (check_step and step_main call it through reserve_workspace(step, buffers)); 256-byte aligned
+///     (cudaMalloc); passed to every launch of that problem in Fp32Gemm / Bf16Gemm::workspace.
+///   - Contents on entry: zero after allocation; after that, whatever the previous launch on the same
+///     buffers left. A step that needs some of it zero at entry (counters) must leave it zero when its
+///     kernels finish (09b's last-arriving block resets its tile's counter).
+///   - Concurrency: launches that share one workspace must be ordered (one stream, as the harness
+///     does); two launches in flight at once need two ProblemBuffers.
+///   - A launcher given less than it needs throws gemm::Error naming both sizes.
+using WorkspaceBytes = size_t (*)(int m, int n, int k);
+
+/// The tile a step's (main) kernel computes, for the tests and tools that are built around it: each
+/// block computes BM x BN of C, walking K in BK-wide slices through STAGES shared-memory buffers
+/// (1: one buffer, no pipeline; BK = 1: K is not tiled). All zero for a step without a kernel (00).
+struct Tile {
+  int bm = 0, bn = 0, bk = 0, stages = 0;
+};
+
+struct Step {
+  std::string id;         ///< "00".."99", or a lettered side step ("09b"): kernels/<id>_<name>.cu
+  std::string name;       ///< "naive", "gmem_coalescing", ...
+  std::string technique;  ///< one line for tables: what this step adds
+  Dtype dtype;
+  Fp32Launcher fp32 = nullptr;  ///< set when dtype == fp32
+  Bf16Launcher bf16 = nullptr;  ///< set when dtype == bf16
+  ShapePredicate unsupported = nullptr;  ///< nullptr: every m, n, k >= 1
+  int required_cc = 0;  ///< 0: any GPU; 90: exactly compute capability 9.0 (sm_90a code)
+  bool fixture = false; ///< a deliberately broken kernel kept for the tests; never benchmarked
+  WorkspaceBytes workspace_bytes = nullptr;  ///< nullptr: the step needs no workspace (see above)
+  Tile tile{};      ///< the main kernel's tile (steps with two kernels: the data-parallel one)
+  int threads = 0;  ///< threads per block of the main kernel; 0: the step launches no kernel of ours
+  bool persistent = false;  ///< one long-lived block per SM loops over the tiles (steps 15 on)
+};
+
+/// Adds a step; returns true so a step can register with `static const bool registered = ...`.
+/// Throws gemm::Error on a duplicate id, a launcher that does not match the dtype, or tile metadata
+/// that is partly set (a kernel's tile needs BM, BN, BK, STAGES >= 1 and threads >= 1).
+bool register_step(const Step& step);
+
+/// All registered steps (and test fixtures), sorted by id.
+std::vector<Step> registered_steps();
+
+/// The step with this id; throws gemm::Error naming the known ids when there is none.
+Step find_step(const std::string& id);
+
+/// The GPU a step is asked to run on, as far as refusals care: its compute capability and name.
+struct Gpu {
+  int cc_major = 0, cc_minor = 0;
+  std::string name = "this GPU";
+};
+
+/// Why `step` cannot run C = A B (m x n x k) on `gpu`, or std::nullopt when it can. The one place a
+/// run is refused, in this order: M, N and K >= 1; the step's own `unsupported` predicate (shape
+/// limits); then, when `gpu` is given, the compute capability the step is built for (required_cc;
+/// Hopper steps: exactly 9.0). Without `gpu` (no device yet, or a CPU test) only the shape is judged.
+/// The step executables, the tests and the fuzzer all ask here; the messages name the constraint
+/// and the numbers.
+std::optional<std::string> refusal(const Step& step, int m, int n, int k, const Gpu* gpu = nullptr);
+
+}  // namespace gemm
