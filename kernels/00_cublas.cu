@@ -16,6 +16,7 @@ namespace step00 {
 const bool registered = gemm::register_step({
     .id = "00",
     .name = "cublas",
+    .parent = "",  // a root: no step before it
     .technique = "cuBLAS SGEMM (strict FP32), the reference",
     .dtype = gemm::Dtype::fp32,
     .fp32 = &gemm::cublas_sgemm,

@@ -39,6 +39,7 @@ std::optional<std::string> unsupported(int, int n, int) { return gemm::grid_refu
 const bool registered = gemm::register_step({
     .id = "01",
     .name = "naive",
+    .parent = "",  // a root: no step before it
     .technique = "one thread per output, uncoalesced",
     .dtype = gemm::Dtype::fp32,
     .fp32 = &launch,

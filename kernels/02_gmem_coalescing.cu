@@ -39,6 +39,7 @@ std::optional<std::string> unsupported(int m, int, int) { return gemm::grid_refu
 const bool registered = gemm::register_step({
     .id = "02",
     .name = "gmem_coalescing",
+    .parent = "01",
     .technique = "consecutive threads own consecutive columns",
     .dtype = gemm::Dtype::fp32,
     .fp32 = &launch,

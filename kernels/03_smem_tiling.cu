@@ -54,6 +54,7 @@ std::optional<std::string> unsupported(int m, int, int) { return gemm::grid_refu
 const bool registered = gemm::register_step({
     .id = "03",
     .name = "smem_tiling",
+    .parent = "02",
     .technique = "32x32 tiles of A and B staged in shared memory",
     .dtype = gemm::Dtype::fp32,
     .fp32 = &launch,

@@ -67,6 +67,7 @@ std::optional<std::string> unsupported(int m, int, int) { return gemm::grid_refu
 const bool registered = gemm::register_step({
     .id = "04",
     .name = "1d_blocktiling",
+    .parent = "03",
     .technique = "each thread computes a column of 8 outputs (64x64x8 block tile)",
     .dtype = gemm::Dtype::fp32,
     .fp32 = &launch,

@@ -90,6 +90,7 @@ std::optional<std::string> unsupported(int m, int, int) { return gemm::grid_refu
 const bool registered = gemm::register_step({
     .id = "05",
     .name = "2d_blocktiling",
+    .parent = "04",
     .technique = "8x4 outputs per thread: outer products in registers (64x64x8 tile)",
     .dtype = gemm::Dtype::fp32,
     .fp32 = &launch,

@@ -114,6 +114,7 @@ std::optional<std::string> unsupported(int m, int n, int k) { return gemm::float
 const bool registered = gemm::register_step({
     .id = "06",
     .name = "vectorized_loads",
+    .parent = "05",
     .technique = "float4 global loads/stores, A transposed in smem for LDS.128",
     .dtype = gemm::Dtype::fp32,
     .fp32 = &launch,

@@ -121,6 +121,7 @@ std::optional<std::string> unsupported(int m, int n, int k) { return gemm::float
 const bool registered = gemm::register_step({
     .id = "07",
     .name = "bank_conflict_free",
+    .parent = "06",
     .technique = "padded sA^T and float4-strided thread tiles: no smem bank conflicts",
     .dtype = gemm::Dtype::fp32,
     .fp32 = &launch,

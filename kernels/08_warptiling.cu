@@ -170,6 +170,7 @@ std::optional<std::string> unsupported(int m, int n, int k) { return gemm::float
 const bool registered = gemm::register_step({
     .id = "08",
     .name = "warptiling",
+    .parent = "07",
     .technique = "block tile -> warp tile -> thread tile, tuned for the H200",
     .dtype = gemm::Dtype::fp32,
     .fp32 = &launch,

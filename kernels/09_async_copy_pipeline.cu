@@ -190,6 +190,7 @@ std::optional<std::string> unsupported(int m, int n, int k) { return gemm::float
 const bool registered = gemm::register_step({
     .id = "09",
     .name = "async_copy_pipeline",
+    .parent = "08",
     .technique = "multistage cp.async global->shared pipeline (STAGES buffers)",
     .dtype = gemm::Dtype::fp32,
     .fp32 = &launch,

@@ -390,6 +390,7 @@ std::optional<std::string> unsupported(int m, int n, int k) {
 const bool registered = gemm::register_step({
     .id = "09b",
     .name = "stream_k",
+    .parent = "09",
     .technique = "stream-K for the last partial wave: data-parallel kernel + stream-K kernel with fixup",
     .dtype = gemm::Dtype::fp32,
     .fp32 = &launch,

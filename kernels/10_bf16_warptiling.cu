@@ -116,6 +116,7 @@ std::optional<std::string> unsupported(int m, int n, int k) {
 const bool registered = gemm::register_step({
     .id = "10",
     .name = "bf16_warptiling",
+    .parent = "08",
     .technique = "bf16 in, fp32 FFMA warptiling on CUDA cores (Hopper baseline)",
     .dtype = gemm::Dtype::bf16,
     .bf16 = &launch,

@@ -99,6 +99,7 @@ std::optional<std::string> unsupported(int m, int n, int k) { return gemm::tma_g
 const bool registered = gemm::register_step({
     .id = "11",
     .name = "wgmma_tma",
+    .parent = "10",
     .technique = "wgmma m64n64k16 + TMA (128B swizzle, mbarrier), 64x64 tile, one stage",
     .dtype = gemm::Dtype::bf16,
     .bf16 = &launch,

@@ -105,6 +105,7 @@ std::optional<std::string> unsupported(int m, int n, int k) { return gemm::tma_g
 const bool registered = gemm::register_step({
     .id = "12",
     .name = "larger_tiles",
+    .parent = "11",
     .technique = "128x128 tile, wgmma m64n128k16 x2 per k16, one warpgroup, one stage",
     .dtype = gemm::Dtype::bf16,
     .bf16 = &launch,

@@ -121,6 +121,7 @@ std::optional<std::string> unsupported(int m, int n, int k) { return gemm::tma_g
 const bool registered = gemm::register_step({
     .id = "13",
     .name = "warp_specialization",
+    .parent = "12",
     .technique = "producer warpgroup (TMA) + consumer warpgroup (wgmma), 4-stage full/empty ring",
     .dtype = gemm::Dtype::bf16,
     .bf16 = &launch,

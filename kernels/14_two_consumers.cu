@@ -121,6 +121,7 @@ std::optional<std::string> unsupported(int m, int n, int k) { return gemm::tma_g
 const bool registered = gemm::register_step({
     .id = "14",
     .name = "two_consumers",
+    .parent = "13",
     .technique = "128x256 tile, two consumer warpgroups (wgmma m64n256k16), setmaxnreg 40/232",
     .dtype = gemm::Dtype::bf16,
     .bf16 = &launch,

@@ -133,6 +133,7 @@ std::optional<std::string> unsupported(int m, int n, int k) {
 const bool registered = gemm::register_step({
     .id = "15",
     .name = "persistent_grouped",
+    .parent = "14",
     .technique = "persistent: one block per SM loops over tiles in grouped order (GROUP_M 16), ring runs across tiles",
     .dtype = gemm::Dtype::bf16,
     .bf16 = &launch,

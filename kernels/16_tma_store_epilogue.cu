@@ -163,6 +163,7 @@ std::optional<std::string> unsupported(int m, int n, int k) {
 const bool registered = gemm::register_step({
     .id = "16",
     .name = "tma_store_epilogue",
+    .parent = "15",
     .technique = "epilogue: 128B-swizzled 64x64 boxes in shared memory, TMA stores that run on into the next tile",
     .dtype = gemm::Dtype::bf16,
     .bf16 = &launch,

@@ -223,6 +223,7 @@ std::optional<std::string> unsupported(int m, int n, int k) {
 const bool registered = gemm::register_step({
     .id = "17",
     .name = "cluster_multicast",
+    .parent = "16",
     .technique = "clusters of 2 along M: each block loads its A and half of the shared B, TMA-multicast to both",
     .dtype = gemm::Dtype::bf16,
     .bf16 = &launch,

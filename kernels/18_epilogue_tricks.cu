@@ -177,6 +177,7 @@ std::optional<std::string> unsupported(int m, int n, int k) {
 const bool registered = gemm::register_step({
     .id = "18",
     .name = "epilogue_tricks",
+    .parent = "16",
     .technique = "no accumulator zeroing (first wgmma with scale-d = 0), C stored with an L2 evict-first policy",
     .dtype = gemm::Dtype::bf16,
     .bf16 = &launch,

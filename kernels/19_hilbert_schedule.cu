@@ -164,6 +164,7 @@ std::optional<std::string> unsupported(int m, int n, int k) {
 const bool registered = gemm::register_step({
     .id = "19",
     .name = "hilbert_schedule",
+    .parent = "18",
     .technique = "tiles handed out along a generalized Hilbert curve over the tile grid",
     .dtype = gemm::Dtype::bf16,
     .bf16 = &launch,

@@ -162,6 +162,7 @@ std::optional<std::string> unsupported(int m, int n, int k) {
 const bool registered = gemm::register_step({
     .id = "20",
     .name = "stmatrix",
+    .parent = "19",
     .technique = "epilogue boxes written with stmatrix (4 per box and thread instead of 16 STS)",
     .dtype = gemm::Dtype::bf16,
     .bf16 = &launch,

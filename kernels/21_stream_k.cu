@@ -273,6 +273,7 @@ std::optional<std::string> unsupported(int m, int n, int k) {
 const bool registered = gemm::register_step({
     .id = "21",
     .name = "stream_k",
+    .parent = "18",
     .technique = "stream-K for the last partial wave: K tiles of its tiles shared out, fixup by the last piece",
     .dtype = gemm::Dtype::bf16,
     .bf16 = &launch,

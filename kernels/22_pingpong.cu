@@ -233,6 +233,7 @@ std::optional<std::string> unsupported(int m, int n, int k) {
 const bool registered = gemm::register_step({
     .id = "22",
     .name = "pingpong",
+    .parent = "18",
     .technique = "ping-pong consumers: each owns whole 128x128 tiles, one's epilogue under the other's mainloop",
     .dtype = gemm::Dtype::bf16,
     .bf16 = &launch,

@@ -347,6 +347,7 @@ std::optional<std::string> unsupported(int m, int n, int k) {
 const bool registered = gemm::register_step({
     .id = "23",
     .name = "pingpong_stream_k",
+    .parent = "22",
     .technique = "stream-K on ping-pong consumers: the last wave's K tiles shared out; descriptors in uniform registers",
     .dtype = gemm::Dtype::bf16,
     .bf16 = &launch,

@@ -8,7 +8,8 @@ the per-pair ratios, with its interquartile range.
   scripts/bench.py                    every step at 4096^3 and 8192^3 (burst), plus the sustained
                                       (power-capped) state of the last step of each ladder and its
                                       references, and the 5-process stability of the last bf16 step
-                                      (both also for the --also steps, default 09, 14, 16, 21 and 22)
+                                      (both also for the --also steps: those with the role
+                                      bench-also in scripts/step_roles.tsv)
                                       -> results/<gpu>.csv, _sustained.csv, _series.csv, _stability.csv
   scripts/bench.py --sweep            the last step of each ladder over square 2048-16384 and
                                       transformer-layer shapes -> results/<gpu>_sweep.csv
@@ -29,7 +30,10 @@ import re
 import subprocess
 import sys
 
+import steps as step_table
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+STEPS = step_table.by_id(step_table.load())
 STEP_RE = re.compile(r"^(\d\d[a-z]?)_")
 
 # Shapes of the sweep (M, N, K): square, then GEMMs of transformer layers (a 4096-wide model with a
@@ -51,11 +55,18 @@ def step_id(path):
 
 
 def is_fp32(sid):
-    return sid < "10"
+    """From the step's registration (.dtype)."""
+    return STEPS[sid].dtype == "fp32"
 
 
 def steps_in(build):
-    return sorted((p for p in (build / "bin").iterdir() if step_id(p) and os.access(p, os.X_OK)), key=step_id)
+    """The step executables of build/bin whose step has a kernels/ file, in step order; others (left over
+    from a step since renamed) are named and skipped."""
+    found = [p for p in (build / "bin").iterdir() if step_id(p) and os.access(p, os.X_OK)]
+    for p in found:
+        if step_id(p) not in STEPS:
+            print(f"note: {p} has no kernels/{step_id(p)}_*.cu: skipped (a stale binary? `make clean` removes it)")
+    return sorted((p for p in found if step_id(p) in STEPS), key=lambda p: step_table.sort_key(step_id(p)))
 
 
 def nvidia_smi(query):
@@ -185,6 +196,31 @@ def run_stability(bf16, args, out, slug):
     return lines, rows
 
 
+def announce_writes(args, out, bins):
+    """Says, before the first run, which files this run will (re)write and which of them git tracks."""
+    slug = slug_of(nvidia_smi("name"))
+    if args.sweep:
+        files = [out / f"{slug}_sweep.csv"] + ([] if args.no_docs else [ROOT / "docs" / "img" / "sweep.png"])
+    elif args.waves:
+        last_bf16 = [b for b in bins if not is_fp32(step_id(b))][-1:]
+        files = [out / f"{slug}_waves_{step_id(b)}.csv" for b in last_bf16]
+    else:
+        files = [out / f"{slug}{suffix}" for suffix in (".csv", "_sustained.csv", "_series.csv", "_stability.csv", ".meta.json")]
+        if not args.no_docs:
+            files += [ROOT / "README.md", ROOT / "docs" / "img" / "steps.png"]
+    tracked = set()
+    try:
+        listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--", *map(str, files)], capture_output=True,
+                                text=True, check=True).stdout.split()
+        tracked = {(ROOT / f).resolve() for f in listed}
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    names = [f"{f.relative_to(ROOT) if f.is_relative_to(ROOT) else f}{' (tracked)' if f.resolve() in tracked else ''}"
+             for f in files]
+    print("this run writes: " + ", ".join(names) + ("; README.md only between its results markers" if
+                                                     ROOT / "README.md" in files else ""), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=str(ROOT / "build"))
@@ -198,13 +234,18 @@ def main():
     ap.add_argument("--stability-only", action="store_true",
                     help="only the stability runs, added to the .meta.json and _stability.csv of an earlier run "
                          "in --out (a bench split over two calls of a time-limited machine)")
-    ap.add_argument("--also", nargs="*", default=["09", "14", "16", "21", "22"],
-                    help="steps that get the sustained and stability runs besides the last of each ladder (default: 09 14 16 21 22; stability is run for bf16 steps only)")
+    also = [s.id for s in step_table.with_role(STEPS.values(), "bench-also")]
+    sweep_also = [s.id for s in step_table.with_role(STEPS.values(), "sweep-also")]
+    ap.add_argument("--also", nargs="*", default=also,
+                    help=f"steps that get the sustained and stability runs besides the last of each ladder (default, "
+                         f"the role bench-also in scripts/step_roles.tsv: {' '.join(also)}; stability is run for bf16 "
+                         f"steps only)")
     ap.add_argument("--sweep", action="store_true", help="the shape sweep instead of the step table")
     ap.add_argument("--waves", action="store_true",
                     help="wave quantization: the last bf16 step at M = K = 4096 and every N = 256 j up to 8192")
-    ap.add_argument("--sweep-also", nargs="*", default=["16", "21", "22"],
-                    help="steps swept besides the last of each ladder (default: 16, the first step at cuBLAS's level, 21, the fastest sustained, and 22, the last without stream-K)")
+    ap.add_argument("--sweep-also", nargs="*", default=sweep_also,
+                    help=f"steps swept besides the last of each ladder (default, the role sweep-also in "
+                         f"scripts/step_roles.tsv: {' '.join(sweep_also)})")
     ap.add_argument("--max-launch-s", type=float, default=1.0)
     ap.add_argument("--no-docs", action="store_true", help="do not rewrite the README table and figures")
     args = ap.parse_args()
@@ -225,10 +266,11 @@ def main():
         why = probe.stderr.strip().splitlines()[-1].removeprefix("error: ")
         sys.exit(f"error: {why}; make bench needs an NVIDIA GPU (nothing was written)")
     out = pathlib.Path(args.out)
+    announce_writes(args, out, bins)
     out.mkdir(parents=True, exist_ok=True)
     tmp = build / "bench_rows.csv"
     tmp.unlink(missing_ok=True)
-    fp32 = [b for b in bins if is_fp32(step_id(b)) and step_id(b) != "00"]
+    fp32 = [b for b in bins if is_fp32(step_id(b)) and STEPS[step_id(b)].tile is not None]  # not 00, cuBLAS itself
     bf16 = [b for b in bins if not is_fp32(step_id(b))]
     last = [x[-1] for x in (fp32, bf16) if x]
     failures, notes, extra_rows = [], [], []
@@ -333,7 +375,7 @@ def main():
             import matplotlib  # noqa: F401
             subprocess.run([sys.executable, str(ROOT / "scripts" / "plot_steps.py"), str(out / f"{slug}.csv")], check=False)
         except ImportError:
-            print("matplotlib not installed: figures not redrawn (python3 -m pip install matplotlib)")
+            print("matplotlib not installed: figures not redrawn (scripts/docs_deps.sh says how to install it)")
     else:
         subprocess.run([sys.executable, str(ROOT / "scripts" / "results_table.py"), str(out / f"{slug}.csv")], check=False)
     for line in stab_lines:

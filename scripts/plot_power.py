@@ -11,17 +11,18 @@ step counts. The legend gives each run's median clock and power. Needs matplotli
 import argparse
 import csv
 import pathlib
-import re
 import statistics
 import sys
 
 try:
     import matplotlib
 except ImportError:
-    sys.exit("error: plot_power.py needs matplotlib (python3 -m pip install matplotlib)")
+    sys.exit("error: plot_power.py needs matplotlib (scripts/docs_deps.sh says how to install it)")
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+import steps as step_table  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 # (colour, line style) per drawn run, in legend order: colour-blind-safe (Paul Tol's "bright").
@@ -29,10 +30,7 @@ STYLES = [("#ee6677", "-"), ("#4477aa", "--"), ("#228833", "-."), ("black", ":")
           ("#66ccee", "--"), ("#aa3377", "-.")]
 
 
-def step_key(sid):
-    """'09b' sorts after '09' and before '10'."""
-    m = re.match(r"(\d+)(.*)", sid)
-    return (int(m.group(1)), m.group(2)) if m else (10**9, sid)
+step_key = step_table.sort_key  # '09b' sorts after '09' and before '10'
 
 
 def sustained_info(series_path):
@@ -54,8 +52,10 @@ def main():
     ap.add_argument("--size", type=int, help="M of the runs to draw (default: the largest)")
     ap.add_argument("--limit-w", type=float, default=700.0)
     ap.add_argument("--dtype", default="bf16", help="precision of the steps drawn (default bf16)")
-    ap.add_argument("--steps", nargs="*", default=["16", "14"],
-                    help="steps drawn besides the last one of the precision (default: 16 14)")
+    power = [s.id for s in reversed(step_table.with_role(step_table.load(), "power"))]
+    ap.add_argument("--steps", nargs="*", default=power,
+                    help=f"steps drawn besides the last one of the precision (default, the role power in "
+                         f"scripts/step_roles.tsv: {' '.join(power)})")
     ap.add_argument("--reference", default="cublas",
                     help="reference kernel drawn from the last step's process (default cublas; '' for none)")
     ap.add_argument("--out", default=str(ROOT / "docs" / "img" / "power.png"))

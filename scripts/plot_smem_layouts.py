@@ -17,7 +17,7 @@ from collections import defaultdict
 try:
     import matplotlib
 except ImportError:
-    sys.exit("error: plot_smem_layouts.py needs matplotlib (python3 -m pip install matplotlib)")
+    sys.exit("error: plot_smem_layouts.py needs matplotlib (scripts/docs_deps.sh says how to install it)")
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402

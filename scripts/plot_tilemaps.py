@@ -27,7 +27,7 @@ import sys
 try:
     import matplotlib
 except ImportError:
-    sys.exit("error: plot_tilemaps.py needs matplotlib (python3 -m pip install matplotlib)")
+    sys.exit("error: plot_tilemaps.py needs matplotlib (scripts/docs_deps.sh says how to install it)")
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402

@@ -12,6 +12,9 @@ import pathlib
 import re
 import sys
 
+import steps as step_table
+
+STEPS = step_table.by_id(step_table.load())
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 
@@ -85,8 +88,9 @@ def table(csv_path):
                 f"{f(me['clock_mhz'], '{:.0f}')} | {f(me['power_w'], '{:.0f}')} | {f(me['tflop_per_j'], '{:.2f}')} | {me['check']} |")
         # The references, as measured in the process of the last step of each ladder.
         refs = []
-        for ladder in (lambda s: s < "10", lambda s: s >= "10"):
-            steps = [s for s in sorted(by_step) if ladder(s) and s != "00"
+        for dtype in ("fp32", "bf16"):  # each ladder; step 00 is cuBLAS itself, no step of a ladder
+            steps = [s for s in sorted(by_step, key=step_table.sort_key)
+                     if by_step[s][0].get("dtype") == dtype and not (s in STEPS and STEPS[s].tile is None)
                      and any(r["kernel"] != "step" and r.get("tflops") for r in by_step[s])]
             if steps:
                 refs += [r for r in by_step[steps[-1]] if r["kernel"] != "step" and r.get("tflops")]

@@ -2,17 +2,12 @@
 # compute-sanitizer over every built step (make sanitize; scripts/gpu_visit.sh sanitizer):
 #   scripts/sanitize.sh [--build DIR] [--tools memcheck,racecheck,initcheck,synccheck] [--steps 06,14]
 # memcheck, racecheck and synccheck run each step executable with --check-only on small ragged
-# shapes; initcheck runs only the first (it ran past 200 s per step on the larger ones):
-#   67 x 92 x 48      every block an edge block: M ragged for every tile; N and K multiples of 4
-#                     and K of 8 (the vector and TMA steps' alignment), so no step refuses it;
-#   1445 x 2856 x 72  (09b, 10 on) more tiles than the H200's
-#                     132 SMs (12 x 12 = 144 tiles of 128 x 256: one full wave and a partial one) with
-#                     a ragged last tile in M (37) and N (40) and a K tail;
-#   264 x 520 x 56    (04-09b) two whole 128 x 256 blocks each way plus a ragged one, 3 K tiles of 16
-#                     plus a tail: the unpredicated interior copies as well as the zero-filling ones;
-#   900 x 4868 x 72   (09b) 160 tiles of 128 x 256, one wave + 28: the stream-K kernel and its fixup;
-#   1500 x 4100 x 136 (15 on) 204 tiles of 128 x 256: 72 persistent blocks take a second tile and
-#                     wrap their ring of stages.
+# shapes; initcheck runs only the first (it ran past 200 s per step on the larger ones). Which shapes a
+# step gets follows from its registration (`python3 scripts/steps.py sanitize-shapes NAME` prints them;
+# scripts/steps.py, sanitize_shapes, says why each): 67x92x48 for every step (every block an edge
+# block); more tiles than SMs with ragged last tiles for the Hopper and stream-K steps; whole interior
+# blocks for the block-tiled fp32 steps; a second tile per block for the persistent steps; the fixup's
+# shapes for the stream-K steps; and a step's own shapes from scripts/step_roles.tsv.
 # Then the proof that the tools are wired in: build/bin/fixture_racy (a missing __syncthreads) must
 # be reported by racecheck, build/bin/fixture_oob (a read past A) by memcheck; if either is NOT
 # reported, that is a failure.
@@ -69,30 +64,9 @@ if [ -z "${SANITIZE_NO_PROBE:-}" ]; then
   fi
 fi
 
-# The shapes of one step executable, M:N:K each.
+# The shapes of one step executable, M:N:K each (scripts/steps.py reads the step's registration).
 shapes_of() {
-  local name; name=$(basename "$1")
-  echo "67:92:48"
-  # More tiles than SMs with a ragged last tile (a partial last wave), for the steps whose grids or
-  # tile loops make that a different path: 09b's stream-K split, the Hopper steps' TMA edges and the
-  # persistent steps' second tiles. (The fp32 steps 01-09 run it too slowly under racecheck to fit a
-  # visit; their ragged edges are covered by the shapes above.)
-  case "$name" in 09b_*|1[0-9]_*|[2-9][0-9]_*) echo "1445:2856:72" ;; esac
-  case "$name" in 0[4-9]_*|09b_*) echo "264:520:56" ;; esac
-  case "$name" in 09b_*) echo "900:4868:72" ;; esac
-  # Persistent steps (15 on): 12 x 17 = 204 tiles of 128 x 256, so 72 of the 132 blocks take a second
-  # tile, and 3 K tiles each (the last a tail of 8): a two-tile block wraps its 4-stage ring.
-  case "$name" in 1[5-9]_*|[2-9][0-9]_*) echo "1500:4100:136" ;; esac
-  # Stream-K (21 on): 12 x 12 = 144 tiles, one wave and 12 tiles, of 36 K tiles: the split shares all
-  # 144 out over the 132 blocks (K = 2304 is just past make_split's threshold of FIXUP_K_TILES = 32),
-  # so the fixup (partials, counters, the last piece's reads) runs; the shapes above are too short
-  # in K for the split to choose it.
-  case "$name" in 2[1-9]_*) echo "1536:3072:2304" ;; esac
-  # Step 23 (128 x 128 tiles) splits only with 4 or more full waves or under a quarter wave, so that
-  # shape (288 tiles, two waves and 24) does not split there: 2304 x 3840 x 2304 is 540 tiles, 4
-  # waves and 12, of 36 K tiles (data-parallel tiles, then pieces), and 512 x 1024 x 4096 is 32
-  # tiles of 64 K tiles, each split between about four blocks.
-  case "$name" in 23_*) echo "2304:3840:2304"; echo "512:1024:4096" ;; esac
+  python3 scripts/steps.py sanitize-shapes "$(basename "$1")"
 }
 
 # Runs one tool on one executable and shape, writing LOG and LOG.rc; 0: clean, else a finding (99),

@@ -88,4 +88,21 @@ std::vector<Step> runnable_steps() {
   return out;
 }
 
+std::filesystem::path repo_dir() {
+  namespace fs = std::filesystem;
+  auto is_repo = [](const fs::path& d) {
+    return fs::exists(d / "Makefile") && fs::is_directory(d / "kernels") && fs::is_directory(d / "scripts");
+  };
+  if (is_repo(fs::current_path())) return fs::current_path();
+  const fs::path above = binary_dir().parent_path().parent_path();
+  return is_repo(above) ? above : fs::path();
+}
+
+bool have_repo(const std::string& what) {
+  if (!repo_dir().empty()) return true;
+  const std::string why = "no repository next to this binary (it needs " + what + ")";
+  mark_skipped(why.c_str());
+  return false;
+}
+
 }  // namespace gemm_test

@@ -70,6 +70,15 @@ void mark_skipped(const char* why);
 /// The folder holding this test binary (BUILD/bin), where the step executables are too.
 std::filesystem::path binary_dir();
 
+/// The repository this suite belongs to: the current directory when it holds the Makefile, kernels/
+/// and scripts/ (as under `make test`), else the folder above this binary's build folder
+/// (BUILD/bin/../..) when that does; empty when neither (the binary was copied elsewhere, as it is to
+/// the GPU machine).
+std::filesystem::path repo_dir();
+/// True when repo_dir() found the repository; otherwise records the current test case as skipped:
+/// "no repository next to this binary (it needs `what`)", so the summary counts it as skipped.
+bool have_repo(const std::string& what);
+
 /// The outcome of a shell command: exit status (-1 when it ended by a signal, i.e. crashed) and
 /// its stdout and stderr together.
 struct CommandResult {

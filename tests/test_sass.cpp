@@ -27,13 +27,13 @@ struct Paths {
   fs::path repo, build;
 };
 
-// The build folder is the one this binary sits in (BUILD/bin/tests); the repository is the current
-// directory when it has the tooling (make runs from the root), else the build folder's parent.
+// The build folder is the one this binary sits in (BUILD/bin/tests); the repository is
+// gemm_test::repo_dir() (empty when the binary was copied elsewhere).
 const Paths& paths() {
   static const Paths p = [] {
     Paths q;
     q.build = gemm_test::binary_dir().parent_path();
-    q.repo = fs::exists("scripts/sass/sass.py") ? fs::current_path() : q.build.parent_path();
+    q.repo = gemm_test::repo_dir();
     return q;
   }();
   return p;
@@ -69,9 +69,10 @@ std::vector<std::string> lines_starting(const std::string& text, const std::stri
 // The SASS checks read the objects next to this binary; a machine that was only handed the binary
 // (the GPU machine) has none, and the cases count as skipped there, never as passed.
 bool have_objects_or_skip() {
-  if (fs::exists(paths().build / "obj" / "kernels") && fs::exists(paths().repo / "scripts/sass/sass.py")) return true;
-  gemm_test::mark_skipped("no kernel objects or scripts/sass next to this binary: the SASS checks run where "
-                          "the build happened (make test)");
+  if (!gemm_test::have_repo("scripts/sass and the sources")) return false;
+  if (fs::exists(paths().build / "obj" / "kernels")) return true;
+  gemm_test::mark_skipped("no kernel objects next to this binary: the SASS checks run where the build happened "
+                          "(make test)");
   return false;
 }
 
@@ -443,11 +444,8 @@ TEST_CASE("sass html in headless Chromium: no script error, hovering a source li
 }
 
 TEST_CASE("every step has its .expect, a row in the README step table and in docs/resources.md", "[cpu][steps]") {
+  if (!gemm_test::have_repo("README.md and sass_annotations/")) return;
   const fs::path repo = paths().repo;
-  if (!fs::exists(repo / "README.md") || !fs::exists(repo / "sass_annotations")) {
-    gemm_test::mark_skipped("no repository (README.md, sass_annotations/) next to this binary");
-    return;
-  }
   auto slurp = [](const fs::path& p) {
     std::ifstream in(p);
     std::stringstream ss;
@@ -461,8 +459,9 @@ TEST_CASE("every step has its .expect, a row in the README step table and in doc
     ++steps;
     const std::string file = step.id + "_" + step.name;
     INFO("step " << file);
-    // The step table of the README: "| 09b | [`kernels/09b_stream_k.cu`](kernels/09b_stream_k.cu) | ...".
-    CHECK(readme.find("| " + step.id + " | [`kernels/" + file + ".cu`](kernels/" + file + ".cu) |") != std::string::npos);
+    // The step table of the README (scripts/steps.py readme): "| 09b | 09 | [`kernels/09b_stream_k.cu`](...) | ...".
+    CHECK(readme.find("| " + step.id + " | " + (step.parent.empty() ? "—" : step.parent) + " | [`kernels/" + file +
+                      ".cu`](kernels/" + file + ".cu) |") != std::string::npos);
     // Only step 00 (cuBLAS) launches no kernel of ours, and so has no SASS to expect or resources.
     if (step.id == "00") {
       CHECK(step.threads == 0);

@@ -71,6 +71,10 @@ struct Tile {
 struct Step {
   std::string id;         ///< "00".."99", or a lettered side step ("09b"): kernels/<id>_<name>.cu
   std::string name;       ///< "naive", "gmem_coalescing", ...
+  /// The step this one grows from: its diff against the parent's file is its lesson (`make diff
+  /// B=<id>`). "" for a root (00, cuBLAS; 01, the first kernel). The steps form a tree: 16 -> 17 is a
+  /// side branch, 21 and 22 both grow from 18.
+  std::string parent{};
   std::string technique;  ///< one line for tables: what this step adds
   Dtype dtype;
   Fp32Launcher fp32 = nullptr;  ///< set when dtype == fp32
@@ -89,7 +93,9 @@ struct Step {
 /// that is partly set (a kernel's tile needs BM, BN, BK, STAGES >= 1 and threads >= 1).
 bool register_step(const Step& step);
 
-/// All registered steps (and test fixtures), sorted by id.
+/// All registered steps (and test fixtures), sorted by id ("09b" after "09"). A step executable links
+/// one step, so its parent is not among them; the test binary links every step and checks the tree
+/// (tests/test_cpu.cpp: every parent registered and earlier than its child).
 std::vector<Step> registered_steps();
 
 /// The step with this id; throws gemm::Error naming the known ids when there is none.

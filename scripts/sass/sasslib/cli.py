@@ -66,7 +66,7 @@ def main():
     p.add_argument("steps", nargs="*", help="step numbers or names (default: every step, an index and the diffs)")
     p.add_argument("--diff", nargs=2, metavar=("A", "B"), help="the diff page of two steps instead")
     p.add_argument("--out", help="the folder (default BUILD/sass-html)")
-    p.add_argument("--no-diffs", action="store_true", help="without steps: skip the consecutive-step diff pages")
+    p.add_argument("--no-diffs", action="store_true", help="without steps: skip the diff pages (each step against its parent)")
     p = sub.add_parser("html-check", help="check the structure of generated pages (html.parser)")
     p.add_argument("files", nargs="+", help="pages to check; an index.html must link every step")
     p = sub.add_parser("html-browser-check", help="load pages in headless Chromium: no script error, hover works (77: skipped)")

@@ -79,3 +79,17 @@ def demangle(names):
         return {n: n for n in names}
     out = subprocess.run([cxxfilt], input="\n".join(names), capture_output=True, text=True).stdout.splitlines()
     return dict(zip(names, out)) if len(out) == len(names) else {n: n for n in names}
+
+
+_REGISTRY = None
+
+
+def step_registry():
+    """{id: step} from the steps' registrations (scripts/steps.py: parent, technique, ...), read once."""
+    global _REGISTRY
+    if _REGISTRY is None:
+        import sys
+        sys.path.insert(0, os.path.join(REPO, "scripts"))
+        import steps  # noqa: E402  (scripts/steps.py, which reads kernels/*.cu)
+        _REGISTRY = steps.by_id(steps.load())
+    return _REGISTRY

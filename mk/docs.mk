@@ -1,0 +1,46 @@
+# ---- The book's figures (included by the Makefile) --------------------------------------------------
+# Every figure from committed code and data, without a GPU or the CUDA Toolkit: matplotlib only
+# (scripts/docs_deps.sh checks it, installs it on Debian as root, or prints the install command).
+.PHONY: schedule-figures swizzle-figure docs docs-deps
+DOCS_GPU   := nvidia_h200
+# The waves figure draws the runs of the steps with the role waves-figure (scripts/step_roles.tsv).
+WAVES_CSVS  = $(foreach s,$(shell python3 scripts/steps.py role waves-figure),results/$(DOCS_GPU)_waves_$(s).csv)
+
+docs-deps:
+	@scripts/docs_deps.sh
+
+# Tile schedules (common/kernel_lib/schedule.hpp) printed as CSV by a host tool and drawn by
+# scripts/plot_schedule.py into docs/img/schedule_<order>.png.
+$(BUILD)/bin/schedule_dump: scripts/schedule_dump.cpp common/kernel_lib/schedule.hpp common/kernel_lib/host_device.hpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) $< -o $@
+
+#> make schedule-figures     docs/img/schedule_*.png from common/kernel_lib/schedule.hpp (no GPU)
+schedule-figures: docs-deps $(BUILD)/bin/schedule_dump
+	python3 scripts/plot_schedule.py --tool $(BUILD)/bin/schedule_dump
+
+# The TMA swizzle of common/kernel_lib/swizzle.hpp (the function the kernels use), printed by a host
+# tool and drawn by scripts/plot_swizzle.py into docs/img/swizzle.png.
+$(BUILD)/bin/swizzle_dump: scripts/swizzle_dump.cpp common/kernel_lib/swizzle.hpp common/kernel_lib/host_device.hpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) $< -o $@
+
+#> make swizzle-figure       docs/img/swizzle.png from common/kernel_lib/swizzle.hpp (no GPU)
+swizzle-figure: docs-deps $(BUILD)/bin/swizzle_dump
+	python3 scripts/plot_swizzle.py --tool $(BUILD)/bin/swizzle_dump
+
+#> make docs                 redraw every figure of the book from committed results and code (no GPU)
+docs: docs-deps schedule-figures swizzle-figure
+	python3 scripts/plot_steps.py results/$(DOCS_GPU).csv
+	python3 scripts/plot_sweep.py results/$(DOCS_GPU)_sweep.csv
+	python3 scripts/plot_waves.py $(WAVES_CSVS)
+	python3 scripts/plot_power.py results/$(DOCS_GPU)_series.csv
+	python3 scripts/plot_roofline.py results/$(DOCS_GPU).csv
+	python3 scripts/plot_tilemaps.py
+	python3 scripts/plot_streamk.py
+	python3 scripts/plot_smem_layouts.py
+	python3 scripts/plot_trace.py results/traces/$(DOCS_GPU)_trace_12_8192.json.gz \
+	  results/traces/$(DOCS_GPU)_trace_13_8192.json.gz --out docs/img/trace_12_13_8192.png
+	python3 scripts/plot_trace.py results/traces/$(DOCS_GPU)_trace_11_8192.json.gz \
+	  results/traces/$(DOCS_GPU)_trace_14_8192.json.gz results/traces/$(DOCS_GPU)_trace_18_8192.json.gz \
+	  --out docs/img/trace_11_14_18_8192.png

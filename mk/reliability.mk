@@ -1,0 +1,39 @@
+# ---- Reliability: fuzzer, fixture executables, sanitizers (included by the Makefile) ----------------
+# GPU runs; building needs no GPU. build/bin/fuzz links every step like build/bin/tests (static
+# registration), and no fixture.
+$(BUILD)/obj/fuzz/%.o: fuzz/%.cpp $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -c $< -o $@
+
+$(BUILD)/bin/fuzz: $(BUILD)/obj/fuzz/fuzz.o $(KERNEL_OBJS) $(COMMON_OBJS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $^ -o $@ $(LDLIBS)
+
+FUZZ_SEED  ?= 1
+FUZZ_COUNT ?= 3000
+.PHONY: fuzz fuzz-run sanitize sanitize-run fixtures
+#> make fuzz                 random seeded shapes on every step (FUZZ_SEED= FUZZ_COUNT= FUZZ_STEPS=06,14)
+fuzz: $(BUILD)/bin/fuzz
+	@$(MAKE) --no-print-directory fuzz-run
+
+#> make fuzz-run             the same, already built (what the GPU machine runs)
+fuzz-run:
+	$(BUILD)/bin/fuzz --seed $(FUZZ_SEED) --count $(FUZZ_COUNT) $(if $(FUZZ_STEPS),--steps $(FUZZ_STEPS))
+
+# Every tests/fixtures/fixture_NAME.cu registers exactly one broken step and also becomes an
+# executable, build/bin/fixture_NAME (the step harness's main): what compute-sanitizer and the
+# exit-code tests run. Fixtures are never benchmarked (bench.py runs the registered steps only).
+FIXTURE_EXES := $(patsubst tests/fixtures/fixture_%.cu,$(BUILD)/bin/fixture_%,$(wildcard tests/fixtures/fixture_*.cu))
+$(BUILD)/bin/fixture_%: $(BUILD)/obj/tests/fixtures/fixture_%.o $(MAIN_OBJ) $(COMMON_OBJS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $^ -o $@ $(LDLIBS)
+#> make fixtures             build/bin/fixture_NAME: the deliberately broken steps
+fixtures: $(FIXTURE_EXES)
+
+#> make sanitize             compute-sanitizer on every step and the broken fixtures
+sanitize: all $(FIXTURE_EXES)
+	@$(MAKE) --no-print-directory sanitize-run
+
+#> make sanitize-run         the same, already built (what the GPU machine runs)
+sanitize-run:
+	scripts/sanitize.sh --build $(BUILD)

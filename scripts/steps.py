@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""The steps as the scripts see them: each kernels/NN_name.cu's registration (`gemm::register_step({...})`),
+read from the source without a build, the tree its `.parent` fields make, and the one table of roles
+the benchmark and the sanitizers give some steps (scripts/step_roles.tsv). Every script that needs a
+list of steps asks here instead of spelling step numbers; `make test` checks that this reading agrees
+with the registry the C++ harness builds (tests/test_cpu.cpp, "scripts/steps.py reads the registry").
+
+  scripts/steps.py list                  id, parent, dtype, Hopper, persistent, workspace, roles (TSV)
+  scripts/steps.py tree                  the step tree, one step a line
+  scripts/steps.py parent ID             the parent's id (empty for a root); exit 2 for no such step
+  scripts/steps.py role ROLE             the ids with that role in scripts/step_roles.tsv
+  scripts/steps.py hopper                the ids built for sm_90a (.required_cc = 90)
+  scripts/steps.py sanitize-shapes NAME  the M:N:K shapes scripts/sanitize.sh runs for step executable NAME
+  scripts/steps.py readme [--check]      rewrite (or check) the README's step tree between its markers
+"""
+import argparse
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts" / "sass"))
+from sasslib.consts import evaluate, read_constants  # noqa: E402  (the constants reader of the SASS tooling)
+ROLES_FILE = ROOT / "scripts" / "step_roles.tsv"
+ROLES = {"bench-also": "sustained and stability runs in make bench, beside the last step of each ladder",
+         "sweep-also": "swept by make bench-sweep, beside the last step of each ladder",
+         "power": "drawn in the power figure beside the last bf16 step",
+         "waves-figure": "its results/<gpu>_waves_<id>.csv is drawn in docs/img/waves.png"}
+README_BEGIN, README_END = "<!-- steps:begin -->", "<!-- steps:end -->"
+
+
+class Step:
+    def __init__(self, path, fields):
+        self.path = path
+        self.id = fields["id"]
+        self.name = fields["name"]
+        self.parent = fields.get("parent", "")
+        self.technique = fields.get("technique", "")
+        self.dtype = "bf16" if fields.get("dtype", "").endswith("bf16") else "fp32"
+        self.hopper = fields.get("required_cc") == "90"
+        self.persistent = fields.get("persistent") == "true"
+        self.workspace = "workspace_bytes" in fields
+        self.tile = None  # (BM, BN, BK, STAGES) evaluated over the source's constants; None: no kernel (00)
+        if "tile" in fields:
+            consts = read_constants(path.read_text(), str(path))
+            try:
+                self.tile = tuple(evaluate(e.strip(), consts) for e in fields["tile"].strip("{} ").split(","))
+            except ValueError as e:
+                sys.exit(f"error: {path}: .tile = {fields['tile']}: {e}")
+        self.roles, self.shapes = [], []
+
+    @property
+    def file(self):
+        return f"{self.id}_{self.name}"
+
+
+def sort_key(sid):
+    """'09b' after '09' and before '10'."""
+    m = re.match(r"(\d+)([a-z]?)$", sid)
+    return (int(m.group(1)), m.group(2)) if m else (1 << 30, sid)
+
+
+def _registration(text):
+    """The designated initializers of the source's register_step({...}) call: {field: value text}."""
+    m = re.search(r"register_step\(\{(.*?)\}\);", text, re.S)
+    if not m:
+        return None
+    body = re.sub(r"//[^\n]*", "", m.group(1))
+    fields = {}
+    for f in re.finditer(r"\.(\w+)\s*=\s*((?:\"(?:[^\"\\]|\\.)*\"\s*)+|\{[^}]*\}|[^,]+)", body):
+        value = f.group(2).strip()
+        if value.startswith('"'):  # one literal or adjacent ones
+            value = "".join(re.findall(r"\"((?:[^\"\\]|\\.)*)\"", value))
+        fields[f.group(1)] = value
+    return fields
+
+
+def load(root=ROOT):
+    """Every step of root/kernels, in step order, with its roles from scripts/step_roles.tsv."""
+    steps = []
+    for path in (root / "kernels").glob("*.cu"):
+        fields = _registration(path.read_text())
+        if fields is None or "id" not in fields:
+            sys.exit(f"error: {path}: no register_step({{...}}) with an .id")
+        steps.append(Step(path, fields))
+    steps.sort(key=lambda s: sort_key(s.id))
+    by_id = {s.id: s for s in steps}
+    for s in steps:
+        if s.parent and (s.parent not in by_id or sort_key(s.parent) >= sort_key(s.id)):
+            sys.exit(f"error: step {s.id}: parent '{s.parent}' is not an earlier registered step")
+    roles_file = root / "scripts" / "step_roles.tsv"
+    if roles_file.exists():
+        for n, line in enumerate(roles_file.read_text().splitlines(), 1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            cols = line.split("\t")
+            sid, roles = cols[0].strip(), cols[1].split() if len(cols) > 1 else []
+            if sid not in by_id:
+                sys.exit(f"error: {roles_file}:{n}: no step '{sid}'")
+            bad = [r for r in roles if r not in ROLES]
+            if bad:
+                sys.exit(f"error: {roles_file}:{n}: unknown role {bad[0]} (roles: {', '.join(ROLES)})")
+            by_id[sid].roles = roles
+            by_id[sid].shapes = cols[2].split() if len(cols) > 2 else []
+    return steps
+
+
+def by_id(steps):
+    return {s.id: s for s in steps}
+
+
+def ladder(steps, dtype):
+    """The steps of one ladder in step order: "fp32" (without 00, cuBLAS itself, which runs no kernel of
+    ours) or "bf16"."""
+    return [s for s in steps if s.dtype == dtype and s.tile is not None]
+
+
+def last_of(steps, dtype):
+    """The last step (highest id) of a ladder, or None."""
+    lad = ladder(steps, dtype)
+    return lad[-1] if lad else None
+
+
+def with_role(steps, role):
+    return [s for s in steps if role in s.roles]
+
+
+def children(steps, sid):
+    return [s for s in steps if s.parent == sid]
+
+
+def subtree_last(steps, s):
+    """The highest step id in s's subtree (s included)."""
+    kids = children(steps, s.id)
+    return max([sort_key(s.id)] + [subtree_last(steps, c) for c in kids])
+
+
+def tree_rows(steps):
+    """(prefix, step) in reading order: the tree as text. Each step's main child, the one whose subtree
+    holds the highest id (where the ladder goes on), continues in the step's own column; its other
+    children are side branches, drawn first, one column in ("├─ "), with "│" marking the main line
+    passing them."""
+    rows = []
+
+    def walk(s, prefix, head):
+        rows.append((prefix + head, s))
+        kids = children(steps, s.id)
+        if not kids:
+            return
+        main = max(kids, key=lambda c: subtree_last(steps, c))
+        for c in kids:
+            if c is not main:
+                walk_branch(c, prefix)
+        walk(main, prefix, "")
+
+    def walk_branch(c, prefix):
+        # the branch's first step is marked ├─, the rest of the branch hangs under it behind a │
+        rows.append((prefix + "├─ ", c))
+        kids = children(steps, c.id)
+        if kids:
+            main = max(kids, key=lambda k: subtree_last(steps, k))
+            for k in kids:
+                if k is not main:
+                    walk_branch(k, prefix + "│  ")
+            walk(main, prefix + "│  ", "")
+
+    for r in [s for s in steps if not s.parent]:
+        walk(r, "", "")
+    return rows
+
+
+def _prev(steps, s):
+    """The step printed just before s in the tree (the id a reader would take for its parent)."""
+    rows = tree_rows(steps)
+    i = next(i for i, (_, x) in enumerate(rows) if x is s)
+    return rows[i - 1][1].id if i > 0 else ""
+
+
+def sanitize_shapes(steps, name):
+    """The shapes compute-sanitizer runs a step at, from what its registration says it does: every step
+    67x92x48 (every block an edge block); the fp32 block-tiled steps (a tile of at least 64 x 64)
+    264x520x56 (whole interior blocks and ragged ones, K tiles plus a tail); the steps with a stream-K
+    workspace and the Hopper steps 1445x2856x72 (more tiles than 132 SMs, ragged last tiles, a K tail);
+    the fp32 stream-K step 900x4868x72 (its stream-K kernel and fixup); persistent steps 1500x4100x136
+    (blocks take a second tile and wrap their ring); persistent steps with stream-K 1536x3072x2304 (the
+    fixup runs); plus the step's own shapes from scripts/step_roles.tsv."""
+    sid = name.split("_")[0]
+    s = by_id(steps).get(sid)
+    if s is None:
+        return ["67:92:48"]  # not a step (a fixture): the small ragged shape only
+    shapes = ["67:92:48"]
+    if s.workspace or s.hopper:
+        shapes.append("1445:2856:72")
+    if s.dtype == "fp32" and s.tile and s.tile[0] >= 64 and s.tile[1] >= 64:
+        shapes.append("264:520:56")
+    if s.dtype == "fp32" and s.workspace:
+        shapes.append("900:4868:72")
+    if s.persistent:
+        shapes.append("1500:4100:136")
+    if s.persistent and s.workspace:
+        shapes.append("1536:3072:2304")
+    return shapes + [x for x in s.shapes if x not in shapes]
+
+
+def readme_block(steps):
+    """The README's step tree (text) and table: each step with its parent, file and technique."""
+    lines = [README_BEGIN,
+             "<!-- generated by `python3 scripts/steps.py readme` from the steps' registrations: do not edit by hand -->",
+             "", "```text"]
+    width = max(len(p) + len(s.id) + 1 + len(s.name) for p, s in tree_rows(steps))
+    for prefix, s in tree_rows(steps):
+        note = f"   (from {s.parent})" if s.parent and s.parent != _prev(steps, s) else ""
+        lines.append((f"{prefix}{s.id} {s.name}".ljust(width) + note).rstrip())
+    lines += ["```", "", "| step | parent | file | technique |", "|---|---|---|---|"]
+    for s in steps:
+        lines.append(f"| {s.id} | {s.parent or '—'} | [`kernels/{s.file}.cu`](kernels/{s.file}.cu) | {s.technique} |")
+    lines.append(README_END)
+    return "\n".join(lines)
+
+
+def rewrite_readme(steps, readme, check):
+    text = readme.read_text()
+    if README_BEGIN not in text or README_END not in text:
+        sys.exit(f"error: {readme} has no {README_BEGIN} ... {README_END} markers")
+    a, b = text.index(README_BEGIN), text.index(README_END) + len(README_END)
+    new = text[:a] + readme_block(steps) + text[b:]
+    if check:
+        if new != text:
+            print(f"{readme}: the step table is not what the registrations say: run `python3 scripts/steps.py readme`")
+            return 1
+        print(f"{readme}: step table up to date ({len(steps)} steps)")
+        return 0
+    if new != text:
+        readme.write_text(new)
+        print(f"rewrote the step table of {readme} ({len(steps)} steps)")
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--root", default=str(ROOT), help="the repository (default: this script's)")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("list")
+    sub.add_parser("tree")
+    sub.add_parser("hopper")
+    sub.add_parser("parent").add_argument("id")
+    sub.add_parser("role").add_argument("role", choices=sorted(ROLES))
+    sub.add_parser("sanitize-shapes").add_argument("name")
+    r = sub.add_parser("readme")
+    r.add_argument("--check", action="store_true", help="exit 1 when the table differs, write nothing")
+    r.add_argument("--file", default=None, help="the README (default: README.md of --root)")
+    args = ap.parse_args()
+    root = pathlib.Path(args.root)
+    steps = load(root)
+    if args.cmd == "list":
+        print("id\tparent\tname\tdtype\thopper\tpersistent\tworkspace\troles")
+        for s in steps:
+            print(f"{s.id}\t{s.parent}\t{s.name}\t{s.dtype}\t{int(s.hopper)}\t{int(s.persistent)}\t{int(s.workspace)}\t"
+                  f"{' '.join(s.roles)}")
+    elif args.cmd == "tree":
+        for prefix, s in tree_rows(steps):
+            print(f"{prefix}{s.id} {s.name}")
+    elif args.cmd == "hopper":
+        print(" ".join(s.id for s in steps if s.hopper))
+    elif args.cmd == "parent":
+        s = by_id(steps).get(args.id)
+        if s is None:
+            print(f"error: no step '{args.id}' (steps: {' '.join(x.id for x in steps)})", file=sys.stderr)
+            return 2
+        print(s.parent)
+    elif args.cmd == "role":
+        print(" ".join(s.id for s in with_role(steps, args.role)))
+    elif args.cmd == "sanitize-shapes":
+        print("\n".join(sanitize_shapes(steps, args.name)))
+    elif args.cmd == "readme":
+        return rewrite_readme(steps, pathlib.Path(args.file) if args.file else root / "README.md", args.check)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,231 @@
+// The shape of the project, checked on the CPU: the steps form a tree (each registers its parent),
+// the scripts read the same registrations as the harness (scripts/steps.py), the README's step tree is
+// the registrations', the kernel library never includes the harness and common/ has no include circle,
+// and scripts/docs_deps.sh gives the install advice that fits the python3 it finds.
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "../common/kernel_lib/registry.hpp"
+#include "support.hpp"
+
+namespace fs = std::filesystem;
+using gemm::Step;
+
+namespace {
+
+std::vector<Step> real_steps() {
+  std::vector<Step> out;
+  for (const Step& s : gemm::registered_steps())
+    if (!s.fixture) out.push_back(s);
+  return out;
+}
+
+std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> split(const std::string& line, char sep) {
+  std::vector<std::string> out;
+  std::string cell;
+  std::istringstream in(line);
+  while (std::getline(in, cell, sep)) out.push_back(cell);
+  if (!line.empty() && line.back() == sep) out.push_back("");
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the steps form a tree: every parent is registered and comes before its child", "[cpu][steps]") {
+  const std::vector<Step> steps = real_steps();
+  std::map<std::string, size_t> order;  // registered_steps() is in step order
+  for (size_t i = 0; i < steps.size(); ++i) order[steps[i].id] = i;
+  int roots = 0;
+  for (const Step& s : steps) {
+    INFO("step " << s.id << ", parent '" << s.parent << "'");
+    if (s.parent.empty()) {
+      ++roots;
+      continue;
+    }
+    REQUIRE(order.count(s.parent) == 1);
+    CHECK(order[s.parent] < order[s.id]);
+  }
+  // Two roots: cuBLAS (no kernel of ours) and the first kernel; the bf16 ladder grows from the fp32 one.
+  CHECK(roots == 2);
+  int kernel_roots = 0;
+  for (const Step& s : steps) kernel_roots += s.parent.empty() && s.threads > 0;
+  CHECK(kernel_roots == 1);
+}
+
+TEST_CASE("scripts/steps.py reads the registry the harness builds", "[cpu][steps]") {
+  if (!gemm_test::have_repo("scripts/steps.py")) return;
+  const fs::path repo = gemm_test::repo_dir();
+  const auto r = gemm_test::run_command("python3 " + quote((repo / "scripts/steps.py").string()) + " list");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  std::istringstream in(r.output);
+  std::string line;
+  std::getline(in, line);
+  REQUIRE(line == "id\tparent\tname\tdtype\thopper\tpersistent\tworkspace\troles");
+  std::set<std::string> seen;
+  while (std::getline(in, line)) {
+    const auto c = split(line, '\t');
+    REQUIRE(c.size() == 8);
+    INFO(line);
+    const Step s = gemm::find_step(c[0]);
+    seen.insert(c[0]);
+    CHECK(c[1] == s.parent);
+    CHECK(c[2] == s.name);
+    CHECK(c[3] == gemm::dtype_name(s.dtype));
+    CHECK(c[4] == (s.required_cc == 90 ? "1" : "0"));
+    CHECK(c[5] == (s.persistent ? "1" : "0"));
+    CHECK(c[6] == (s.workspace_bytes ? "1" : "0"));
+  }
+  CHECK(seen.size() == real_steps().size());
+  // The README's step tree and table are what the registrations say.
+  const auto readme = gemm_test::run_command("python3 " + quote((repo / "scripts/steps.py").string()) + " readme --check");
+  INFO(readme.output);
+  CHECK(readme.status == 0);
+}
+
+TEST_CASE("scripts/steps.py: the sanitizer shapes follow the registrations; a bad roles table is refused", "[cpu][steps]") {
+  if (!gemm_test::have_repo("scripts/steps.py")) return;
+  const fs::path repo = gemm_test::repo_dir();
+  const std::string py = "python3 " + quote((repo / "scripts/steps.py").string());
+  auto shapes = [&](const std::string& name) { return gemm_test::run_command(py + " sanitize-shapes " + name).output; };
+  for (const Step& s : real_steps()) {
+    INFO("step " << s.id);
+    const std::string got = shapes(s.id + "_" + s.name);
+    CHECK_THAT(got, Catch::StartsWith("67:92:48\n"));  // every step: every block an edge block
+    CHECK((got.find("1500:4100:136") != std::string::npos) == s.persistent);  // a block's second tile
+    if (s.persistent && s.workspace_bytes) CHECK_THAT(got, Catch::Contains("1536:3072:2304"));  // the fixup runs
+  }
+  CHECK(shapes("fixture_oob") == "67:92:48\n");
+  // A roles table naming no step, or an unknown role, stops the scripts with the line it is on.
+  const fs::path tmp = gemm_test::binary_dir().parent_path() / "steps-py-test";
+  fs::remove_all(tmp);
+  fs::create_directories(tmp / "scripts");
+  fs::copy(repo / "kernels", tmp / "kernels", fs::copy_options::recursive);
+  std::ofstream(tmp / "scripts/step_roles.tsv") << "# comment\n42\tbench-also\n";
+  auto bad = gemm_test::run_command(py + " --root " + quote(tmp.string()) + " list");
+  CHECK(bad.status != 0);
+  CHECK_THAT(bad.output, Catch::Contains("step_roles.tsv:2: no step '42'"));
+  std::ofstream(tmp / "scripts/step_roles.tsv") << "23\tfastest\n";
+  bad = gemm_test::run_command(py + " --root " + quote(tmp.string()) + " list");
+  CHECK(bad.status != 0);
+  CHECK_THAT(bad.output, Catch::Contains("unknown role fastest"));
+  // A parent that is not an earlier step is refused too.
+  std::ofstream(tmp / "scripts/step_roles.tsv") << "";
+  const fs::path f = tmp / "kernels/12_larger_tiles.cu";
+  std::string text = slurp(f);
+  text.replace(text.find(".parent = \"11\""), 14, ".parent = \"13\"");
+  std::ofstream(f) << text;
+  bad = gemm_test::run_command(py + " --root " + quote(tmp.string()) + " tree");
+  CHECK(bad.status != 0);
+  CHECK_THAT(bad.output, Catch::Contains("step 12: parent '13' is not an earlier registered step"));
+  fs::remove_all(tmp);
+}
+
+TEST_CASE("two rooms: nothing in kernels/ or common/kernel_lib/ includes the harness; no include circle in common/", "[cpu][steps]") {
+  if (!gemm_test::have_repo("kernels/ and common/")) return;
+  const fs::path repo = gemm_test::repo_dir();
+  const std::regex include_re(R"re(#include "([^"]+)")re");
+  std::map<std::string, std::vector<std::string>> edges;  // repository path -> included repository paths
+  auto scan = [&](const fs::path& dir) {
+    for (const auto& e : fs::recursive_directory_iterator(repo / dir)) {
+      if (!e.is_regular_file()) continue;
+      const std::string ext = e.path().extension().string();
+      if (ext != ".cu" && ext != ".cuh" && ext != ".hpp" && ext != ".cpp") continue;
+      const std::string from = fs::relative(e.path(), repo).generic_string();
+      const std::string text = slurp(e.path());
+      for (std::sregex_iterator it(text.begin(), text.end(), include_re), end; it != end; ++it) {
+        const fs::path target = (e.path().parent_path() / (*it)[1].str()).lexically_normal();
+        if (fs::exists(target)) edges[from].push_back(fs::relative(target, repo).generic_string());
+      }
+    }
+  };
+  scan("kernels");
+  scan("common");
+  REQUIRE(edges.size() > 30);
+  for (const auto& [from, tos] : edges) {
+    if (from.rfind("kernels/", 0) != 0 && from.rfind("common/kernel_lib/", 0) != 0) continue;
+    for (const std::string& to : tos) {
+      INFO(from << " includes " << to);
+      CHECK(to.rfind("common/harness/", 0) != 0);
+    }
+  }
+  // Depth-first search for a back edge among common/'s files.
+  std::map<std::string, int> state;  // 0 new, 1 on the stack, 2 done
+  std::vector<std::string> stack;
+  std::string circle;
+  std::function<void(const std::string&)> visit = [&](const std::string& f) {
+    state[f] = 1;
+    stack.push_back(f);
+    for (const std::string& to : edges[f]) {
+      if (to.rfind("common/", 0) != 0 || !circle.empty()) continue;
+      if (state[to] == 1) {
+        for (auto it = std::find(stack.begin(), stack.end(), to); it != stack.end(); ++it) circle += *it + " -> ";
+        circle += to;
+      } else if (state[to] == 0) {
+        visit(to);
+      }
+    }
+    stack.pop_back();
+    state[f] = 2;
+  };
+  for (const auto& [f, _] : edges)
+    if (f.rfind("common/", 0) == 0 && state[f] == 0) visit(f);
+  INFO("include circle: " << circle);
+  CHECK(circle.empty());
+}
+
+TEST_CASE("scripts/docs_deps.sh: the matplotlib advice fits the python3 it finds", "[cpu][steps][docs]") {
+  if (!gemm_test::have_repo("scripts/docs_deps.sh")) return;
+  const fs::path script = gemm_test::repo_dir() / "scripts/docs_deps.sh";
+  const fs::path dir = gemm_test::binary_dir().parent_path() / "docs-deps-test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // A stand-in python3 without matplotlib: MANAGED=1 says its stdlib has an EXTERNALLY-MANAGED marker
+  // (PEP 668, as Debian's system Python), MANAGED=0 that pip may install into it.
+  const fs::path stub = dir / "python3";
+  std::ofstream(stub) << "#!/bin/sh\n"
+                         "case \"$*\" in *'import matplotlib'*) exit 1 ;; *EXTERNALLY-MANAGED*) echo \"$MANAGED\" ;; esac\n";
+  fs::permissions(stub, fs::perms::owner_all);
+  auto run = [&](const std::string& managed) {
+    return gemm_test::run_command("MANAGED=" + managed + " PYTHON3=" + quote(stub.string()) + " " +
+                                  quote(script.string()) + " --check");
+  };
+  const auto managed = run("1");
+  INFO(managed.output);
+  CHECK(managed.status == 1);
+  CHECK_THAT(managed.output, Catch::Contains("externally managed") && Catch::Contains("python3 -m venv") &&
+                                 Catch::Contains("pip install matplotlib"));
+  CHECK_THAT(managed.output, !Catch::Contains(stub.string() + " -m pip install"));  // pip would refuse there
+  const auto open = run("0");
+  INFO(open.output);
+  CHECK(open.status == 1);
+  CHECK_THAT(open.output, Catch::Contains(stub.string() + " -m pip install matplotlib"));
+  // With matplotlib importable there is nothing to say.
+  std::ofstream(stub) << "#!/bin/sh\nexit 0\n";
+  fs::permissions(stub, fs::perms::owner_all);
+  const auto ok = run("0");
+  CHECK(ok.status == 0);
+  CHECK(ok.output.empty());
+  fs::remove_all(dir);
+}
