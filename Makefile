@@ -62,10 +62,10 @@ RUN_STEP = $(filter $(STEP)_%,$(STEPS))
 STEP_OF  = $(filter $(1)_%,$(STEPS))
 
 # Goals that build something (every goal but these) first run scripts/deps.sh (mk/deps.mk).
-BUILD_GOALS := $(filter-out clean help test-run bench-run docs docs-deps schedule-figures swizzle-figure steps-table,\
+BUILD_GOALS := $(filter-out clean help test-run bench-run docs docs-deps schedule-figures swizzle-figure steps-table results-tables,\
                  $(or $(MAKECMDGOALS),all))
 
-.PHONY: all test test-run bench bench-run bench-sweep bench-waves profile help run clean tables steps-table $(STEP_IDS)
+.PHONY: all test test-run bench bench-run bench-sweep bench-waves profile help run clean tables steps-table results-tables $(STEP_IDS)
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -172,8 +172,12 @@ profile: $(BUILD)/bin/$(RUN_STEP)
 steps-table:
 	python3 scripts/steps.py readme
 
-#> make tables               the generated tables a new step needs: the README's step tree and docs/resources.md
-tables: steps-table resources
+#> make results-tables       rewrite README.md's results rows and docs/results.md from the committed CSV (no GPU)
+results-tables:
+	python3 scripts/results_table.py results/$(DOCS_GPU).csv --readme README.md --full docs/results.md > /dev/null
+
+#> make tables               every generated table that lists the steps: the README's tree and results rows, docs/results.md, docs/resources.md
+tables: steps-table results-tables resources
 
 #> make help                 this list
 help:

@@ -207,7 +207,7 @@ def announce_writes(args, out, bins):
     else:
         files = [out / f"{slug}{suffix}" for suffix in (".csv", "_sustained.csv", "_series.csv", "_stability.csv", ".meta.json")]
         if not args.no_docs:
-            files += [ROOT / "README.md", ROOT / "docs" / "img" / "steps.png"]
+            files += [ROOT / "README.md", ROOT / "docs" / "results.md", ROOT / "docs" / "img" / "steps.png"]
     tracked = set()
     try:
         listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--", *map(str, files)], capture_output=True,
@@ -217,8 +217,8 @@ def announce_writes(args, out, bins):
         pass
     names = [f"{f.relative_to(ROOT) if f.is_relative_to(ROOT) else f}{' (tracked)' if f.resolve() in tracked else ''}"
              for f in files]
-    print("this run writes: " + ", ".join(names) + ("; README.md only between its results markers" if
-                                                     ROOT / "README.md" in files else ""), flush=True)
+    print("this run writes: " + ", ".join(names) + ("; README.md and docs/results.md only between their "
+                                                     "results markers" if ROOT / "README.md" in files else ""), flush=True)
 
 
 def main():
@@ -306,7 +306,7 @@ def main():
             print(line)
         if not args.no_docs:
             subprocess.run([sys.executable, str(ROOT / "scripts" / "results_table.py"), str(out / f"{slug}.csv"),
-                            "--readme", str(ROOT / "README.md")], check=False)
+                            "--readme", str(ROOT / "README.md"), "--full", str(ROOT / "docs" / "results.md")], check=False)
         return
 
     series = build / "bench_series.csv"
@@ -370,7 +370,7 @@ def main():
     print(f"\nwrote {out}/: {', '.join(written)} and .meta.json")
     if not args.no_docs:
         subprocess.run([sys.executable, str(ROOT / "scripts" / "results_table.py"), str(out / f"{slug}.csv"),
-                        "--readme", str(ROOT / "README.md")], check=False)
+                        "--readme", str(ROOT / "README.md"), "--full", str(ROOT / "docs" / "results.md")], check=False)
         try:
             import matplotlib  # noqa: F401
             subprocess.run([sys.executable, str(ROOT / "scripts" / "plot_steps.py"), str(out / f"{slug}.csv")], check=False)

@@ -4,7 +4,9 @@ one table per size in step order, each step's TFLOP/s and its paired ratio to cu
 [interquartile range]), to cuBLASLt's best algorithm and to the best CUTLASS configuration, with
 the SM clock measured beside the launches, power and TFLOP/J; then the references themselves; then
 the sustained (power-capped) rows of <gpu>_sustained.csv and the stability lines of the .meta.json.
-With --readme FILE, rewrites the text between <!-- results:begin --> and <!-- results:end -->."""
+With --full FILE, writes that (between <!-- results:begin --> and <!-- results:end --> of FILE,
+docs/results.md); with --readme FILE, writes there the front page's compact table instead: every
+registered step in step order with its TFLOP/s and paired ratio to cuBLAS at each square size."""
 import argparse
 import csv
 import json
@@ -120,25 +122,69 @@ def table(csv_path):
     return "\n".join(lines)
 
 
+def compact(csv_path):
+    """The front page's table: every registered step, in step order, with TFLOP/s and the paired ratio
+    to cuBLAS [IQR] at each square size of the CSV ("—" where it has no row for the step)."""
+    rows = [r for r in read(csv_path) if r.get("mode", "burst") == "burst"]
+    ok = [r for r in rows if r.get("tflops")]
+    if not ok:
+        sys.exit(f"error: {csv_path}: no step passed its check, nothing to tabulate")
+    first = ok[0]
+    sizes = sorted({int(r["m"]) for r in rows if r["m"] == r["n"] == r["k"]})
+    cells = {}  # (step, size) -> "TFLOP/s | ratio"
+    for size in sizes:
+        group = [r for r in rows if int(r["m"]) == int(r["n"]) == int(r["k"]) == size]
+        for sid in {r["step"] for r in group}:
+            me = next((r for r in group if r["step"] == sid and r["kernel"] == "step"), None)
+            cub = next((r for r in group if r["step"] == sid and r["kernel"] == "cublas"), None)
+            if me is None or not me.get("tflops"):
+                cells[sid, size] = f"{me['check'] if me else '—'} | "
+                continue
+            ratio = (f"{float(cub['step_ratio']):.3f} [{f(cub['step_ratio_q25'], '{:.3f}')}–{f(cub['step_ratio_q75'], '{:.3f}')}]"
+                     if cub and sid != "00" else "")
+            cells[sid, size] = f"{f(me['tflops'])} | {ratio}"
+    dates = sorted({r["date"] for r in ok if r.get("date")})
+    when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
+    lines = [f"{first['gpu']}, clocks left as found, measured {when} ([all the numbers](docs/results.md)). "
+             f"Each step runs in its own process, alternating launch by launch with cuBLAS (L2 flushed before every "
+             f"launch, {first['rounds']} rounds); × cuBLAS is the median of the per-round speed ratios, with its "
+             f"interquartile range. fp32 steps (01–09b) against cuBLAS SGEMM in strict FP32, bf16 steps (10 on) "
+             f"against cuBLAS bf16.", "",
+             "| step | parent | technique | " + " | ".join(f"{s}³ TFLOP/s | × cuBLAS [IQR]" for s in sizes) + " |",
+             "|---|---|---|" + "---:|---:|" * len(sizes)]
+    for s in step_table.load():
+        lines.append(f"| [{s.id}](kernels/{s.file}.cu) | {s.parent or '—'} | {s.technique} | "
+                     + " | ".join(cells.get((s.id, size), "— | ") for size in sizes) + " |")
+    return "\n".join(lines)
+
+
+def rewrite(path, text):
+    """Replaces the text between BEGIN and END of `path` with `text`."""
+    path = pathlib.Path(path)
+    old = path.read_text()
+    if BEGIN not in old or END not in old:
+        sys.exit(f"{path}: markers {BEGIN} / {END} not found")
+    new = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: f"{BEGIN}\n{text}\n{END}", old, flags=re.S)
+    path.write_text(new)
+    print(f"rewrote the table in {path}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("csv", nargs="+")
-    ap.add_argument("--readme")
+    ap.add_argument("--readme", help="write the compact table of the first CSV into this file (README.md)")
+    ap.add_argument("--full", help="write the full tables into this file (docs/results.md)")
     args = ap.parse_args()
     text = "\n\n".join(table(c) for c in args.csv)
     try:
         print(text, flush=True)
-    except BrokenPipeError:  # e.g. `| head`: the reader left; still rewrite --readme below
+    except BrokenPipeError:  # e.g. `| head`: the reader left; still rewrite the files below
         import os
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    if args.full:
+        rewrite(args.full, text)
     if args.readme:
-        readme = pathlib.Path(args.readme)
-        old = readme.read_text()
-        if BEGIN not in old or END not in old:
-            sys.exit(f"{readme}: markers {BEGIN} / {END} not found")
-        new = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: f"{BEGIN}\n{text}\n{END}", old, flags=re.S)
-        readme.write_text(new)
-        print(f"rewrote the table in {readme}")
+        rewrite(args.readme, compact(args.csv[0]))
 
 
 if __name__ == "__main__":

@@ -443,7 +443,7 @@ TEST_CASE("sass html in headless Chromium: no script error, hovering a source li
   CHECK(lines_starting(r.out, "OK ").size() == size_t(n));
 }
 
-TEST_CASE("every step has its .expect, a row in the README step table and in docs/resources.md", "[cpu][steps]") {
+TEST_CASE("every step has its .expect, its place in the README's tree and results rows, and docs/resources.md", "[cpu][steps]") {
   if (!gemm_test::have_repo("README.md and sass_annotations/")) return;
   const fs::path repo = paths().repo;
   auto slurp = [](const fs::path& p) {
@@ -459,9 +459,12 @@ TEST_CASE("every step has its .expect, a row in the README step table and in doc
     ++steps;
     const std::string file = step.id + "_" + step.name;
     INFO("step " << file);
-    // The step table of the README (scripts/steps.py readme): "| 09b | 09 | [`kernels/09b_stream_k.cu`](...) | ...".
-    CHECK(readme.find("| " + step.id + " | " + (step.parent.empty() ? "—" : step.parent) + " | [`kernels/" + file +
-                      ".cu`](kernels/" + file + ".cu) |") != std::string::npos);
+    // The README's tree (scripts/steps.py readme) and its results rows (scripts/results_table.py --readme):
+    // "09b stream_k" and "| [09b](kernels/09b_stream_k.cu) | 09 | ...".
+    CHECK((readme.find(step.id + " " + step.name + "\n") != std::string::npos ||
+           readme.find(step.id + " " + step.name + " ") != std::string::npos));
+    CHECK(readme.find("| [" + step.id + "](kernels/" + file + ".cu) | " + (step.parent.empty() ? "—" : step.parent) +
+                      " | ") != std::string::npos);
     // Only step 00 (cuBLAS) launches no kernel of ours, and so has no SASS to expect or resources.
     if (step.id == "00") {
       CHECK(step.threads == 0);
