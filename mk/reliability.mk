@@ -37,3 +37,12 @@ sanitize: all $(FIXTURE_EXES)
 #> make sanitize-run         the same, already built (what the GPU machine runs)
 sanitize-run:
 	scripts/sanitize.sh --build $(BUILD)
+
+# ---- A GPU machine with no compiler (scripts/gpu_session.sh) ----------------------------------------
+#> make gpu-carry            build/carry/bin.tar.xz: every executable, stripped and compressed (about 5 MB), for a GPU machine with no compiler; scripts/gpu_session.sh unpacks it into build/bin
+.PHONY: gpu-carry
+gpu-carry: all $(BUILD)/bin/tests $(BUILD)/bin/fuzz $(FIXTURE_EXES)
+	@rm -rf $(BUILD)/carry && mkdir -p $(BUILD)/carry/bin
+	cp $(BUILD)/bin/* $(BUILD)/carry/bin/ && strip $(BUILD)/carry/bin/*
+	tar cJf $(BUILD)/carry/bin.tar.xz -C $(BUILD)/carry bin && rm -rf $(BUILD)/carry/bin
+	@ls -l $(BUILD)/carry/bin.tar.xz

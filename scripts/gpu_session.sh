@@ -7,27 +7,37 @@
 #   scripts/gpu_session.sh stability  BENCH_IN=DIR: the stability runs added to the results in DIR
 #                                   (the first call's results/, carried back), for a bench split in two
 #   scripts/gpu_session.sh sweep    make bench-sweep, then ncu profiles of the last bf16 step
-#   STEP=23 PREV=22 scripts/gpu_session.sh step
+#   scripts/gpu_session.sh roofline ncu's bytes through L1, L2 and DRAM for every step and cuBLAS at
+#                                   ROOFLINE_SIZE^3 (default 4096): profile.py --roofline, the data of
+#                                   docs/img/roofline.png
+#   STEP=23 [PREV=22] scripts/gpu_session.sh step
 #                                   a new (or candidate) bf16 step in one call: the GPU tests of every
 #                                   Hopper step ([hopper]), fuzz (FUZZ_COUNT, default 800) and the four
 #                                   sanitizers on STEP, side by side; then, only if they all passed and
-#                                   alone on the GPU, STEP and PREV paired with the references at 4096^3
-#                                   and 8192^3, each also sustained (BENCH_ARGS add to that bench.py call)
+#                                   alone on the GPU, STEP and PREV (default: STEP's parent) paired with
+#                                   the references at 4096^3 and 8192^3, each also sustained (BENCH_ARGS
+#                                   add to that bench.py call)
 # Each check runs under CHECKS_TIMEOUT_S (default 300 s), each bench under BENCH_TIMEOUT_S, so that a
 # call ends inside the 10-minute limit. Logs and results go to $OUT (default gpu_out/) as one tarball,
 # results.tgz (written also when the script is stopped), plus the summary. Exit status: 1 when a check
 # failed, 2 for bad arguments, else 0.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# A machine that was handed build/carry/bin.tar.xz (make gpu-carry) and no build/bin: unpack it.
+if [ -f build/carry/bin.tar.xz ] && [ ! -x build/bin/tests ]; then
+  mkdir -p build && tar xJf build/carry/bin.tar.xz -C build || { echo "cannot unpack build/carry/bin.tar.xz" >&2; exit 2; }
+fi
 case "${1:-}" in
-  checks|bench|stability|sweep) ;;
+  checks|bench|stability|sweep|roofline) ;;
   step)
-    [ -n "${STEP:-}" ] && [ -n "${PREV:-}" ] || { echo "step: set STEP and PREV (step ids, e.g. STEP=23 PREV=22)" >&2; exit 2; }
+    [ -n "${STEP:-}" ] || { echo "step: set STEP (and PREV, default its parent; step ids, e.g. STEP=23 PREV=22)" >&2; exit 2; }
+    PREV=${PREV:-$(python3 scripts/steps.py parent "$STEP" 2>/dev/null)}
+    [ -n "$PREV" ] || { echo "step: step $STEP has no parent to compare with: set PREV" >&2; exit 2; }
     for id in "$STEP" "$PREV"; do
       compgen -G "build/bin/${id}_*" > /dev/null || { echo "step: no binary build/bin/${id}_* (ids as in kernels/NN_name.cu)" >&2; exit 2; }
     done
     ;;
-  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|step" >&2; exit 2 ;;
+  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|roofline|step" >&2; exit 2 ;;
 esac
 OUT=${OUT:-gpu_out}
 mkdir -p "$OUT/run"
@@ -104,6 +114,15 @@ case "${1:-}" in
         > "$R/profile_$s.log" 2>&1
       summary+=("profile $last $s (rc=$?)")
     done
+    ;;
+  roofline)
+    start=$SECONDS
+    size=${ROOFLINE_SIZE:-4096}
+    timeout "${ROOFLINE_TIMEOUT_S:-540}" python3 scripts/profile.py --roofline --m "$size" --n "$size" --k "$size" \
+      --csv "$R/roofline_$size.csv" > "$R/roofline.log" 2>&1
+    rc=$?
+    summary+=("roofline $size (rc=$rc, $((SECONDS - start)) s): $(grep -c . "$R/roofline_$size.csv" 2>/dev/null) lines")
+    [ $rc -eq 0 ] || status=1
     ;;
 esac
 echo "==== summary ===="

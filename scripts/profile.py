@@ -7,7 +7,10 @@ raw ncu metric (summed over the launches when cuBLAS runs several kernels). Cloc
 found (`--clock-control none`): on the H200 the clock a kernel meets is part of its result.
 
 Usage: scripts/profile.py STEP [--m M --n N --k K] [--build build] [--ncu ncu] [--out FILE] [--metric NAME ...]
-(`make profile STEP=14 M=8192 N=8192 K=8192`). The step binary checks its result first, then runs
+(`make profile STEP=14 M=8192 N=8192 K=8192`).
+       scripts/profile.py --roofline [--steps ID ...] --csv FILE [--m M --n N --k K]: every built step
+(cuBLAS once per ladder, from its last step's binary) with only the roofline's metrics: time, clock, and the bytes
+through L1, L2 and DRAM per GEMM; one CSV row each (scripts/plot_roofline.py draws it). The step binary checks its result first, then runs
 the kernel once inside cudaProfilerStart/Stop (`--profile-once step|cublas`), so ncu sees exactly
 one launch of the step (or of cuBLAS's kernels) and nothing of the harness."""
 import argparse
@@ -65,9 +68,60 @@ def number(v):
         return None
 
 
+# The roofline's metrics: one launch's time and clock, and the bytes it moved at each level.
+ROOFLINE = [("time_us", "gpu__time_duration.sum", 1e-3), ("clock_mhz", "sm__cycles_elapsed.avg.per_second", 1e-6),
+            ("l1_bytes", "l1tex__t_bytes.sum", 1), ("l2_bytes", "lts__t_bytes.sum", 1),
+            ("dram_read_bytes", "dram__bytes_read.sum", 1), ("dram_write_bytes", "dram__bytes_write.sum", 1)]
+
+
+def roofline(args):
+    """One CSV row per step (and one for cuBLAS): the roofline's metrics, totals over the launches."""
+    import steps as step_table
+    bins = sorted((p for p in (pathlib.Path(args.build) / "bin").iterdir() if re.match(r"\d\d[a-z]?_", p.name)),
+                  key=lambda p: step_table.sort_key(p.name.split("_")[0]))
+    if args.steps:
+        bins = [b for b in bins if b.name.split("_")[0] in args.steps]
+    if not bins:
+        sys.exit(f"error: no step binaries under {args.build}/bin")
+    shape = (args.m, args.n, args.k)
+    rows = []
+    reg = step_table.by_id(step_table.load())
+    lasts = []  # cuBLAS from the last binary of each ladder: SGEMM and the bf16 GEMM
+    for dtype in ("fp32", "bf16"):
+        ladder = [b for b in bins if reg.get(b.name.split("_")[0]) and reg[b.name.split("_")[0]].dtype == dtype]
+        lasts += ladder[-1:]
+    for b, what in [(b, "step") for b in bins] + [(b, "cublas") for b in lasts]:
+        r, cmd = run_ncu(args.ncu, b, shape, what, ROOFLINE)
+        kernels = parse(r.stdout) if r.returncode == 0 else []
+        if not kernels:
+            print(f"error: {' '.join(cmd)} exited {r.returncode}: {(r.stdout + r.stderr)[-400:]}", file=sys.stderr)
+            rows.append({"step": b.name.split("_")[0] if what == "step" else "cublas", "name": b.name,
+                         "error": f"exit {r.returncode}"})
+            continue
+        main_k = max(kernels, key=lambda k: number(k.get("gpu__time_duration.sum")) or 0)
+        sid = b.name.split("_")[0]
+        row = {"step": sid if what == "step" else f"cublas_{reg[sid].dtype}", "name": b.name if what == "step" else
+               main_k.get("Kernel Name", "?")[:60], "m": args.m, "n": args.n, "k": args.k, "launches": len(kernels)}
+        for label, metric, scale in ROOFLINE:
+            v = sum(number(k.get(metric)) or 0 for k in kernels) if metric.endswith(".sum") else number(main_k.get(metric))
+            row[label] = f"{v * scale:.1f}" if v is not None else ""
+        rows.append(row)
+        print(",".join(str(v) for v in row.values()), flush=True)
+    fields = ["step", "name", "m", "n", "k", "launches"] + [l for l, _, _ in ROOFLINE] + ["error"]
+    with open(args.csv, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    print(f"wrote {args.csv}")
+    return 1 if any(r.get("error") for r in rows) else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("step")
+    ap.add_argument("step", nargs="?")
+    ap.add_argument("--roofline", action="store_true", help="every step's bytes per level into --csv (see above)")
+    ap.add_argument("--steps", nargs="*", help="--roofline: only these step ids")
+    ap.add_argument("--csv", help="--roofline: the CSV to write")
     ap.add_argument("--m", type=int, default=4096)
     ap.add_argument("--n", type=int, default=4096)
     ap.add_argument("--k", type=int, default=4096)
@@ -77,6 +131,12 @@ def main():
     ap.add_argument("--metric", action="append", default=[],
                     help="one more raw ncu metric to read, by its name (repeatable; shown as is, summed over launches)")
     args = ap.parse_args()
+    if args.roofline:
+        if not args.csv:
+            ap.error("--roofline needs --csv FILE")
+        return roofline(args)
+    if not args.step:
+        ap.error("name a STEP (or --roofline)")
     bins = [p for p in (pathlib.Path(args.build) / "bin").glob(f"{args.step}_*") if p.is_file()]
     if len(bins) != 1:
         sys.exit(f"error: no single {pathlib.Path(args.build) / 'bin'}/{args.step}_* binary (found {len(bins)}): "
@@ -131,4 +191,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
