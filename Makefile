@@ -172,9 +172,10 @@ profile: $(BUILD)/bin/$(RUN_STEP)
 steps-table:
 	python3 scripts/steps.py readme
 
-#> make results-tables       rewrite README.md's results rows and docs/results.md from the committed CSV (no GPU)
+#> make results-tables       rewrite README.md's results rows, docs/results.md and the book's measured blocks from the committed CSV (no GPU)
 results-tables:
 	python3 scripts/results_table.py results/$(DOCS_GPU).csv --readme README.md --full docs/results.md > /dev/null
+	python3 scripts/book_numbers.py --csv results/$(DOCS_GPU).csv
 
 #> make tables               every generated table that lists the steps: the README's tree and results rows, docs/results.md, docs/resources.md
 tables: steps-table results-tables resources

@@ -1,11 +1,9 @@
 // Step 00 — cuBLAS SGEMM through the same harness: the yardstick every later step is measured
-// against, timed by the same function (warm-up, L2 flush, median of events).
+// against, timed by the same function (warm-up, L2 flush, paired rounds). A root of the step tree.
 // Strict FP32 (CUBLAS_DEFAULT_MATH, no TF32); row-major through the C^T = B^T A^T trick
 // (common/kernel_lib/cublas.cpp, cublas_sgemm).
-// Expected: the same TFLOP/s as the "cuBLAS" column of every other step (ratio ~1.00); the spread
+// Prediction: the same TFLOP/s as the "cuBLAS" column of every other step (ratio ~1.00); the spread
 // between the two is the run-to-run noise of the benchmark.
-// Measured (H200, make bench 2026-12-01, paired, settled): 51.1 TFLOP/s at 4096 (1.000x cuBLAS) and 51.0
-// at 8192 (1.000x).
 // Supports: any M, N, K >= 1 (cuBLAS handles every shape).
 // Run: make run STEP=00 M=4096 N=4096 K=4096
 #include "../common/kernel_lib/cublas.hpp"

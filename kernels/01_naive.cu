@@ -1,11 +1,10 @@
 // Step 01 — naive: one thread per output element, C[row][col] = alpha * dot(A[row,:], B[:,col]) + beta * C.
-// threadIdx.x walks rows, so the 32 threads of a warp read 32 different rows of A (stride K floats)
-// and write 32 different rows of C: every warp access is split into 32 transactions.
-// This is the shape of the mistake step 02 fixes: it is the lesson, not an accident.
-// Expected: memory-bound far below the 67 TFLOP/s fp32 peak, ~1% of cuBLAS (a public ladder
+// The first kernel, a root of the step tree. threadIdx.x walks rows, so the 32 threads of a warp read
+// 32 different rows of A (stride K floats) and write 32 different rows of C: every warp access is
+// split into 32 transactions. This is the shape of the mistake step 02 fixes: it is the lesson.
+// Prediction: memory-bound far below the 67 TFLOP/s fp32 peak, ~1 % of cuBLAS (a public ladder
 // measured 0.50 TFLOP/s at 4096 on the H200).
-// Measured (H200, make bench 2026-12-01, paired, settled): 0.498 TFLOP/s at 4096 (0.0097x cuBLAS's
-// 51.2); as predicted. No 8192 run: one launch would take about 2.2 s.
+// SASS: one LDG.E per operand per FFMA in a rolled-up k loop (sass_annotations/01_naive.md).
 // Supports: any M, N, K >= 1 with ceil(N / 32) <= 65535 (grid y); M maps to grid x (2^31-1 blocks).
 // Run: make run STEP=01 M=4096 N=4096 K=4096
 #include "../common/kernel_lib/check.hpp"

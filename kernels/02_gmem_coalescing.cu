@@ -1,11 +1,10 @@
-// Step 02 — global-memory coalescing. Same arithmetic as step 01; the only change is which index
+// Step 02 — global-memory coalescing, on step 01. Same arithmetic; the only change is which index
 // threadIdx.x walks: now consecutive threads of a warp own consecutive columns, so each warp reads
 // one broadcast element of A and 32 consecutive floats of B (one 128-byte line), and writes
 // 32 consecutive floats of C.
-// Expected: ~10x step 01 (far fewer memory transactions per FMA; a public ladder measured 6.2
-// TFLOP/s at 4096 on the H200). In SASS nothing new appears; the index arithmetic swaps.
-// Measured (H200, make bench 2026-12-01, paired, settled): 6.3 TFLOP/s at 4096 (0.122x cuBLAS) and 5.7
-// at 8192 (0.111x): 13x step 01.
+// Prediction: ~10x step 01 (far fewer memory transactions per FMA; a public ladder measured 6.2
+// TFLOP/s at 4096 on the H200).
+// SASS: nothing new appears; the index arithmetic swaps (make diff B=02).
 // Supports: any M, N, K >= 1 with ceil(M / 32) <= 65535 (grid y); N maps to grid x.
 // Run: make run STEP=02 M=4096 N=4096 K=4096
 #include "../common/kernel_lib/check.hpp"

@@ -1,12 +1,10 @@
-// Step 03 — shared-memory tiling. Step 02 reads every element of A and B from global memory (or L1)
-// once per FMA. Here a block of 32x32 threads stages a BM x BK tile of A and a BK x BN tile of B in
-// shared memory (one coalesced load per thread each), synchronises, and runs BK FMAs per thread out
-// of shared memory: each global element is now fetched once per block instead of once per thread.
-// Expected: ~1.5x step 02 (a public ladder measured 6.2 -> 9.1 TFLOP/s at 4096 on the H200). Still
-// one LDS per operand per FMA, so shared-memory bandwidth becomes the limit (fixed by step 04).
+// Step 03 — shared-memory tiling, on step 02. Step 02 reads every element of A and B from global
+// memory (or L1) once per FMA. Here a block of 32x32 threads stages a BM x BK tile of A and a BK x BN
+// tile of B in shared memory (one coalesced load per thread each), synchronises, and runs BK FMAs per
+// thread out of shared memory: each global element is fetched once per block instead of once per thread.
+// Prediction: ~1.5x step 02 (a public ladder measured 6.2 -> 9.1 TFLOP/s at 4096 on the H200). Still
+// one LDS per operand per FMA, so shared-memory bandwidth becomes the limit (step 04 attacks it).
 // SASS: LDS in the inner loop, two BAR.SYNC per K tile.
-// Measured (H200, make bench 2026-12-01, paired, settled): 8.4 TFLOP/s at 4096 (0.165x cuBLAS) and 8.4
-// at 8192 (0.165x): 1.3x step 02.
 // Supports: any M, N, K >= 1 (partial tiles are zero-filled) with ceil(M / 32) <= 65535 (grid y).
 // Run: make run STEP=03 M=4096 N=4096 K=4096
 #include "../common/kernel_lib/check.hpp"

@@ -1,12 +1,11 @@
-// Step 04 — 1D blocktiling. Step 03 reads two shared values per FFMA (a row of sA, a column of sB per
-// output), so shared-memory bandwidth caps it near 1/4 of the FFMA rate. Here each thread computes a
-// column of TM = 8 outputs: per k it loads one element of sB into a register and reuses it for TM
-// FFMAs against TM broadcast reads of sA, so LDS per FFMA falls from 2 to (1 + TM) / TM ~ 1.1 and the
-// block tile grows to 64x64 (half the global traffic per FLOP of step 03's 32x32).
-// Expected: ~2x step 03 (a public ladder measured 9.1 -> 19.8 TFLOP/s at 4096 on the H200).
+// Step 04 — 1D blocktiling, on step 03. Step 03 reads two shared values per FFMA (a row of sA, a
+// column of sB per output), so shared-memory bandwidth caps it near 1/4 of the FFMA rate. Here each
+// thread computes a column of TM = 8 outputs: per k it loads one element of sB into a register and
+// reuses it for TM FFMAs against TM broadcast reads of sA, so LDS per FFMA falls from 2 to
+// (1 + TM) / TM ~ 1.1. To give 512 threads 8 outputs each, the block tile grows to 64x64 (half the
+// global traffic per FLOP of 03's 32x32) and BK shrinks to 8.
+// Prediction: ~2x step 03 (a public ladder measured 9.1 -> 19.8 TFLOP/s at 4096 on the H200).
 // SASS: the inner loop is BK x TM = 64 FFMA with one LDS of sB per 8 FFMA.
-// Measured (H200, make bench 2026-12-01, paired, settled): 15.9 TFLOP/s at 4096 (0.310x cuBLAS, 1.9x step 03),
-// 15.7 at 8192 (0.307x).
 // Supports: any M, N, K >= 1 (partial tiles are zero-filled) with ceil(M / 64) <= 65535 (grid y).
 // Run: make run STEP=04 M=4096 N=4096 K=4096
 #include "../common/kernel_lib/check.hpp"

@@ -1,11 +1,10 @@
-// Step 05 — 2D blocktiling. Step 04 still issues (1 + TM) / TM ~ 1.1 LDS per FFMA, and 512 threads
-// each hold only 8 accumulators. Here each thread owns a TM x TN tile of C: per k it loads TM values
-// of A and TN values of B into registers (rA, rB) and adds their outer product (TM * TN FFMA) to
-// acc, so LDS per FFMA falls to (TM + TN) / (TM * TN): 0.25 for 8 x 8, 0.375 for the tuned 8 x 4.
-// Expected: ~1.3x step 04 (public ladder on the H200: 19.8 -> 25.9 TFLOP/s at 4096).
-// SASS: the inner loop is TM*TN*BK FFMA (256 for 8x4x8), fully unrolled (no backward branch); ptxas merges the LDS into LDS.128.
-// Measured (H200, make bench 2026-12-01, paired, settled): 28.5 TFLOP/s at 4096 (0.557x cuBLAS, 1.8x step 04),
-// 28.5 at 8192 (0.558x).
+// Step 05 — 2D blocktiling, on step 04. Step 04 still issues (1 + TM) / TM ~ 1.1 LDS per FFMA, and
+// its 512 threads hold only 8 accumulators each. Here each thread owns a TM x TN tile of C: per k it
+// loads TM values of A and TN values of B into registers (rA, rB) and adds their outer product
+// (TM * TN FFMA) to acc, so LDS per FFMA falls to (TM + TN) / (TM * TN): 0.375 for this 8 x 4.
+// Prediction: ~1.3x step 04 (public ladder on the H200: 19.8 -> 25.9 TFLOP/s at 4096).
+// SASS: the inner loop is TM*TN*BK FFMA (256 for 8x4x8), fully unrolled (no backward branch);
+// ptxas merges the LDS into LDS.128.
 // Supports: any M, N, K >= 1 (partial tiles are zero-filled) with ceil(M / BM) <= 65535 (grid y).
 // Run: make run STEP=05 M=4096 N=4096 K=4096
 #include "../common/kernel_lib/check.hpp"

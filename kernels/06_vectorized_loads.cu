@@ -1,14 +1,14 @@
-// Step 06 — vectorized loads. Step 05 moves every float with its own 32-bit LDG and STS: more
-// load/store instructions than the FFMA pipe can afford to share issue slots with. Here global loads
-// are float4 (LDG.E.128), A is stored transposed in shared memory (sAT[k][m]) so that a thread's TM
-// values of A for one k are contiguous and, like its TN values of B, come in with LDS.128; C is
-// written with float4 (STG.E.128). Four times fewer memory instructions per FFMA.
-// Expected: ~1.2x step 05 (public ladder on the H200: 25.9 -> 31.3 TFLOP/s at 4096). The transposed
+// Step 06 — vectorized loads, on step 05. Step 05 moves every float with its own 32-bit LDG and STS:
+// more load/store instructions than the FFMA pipe can afford to share issue slots with. Here global
+// loads are float4 (LDG.E.128), A is stored transposed in shared memory (sAT[k][m]) so that a
+// thread's TM values of A for one k are contiguous and, like its TN values of B, come in with
+// LDS.128; C is written with float4 (STG.E.128). Four times fewer memory instructions per FFMA.
+// A second change rides along: the tile grows from 64x64x8 (TN = 4) to 128x128x16 (TM = TN = 8), 4x
+// the FFMAs per K loop, because float4 rows need TN a multiple of 4 and the wider loads pay off
+// only with more math per load (docs/fp32_ladder.md, step 06, says what each change buys).
+// Prediction: ~1.2x step 05 (public ladder on the H200: 25.9 -> 31.3 TFLOP/s at 4096). The transposed
 // stores into sAT and the 8-float strides of the LDS.128 leave bank conflicts (fixed in step 07).
 // SASS: LDG.E.128, LDS.128 and STG.E.128; four scalar STS per float4 of A (the transpose).
-// Measured (H200, make bench 2026-12-01, paired, settled): 36.6 TFLOP/s at 4096 (0.718x cuBLAS, 1.29x step 05),
-// 38.0 at 8192 (0.745x).
-// ncu at 1024^3: 4,194,304 shared-load and 797,524 shared-store bank conflicts.
 // Supports: K % 4 == 0 and N % 4 == 0 (16-byte aligned rows of A, B and C for float4), any M >= 1,
 // ragged M, N and K tails zero-filled; ceil(M / BM) <= 65535 (grid y).
 // Run: make run STEP=06 M=4096 N=4096 K=4096

@@ -1,18 +1,15 @@
-// Step 07 — bank-conflict-free shared memory. Step 06 leaves two sources of shared-memory bank
-// conflicts (32 banks of 4 bytes; a request is split into one wavefront per set of distinct
+// Step 07 — bank-conflict-free shared memory, on step 06. Step 06 leaves two sources of shared-memory
+// bank conflicts (32 banks of 4 bytes; a request is split into one wavefront per set of distinct
 // addresses that share a bank): (1) the transposed stores sAT[c + q][r]: with BM = 128 the rows of
 // sAT are 128 floats = 4 x 32 banks apart, so the threads storing (r, c) and (r, c + 4) hit the same
 // bank; (2) each thread's LDS.128 of sB reads 8 contiguous floats, so lanes t and t + 4 of a quarter
-// warp are 32 floats apart: same banks. Fix: pad each row of sAT by 4 floats (rows now start 4 banks
+// warp are 32 floats apart: same banks. Fix: pad each row of sAT by 4 floats (rows start 4 banks
 // apart and stay 16-byte aligned), and split each thread's TN columns into float4 groups strided by
-// BN / (TN / 4) (and its TM rows likewise): a warp's LDS.128 then reads contiguous float4s.
-// Expected: ncu l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st}.sum drop to ~0;
-// 1.1-1.2x step 06. SASS unchanged in kind (STS, LDS.128), different offsets; STG.E.128 now coalesced.
-// Measured (H200, make bench 2026-12-01, paired, settled): 42.8 TFLOP/s at 4096 (0.839x cuBLAS, 1.17x step 06),
-// 42.3 at 8192 (0.829x).
-// ncu at 1024^3: load conflicts 4,194,304 -> 0; store conflicts 797,524 -> 278,075: with the tuned
-// BK = 16, rows k and k + 8 of sAT start in the same bank (8 x 4 pad banks = 32), a 2-way conflict on
-// the transposed stores that no 16-byte-preserving pad removes (an XOR swizzle would).
+// BN / (TN / 4) (its TM rows likewise): a warp's LDS.128 then reads contiguous float4s.
+// Prediction: ncu l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st}.sum drop to ~0;
+// 1.1-1.2x step 06. With BK = 16, rows k and k + 8 of sAT still start in the same bank: a 2-way
+// conflict on the transposed stores that no 16-byte-preserving pad removes (a swizzle would).
+// SASS: unchanged in kind (STS, LDS.128), different offsets; STG.E.128 now coalesced.
 // Supports: K % 4 == 0 and N % 4 == 0 (16-byte aligned rows of A, B and C for float4), any M >= 1,
 // ragged M, N and K tails zero-filled; ceil(M / BM) <= 65535 (grid y).
 // Run: make run STEP=07 M=4096 N=4096 K=4096

@@ -1,17 +1,15 @@
-// Step 08 — warptiling. Step 07 maps threads to the block tile as one flat 2-D grid, so the tile
-// shape is tied to the thread count. Here the block tile (BM x BN) is split into warp tiles (WM x WN),
-// each covered by one warp's lanes as a WTR x WTC grid of thread tiles (TM x TN, float4 groups strided
-// by 4*WTR rows / 4*WTC columns): three levels tuned independently; on the H200 the thread tile grows
-// to 8 x 16 (128 accumulators). With 07's loop that bought 1-3 % (43.3 / 43.7 TFLOP/s against 07's
-// 43.0 / 42.5): a bigger thread tile pays only once the loop hides the loads, so this step also takes
-// CUTLASS's SIMT mainloop: the tile after next is loaded global -> registers right after the STS that
-// emptied them (a whole tile of math hides the latency), shared memory is double-buffered (one
+// Step 08 — warptiling, on step 07. Step 07 maps threads to the block tile as one flat 2-D grid, so
+// the tile shape is tied to the thread count. Here the block tile (BM x BN) is split into warp tiles
+// (WM x WN), each covered by one warp's lanes as a WTR x WTC grid of thread tiles (TM x TN, float4
+// groups strided by 4*WTR rows / 4*WTC columns): three levels tuned independently; on the H200 the
+// sweep chose 128x128x8, 32x128 warp tiles and 8 x 16 thread tiles (128 accumulators), 2 blocks/SM.
+// Two lessons, said so: a bigger thread tile pays only once the loop hides the loads (with 07's loop
+// it bought 1-3 %), so this step also takes CUTLASS's SIMT mainloop: the tile after next is loaded
+// global -> registers right after the STS that emptied them, shared memory is double-buffered (one
 // BAR.SYNC per tile, 07 has two), and fragments are double-buffered in registers (k + 1 read while
-// k's FFMAs issue, across the tile boundary too). Loads are predicated (zero fill past M, N, K).
-// Expected: 1.05-1.15x step 07; >= 0.9x cuBLAS at 4096 and 8192 (issue 3).
+// k's FFMAs issue). Loads are predicated (zero fill past M, N, K).
+// Prediction: 1.05-1.15x step 07; >= 0.9x cuBLAS at 4096 and 8192.
 // SASS: LDG.E.128 right after the STS of the previous tile's registers; one BAR.SYNC per K tile.
-// Measured (H200, make bench 2026-12-01, paired, settled): 49.1 TFLOP/s at 4096 (0.962x cuBLAS), 49.4
-// at 8192 (0.969x), 1.15x / 1.17x step 07.
 // Supports: K % 4 == 0 and N % 4 == 0 (16-byte aligned rows), any M >= 1; ragged M and N (not
 // multiples of BM, BN) and K tails are zero-filled / masked; ceil(M / BM) <= 65535 (grid y).
 // Run: make run STEP=08 M=4096 N=4096 K=4096

@@ -1,18 +1,14 @@
-// Step 09 — multistage cp.async pipeline. Step 08 stages every K tile through registers (16 of them
-// hold a tile in flight; each float costs an LDG and an STS). cp.async (PTX ISA, "Data Movement and
-// Conversion Instructions: cp.async") copies global -> shared with no register in between, into a
-// ring of STAGES buffers: tiles kt+1 .. kt+STAGES-1 are in flight while tile kt is multiplied, one
-// BAR.SYNC per tile. B comes as 16-byte copies; A must land transposed (sAT[k][m]), so it comes as
-// 4-byte copies, each float to its transposed place; the inner loop is 08's. Interior blocks with
-// whole K tiles copy with no predicate from pointers advanced one tile per iteration; edge blocks and
-// the K tail zero-fill through cp.async's src-size. On the H200 2 stages suffice (one tile of math
-// hides a copy; 3 measure the same), so the ring is a double buffer here; STAGES stays a parameter.
-// Expected: +5-10 % over step 08 (no staging instructions or registers), ~1.0x cuBLAS.
+// Step 09 — multistage cp.async pipeline, on step 08. Step 08 stages every K tile through registers
+// (16 of them hold a tile in flight; each float costs an LDG and an STS). cp.async (PTX ISA, "Data
+// Movement and Conversion Instructions: cp.async"; common/kernel_lib/ptx/cp_async.cuh) copies global
+// -> shared with no register in between, into a ring of STAGES buffers: tiles kt+1 .. kt+STAGES-1 are
+// in flight while tile kt is multiplied, one BAR.SYNC per tile. B comes as 16-byte copies; A lands
+// transposed (sAT[k][m]) as 4-byte copies; the inner loop is 08's. Interior blocks copy with no
+// predicate; edge blocks and the K tail zero-fill through cp.async's src-size. With the registers the
+// staging freed, the tuner's best tile changes too (named here): 128x256x16, one block per SM, and
+// 2 stages (one tile of math hides a copy on the H200; 3 measure the same).
+// Prediction: +5-10 % over step 08 (no staging instructions or registers), ~1.0x cuBLAS.
 // SASS: LDGSTS.E.BYPASS.128 (B) and LDGSTS.E (A) replace LDG + STS; LDGDEPBAR / DEPBAR.LE SB0.
-// Measured (H200, make bench 2026-12-01, paired, settled): 51.2 TFLOP/s at 4096 (1.003x cuBLAS), 52.0
-// at 8192 (1.018x), 1.04x / 1.05x step 08. Against the same cuBLAS kernel and grid the ratio grows
-// with the waves of blocks (3.88 at 4096, 15.5 at 8192): docs/fp32_ladder.md, "What limits 09 now".
-// Step 09b gives the last, partial wave to a stream-K kernel.
 // Supports: K % 4 == 0 and N % 4 == 0 (16-byte aligned rows), any M >= 1; ragged M and N and K
 // tails are zero-filled by cp.async's src-size operand / masked; ceil(M / BM) <= 65535 (grid y).
 // Run: make run STEP=09 M=4096 N=4096 K=4096

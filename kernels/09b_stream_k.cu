@@ -1,23 +1,19 @@
-// Step 09b — stream-K for the last partial wave: a side step after 09 (steps 10 and up keep their
-// numbers). Step 09's main loop is unchanged, moved into mma_k_tiles so that two kernels run it. One
-// 128x256 block fills an SM, so 4096^3 is 512 tiles on 132 SMs: 3 full waves and one of 116 blocks,
-// where 16 SMs idle for a quarter of the run. The launcher gives the tiles of that partial wave to a
-// second kernel of P = 132 blocks that share their K tiles evenly (Osama et al., PPoPP 2023): each
-// block takes 0.88 of a tile's K, crossing tile boundaries; the pieces of a tile are summed by
-// whichever block stores the last one, in block order. The second kernel is launched with
-// programmatic dependent launch so its blocks take SMs as the first kernel's last blocks leave them.
-// Expected: +2-3 % over step 09 at 4096 and 8192 (the idle part of the last wave: 0.12 and 0.48 of
-// a wave of 4 and 16). SASS: PREEXIT (griddepcontrol.launch_dependents); the fixup's MEMBAR.SC.GPU
-// and ATOMG.E.ADD; the main loop's LDGSTS / DEPBAR as in 09.
-// Measured (H200, make bench 2026-12-01, paired, settled): 51.9 TFLOP/s at 4096 (1.018x cuBLAS), 52.9
-// at 8192 (1.038x); step 09 in the same run: 51.2 (1.003x) / 52.0 (1.018x); earlier benches gave
-// 1.015x / 1.035x, 1.011x / 1.034x and 1.018x / 1.038x. Stream-K gained 1-1.5 % / 1.4-2.1 %, not
-// 2-3 %: its blocks run 4-6 % slower per K tile (our reading, not profiled: their concurrent copies
-// are at different K and share less of L2) and pay the fixup. docs/fp32_ladder.md, "The wave tail".
-// Supports: K % 4 == 0 and N % 4 == 0 (16-byte aligned rows), any M >= 1; ragged M and N and K
-// tails are zero-filled by cp.async's src-size operand / masked; ceil(M / BM) <= 65535 (grid y) and
-// at most 2^30 tiles. Workspace (declared by workspace_bytes, allocated by the harness): 35 MB on the
-// H200 for shapes that reach stream-K, none otherwise.
+// Step 09b — stream-K for the last partial wave, a side branch on step 09 (the bf16 ladder grows
+// from 08). Two changes, said so: (1) step 09's main loop, unchanged, moves into mma_k_tiles so that
+// two kernels run it; (2) the lesson, stream-K. One 128x256 block fills an SM, so 4096^3 is 512 tiles
+// on 132 SMs: 3 full waves and one of 116 blocks, where 16 SMs idle for a quarter of the run. The
+// launcher gives the tiles of that partial wave to a second kernel of P = 132 blocks that share their
+// K tiles evenly (Osama et al., PPoPP 2023): each block takes 0.88 of a tile's K, crossing tile
+// boundaries; the pieces of a tile are summed by whichever block stores the last one, in block order.
+// The second kernel is launched with programmatic dependent launch so its blocks take SMs as the
+// first kernel's last blocks leave them.
+// Prediction: +2-3 % over step 09 at 4096 and 8192 (the idle part of the last wave: 0.12 and 0.48 of
+// a wave of 4 and 16).
+// SASS: PREEXIT (griddepcontrol.launch_dependents); the fixup's MEMBAR.SC.GPU and ATOMG.E.ADD; the
+// main loop's LDGSTS / DEPBAR as in 09.
+// Supports: K % 4 == 0 and N % 4 == 0 (16-byte aligned rows), any M >= 1; ragged M, N, K tails as in
+// 09; ceil(M / BM) <= 65535 (grid y), at most 2^30 tiles. Workspace (workspace_bytes, allocated by
+// the harness): 35 MB on the H200 for shapes that reach stream-K, none otherwise.
 // Run: make run STEP=09b M=4096 N=4096 K=4096
 #include <algorithm>
 #include <string>

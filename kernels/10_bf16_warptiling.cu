@@ -1,14 +1,13 @@
-// Step 10 — bf16 warptiling on CUDA cores: the baseline of the Hopper table. The fp32 ladder's
-// warptiling structure (block tile -> warp tile -> thread sub-tiles) on the bf16 problem
-// C = A * B^T: A and B are both K-major, so each thread loads one 16-byte vector (8 bf16) of a row
-// of A and of B per K tile, widens it to fp32 and stores it transposed (sA[k][m], sB[k][n]); the
-// inner loop then reads float4s along M and N and runs TM*TN FFMAs per pair, exactly as in fp32.
-// No tensor cores: this is what steps 11+ are measured against (CUDA-core fp32 peak ~67 TFLOP/s).
-// Expected (before measuring): ~30 TFLOP/s at 4096, about what strict-fp32 warptiling reaches
-// (a public bf16 ladder's CUDA-core step: 32 TFLOP/s at 8192 on this H200); ~4% of cuBLAS bf16.
+// Step 10 — bf16 warptiling on CUDA cores, on step 08: the baseline of the Hopper table. Step 08's
+// warptiling structure (block tile -> warp tile -> thread sub-tiles) on the bf16 problem C = A * B^T:
+// A and B are both K-major, so each thread loads one 16-byte vector (8 bf16) of a row of A and of B
+// per K tile, widens it to fp32 and stores it transposed (sA[k][m], sB[k][n]); the inner loop then
+// reads float4s along M and N and runs TM*TN FFMAs per pair, exactly as in fp32. The tile is retuned
+// for the new loads (128x128x16, 64x32 warp tiles, 4x4 per thread). No tensor cores: this is what
+// steps 11 and on are measured against (CUDA-core fp32 peak ~67 TFLOP/s).
+// Prediction: ~30 TFLOP/s at 4096, about what strict-fp32 warptiling reaches (a public bf16
+// ladder's CUDA-core step: 32 TFLOP/s at 8192 on this H200); ~4 % of cuBLAS bf16.
 // SASS: FFMA-dominated inner loop, LDS.128 of sA/sB, one LDG.E.128 per operand per K tile.
-// Measured (H200, make bench 2026-12-01, paired, settled): 43.4 TFLOP/s at 4096 (0.056x cuBLAS) and
-// 43.6 at 8192 (0.054x). Above the guess: half the global bytes of fp32 per operand, the same FFMA loop.
 // Supports: K % 8 == 0 (16-byte vector loads of rows of A and B), any M, N >= 1 (partial tiles are
 // zero-filled and stores clipped), ceil(M / 128) <= 65535 (grid y). Built for sm_90a only.
 // Run: make run STEP=10 M=4096 N=4096 K=4096

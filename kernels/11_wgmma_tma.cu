@@ -1,16 +1,15 @@
-// Step 11 — wgmma + TMA: the first tensor-core step. One warpgroup (128 threads) owns a 64x64 tile
-// of C. Per K tile of 64, thread 0 arms an mbarrier with the tile's byte count and issues two TMA
-// copies (A: 64 rows x 64 K, B: 64 rows x 64 K) that land in shared memory with the 128-byte
+// Step 11 — wgmma + TMA: the first tensor-core step, on step 10. One warpgroup (128 threads) owns a
+// 64x64 tile of C. Per K tile of 64, thread 0 arms an mbarrier with the tile's byte count and issues
+// two TMA copies (A: 64 rows x 64 K, B: 64 rows x 64 K) that land in shared memory with the 128-byte
 // swizzle; everyone waits on the barrier's phase parity, then the warpgroup issues four
 // wgmma.m64n64k16 (64x64 fp32 accumulators in registers, 32 per thread) reading both operands
 // straight from shared memory through matrix descriptors. Attacks step 10's limit: every FFMA there
 // needed shared-memory operands in registers; HGMMA does 64x64x16 per instruction.
-// Read common/kernel_lib/ptx/ (mbarrier, tma, wgmma with its descriptor, epilogue: the fragment store) and
-// common/kernel_lib/tma.cpp (tensor maps) with this file. SASS: UTMALDG.2D, SYNCS.PHASECHK.TRANS64.TRYWAIT, HGMMA.64x64x16.F32.BF16.
-// Expected (before measuring): ~250-300 TFLOP/s at 8192 (load latency is fully exposed: one stage,
-// load -> wait -> compute -> sync; only co-resident blocks overlap it); ~10x step 10.
-// Measured (H200, make bench 2026-12-01, paired, settled): 352.0 TFLOP/s at 4096 (0.491x cuBLAS), 283.1
-// at 8192 (0.425x): 8x / 6.5x step 10; likely L2-bound at 8192 (each byte re-read by 128 blocks).
+// Read common/kernel_lib/ptx/ (mbarrier, tma, wgmma with its descriptor, epilogue: the fragment
+// store) and common/kernel_lib/tma.cpp (tensor maps) with this file; docs/hopper_part1.md walks it.
+// Prediction: ~250-300 TFLOP/s at 8192 (load latency fully exposed: one stage, load -> wait ->
+// compute -> sync; only co-resident blocks overlap it); ~10x step 10.
+// SASS: UTMALDG.2D, SYNCS.PHASECHK.TRANS64.TRYWAIT, HGMMA.64x64x16.F32.BF16.
 // Supports: K % 8 == 0 (16-byte TMA row stride), any M, N >= 1: TMA zero-fills the out-of-bounds
 // part of a tile (ragged M, N, K tail), stores clipped; ceil(N / BN) <= 65535 (grid y). sm_90a, CC 9.0.
 // Run: make run STEP=11 M=4096 N=4096 K=4096

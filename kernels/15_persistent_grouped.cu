@@ -1,16 +1,15 @@
-// Step 15 — persistent kernel, grouped tile order. Step 14's grid launched one block per tile: each
-// block paid its prologue (barrier init, setmaxnreg, the first loads) and its epilogue stores ran with
-// no loads in flight. Now the grid is one block per SM (min(tiles, SM count), read from the device),
-// and each block loops over tiles t = blockIdx.x, + gridDim.x, ... The ring position (stage, phase)
-// is carried across tiles (pipe::PipeState), so the producer runs ahead into the next tile while the
-// consumers store the last one: the epilogue overlaps the next tile's TMA loads. Tiles are visited in
-// the grouped order of common/kernel_lib/schedule.hpp (GROUP_M = 16 tile rows per group): a wave of 132 tiles
-// reads 2048 rows of A and 2304 of B, not all 8192 of A and 512 of B (step 14's order, at 8192^2).
+// Step 15 — persistent kernel, grouped tile order, on step 14. Step 14's grid launched one block per
+// tile: each block paid its prologue (barrier init, setmaxnreg, the first loads) and its epilogue
+// stores ran with no loads in flight. Now the grid is one block per SM (min(tiles, SM count), read
+// from the device), and each block loops over tiles t = blockIdx.x, + gridDim.x, ... The ring position
+// (stage, phase) is carried across tiles (pipe::PipeState), so the producer runs ahead into the next
+// tile while the consumers store the last one. Tiles are visited in the grouped order of
+// common/kernel_lib/schedule.hpp (GROUP_M = 16 tile rows per group): a wave of 132 tiles reads 2048
+// rows of A and 2304 of B, not all 8192 of A and 512 of B (step 14's order, at 8192^2). Two ideas in
+// one step, each too small alone to measure apart: persistence and the tile order.
+// Prediction: ~1.03-1.06x step 14 at 8192 (a public ladder: 641 -> 670, +4.5 %); less at 4096 (512
+// tiles: the same 3.9 waves, a last wave 88 % full either way).
 // SASS: the two loops of step 14 now inside a tile loop; same HGMMA.64x256x16.F32.BF16, USETMAXREG.
-// Expected (before measuring): ~1.03-1.06x step 14 at 8192 (a public ladder: 641 -> 670, +4.5%);
-// less at 4096 (512 tiles: the same 3.9 waves, a last wave 88% full either way).
-// Measured (H200, make bench 2026-12-01, paired, settled): 636.2 TFLOP/s at 4096 (0.903x cuBLAS; 14:
-// 0.888x), 648.2 at 8192 (0.976x; 14: 0.960x): +1.5-2 % of cuBLAS, below the guess.
 // Supports: K % 8 == 0, any M, N >= 1 (zero-fill, clipped stores), fewer than 2^30 tiles. sm_90a.
 // Run: make run STEP=15 M=8192 N=8192 K=8192
 #include <cuda_bf16.h>

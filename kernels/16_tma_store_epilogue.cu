@@ -1,15 +1,14 @@
-// Step 16 — the epilogue through shared memory and TMA stores. Step 15's consumers store their 64x256
-// slab straight from registers (64 4-byte STG per thread, 16 bytes of 8 rows per warp store) and no
-// wgmma runs meanwhile: ncu at 4096^3 saw that kernel's tensor pipe 83.5 % busy (cuBLAS 95 %). Now each
-// consumer writes its slab as four 64x64 boxes into shared memory, 128B-swizzled (conflict-free 4-byte
-// stores, common/kernel_lib/swizzle.hpp), and one thread hands each box to a TMA store that runs on while the
-// consumer starts the next tile. Two 8 KB buffers per consumer alternate: before refilling one, its
-// issuer waits until the store that read it is done (wait_group.read 1); a named barrier holds the
-// warpgroup. TMA clips boxes at the edges; N % 8 != 0 or a C not 16-byte aligned keeps 15's stores.
+// Step 16 — the epilogue through shared memory and TMA stores, on step 15. Step 15's consumers store
+// their 64x256 slab straight from registers (64 4-byte STG per thread, 16 bytes of 8 rows per warp
+// store) and no wgmma runs meanwhile: ncu at 4096^3 saw that kernel's tensor pipe 83.5 % busy (cuBLAS
+// 95 %). Now each consumer writes its slab as four 64x64 boxes into shared memory, 128B-swizzled
+// (conflict-free 4-byte stores, common/kernel_lib/swizzle.hpp), and one thread hands each box to a TMA
+// store that runs on while the consumer starts the next tile. Two 8 KB buffers per consumer
+// alternate: before refilling one, its issuer waits until the store that read it is done
+// (wait_group.read 1); a named barrier holds the warpgroup. TMA clips boxes at the edges; N % 8 != 0
+// or a C not 16-byte aligned keeps 15's stores.
+// Prediction: ~1.05-1.10x step 15 at 4096, ~1.03x at 8192 (half the epilogues per FLOP).
 // SASS: UTMASTG.2D + UTMACMDFLUSH per box, 64 STS in the tile loop, BAR.SYNC with a register id.
-// Expected (before measuring): ~1.05-1.10x step 15 at 4096, ~1.03x at 8192 (half the epilogues per FLOP).
-// Measured (H200, make bench 2026-12-01, paired, settled): 697.9 TFLOP/s at 4096 (1.008x cuBLAS, 1.017x
-// CUTLASS; 15: 0.903x) and 684.5 at 8192 (1.019x, 1.007x; 15: 0.976x). ncu: tensor pipe 94.7 %.
 // Supports: K % 8 == 0, any M, N >= 1 (TMA clips; else register stores), < 2^30 tiles. sm_90a.
 // Run: make run STEP=16 M=8192 N=8192 K=8192
 #include <cuda_bf16.h>

@@ -1,16 +1,14 @@
-// Step 17 — clusters of two blocks share one operand through TMA multicast. In step 16 the two blocks
-// computing tiles (m, n) and (m+1, n) each load the same B tile from L2. Now they run as a cluster of
-// two (launch attribute, common/kernel_lib/launch.hpp) over the pair schedule of common/kernel_lib/schedule.hpp: each block
-// loads its own A tile and half of the shared B tile, multicast into both blocks' shared memory:
-// per K tile a cluster reads 2 A + 1 B tiles, 64 KB instead of 96 (-33% L2 -> SM traffic). The cost:
-// each stage waits for the consumers of both blocks (remote mbarrier arrives), and a cluster sync
-// after barrier init and before exit. CLUSTER_ALONG switches to pairs along N that share A instead.
-// The K loop and the TMA-store epilogue are step 16's.
+// Step 17 — clusters of two blocks share one operand through TMA multicast: a side branch on step 16
+// (it measured slower; the main line goes on from 16 at step 18). In step 16 the two blocks computing
+// tiles (m, n) and (m+1, n) each load the same B tile from L2. Now they run as a cluster of two
+// (launch attribute, common/kernel_lib/launch.hpp) over the pair schedule of
+// common/kernel_lib/schedule.hpp: each block loads its own A tile and half of the shared B tile,
+// multicast into both blocks' shared memory: per K tile a cluster asks L2 for 2 A + 1 B tiles, 64 KB
+// instead of 96. The cost: each stage waits for the consumers of both blocks (remote mbarrier
+// arrives), and a cluster sync after barrier init and before exit. CLUSTER_ALONG switches to pairs
+// along N that share A instead. The K loop and the TMA-store epilogue are step 16's.
+// Prediction: ~1.00-1.03x step 16 at 8192 (a public ladder: +2 % from multicast).
 // SASS: UTMALDG.2D.MULTICAST beside UTMALDG.2D, UCGABAR_ARV / UCGABAR_WAIT, the remote arrives.
-// Expected (before measuring): ~1.00-1.03x step 16 at 8192 (a public ladder: +2% from multicast).
-// Measured (H200, make bench 2026-12-01, paired, settled): 683.8 TFLOP/s at 4096 (0.986x cuBLAS) and
-// 671.2 at 8192 (1.007x; 16: 1.008x / 1.019x): 1-2 % below 16. Along N: 0.986x / 1.005x. ncu:
-// tensor pipe 94.3 % (16: 94.7 %), more issue slots; L2 -> SM traffic was not the limit.
 // Supports: K % 8 == 0, any M, N >= 1 (TMA clips; N % 8 != 0: register stores), < 2^30 tiles. sm_90a.
 // Run: make run STEP=17 M=8192 N=8192 K=8192
 #include <cuda_bf16.h>

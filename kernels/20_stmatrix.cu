@@ -1,14 +1,12 @@
-// Step 20 — stmatrix in the epilogue, on step 19. Each consumer thread wrote a 64x64 box with 16
-// 4-byte STS (one bf16x2 each); stmatrix.x4 stores four 8x8 bf16 matrices per warp instruction, and
-// an 8x8 block of the wgmma accumulator fragment is exactly stmatrix's register layout, so the same
-// swizzled box takes 4 instructions per thread (ptx::store_d_box_sw128_stmatrix; 8 rows of a matrix land
-// in 8 different 16-byte chunks: conflict-free).
+// Step 20 — stmatrix in the epilogue, on step 19 (a side branch: 21 and 22 grow from 18). Each
+// consumer thread wrote a 64x64 box with 16 4-byte STS (one bf16x2 each); stmatrix.x4 stores four
+// 8x8 bf16 matrices per warp instruction, and an 8x8 block of the wgmma accumulator fragment is
+// exactly stmatrix's register layout, so the same swizzled box takes 4 instructions per thread
+// (ptx::store_d_box_sw128_stmatrix; 8 rows of a matrix land in 8 different 16-byte chunks:
+// conflict-free).
+// Prediction: the epilogue's share of issue slots shrinks; time per tile barely moves (the
+// consumers' epilogue overlaps the other consumer's wgmmas): +0-0.5 %.
 // SASS: 4 STSM.16.M88.4 per box (16 per tile) instead of 16 STS per box.
-// Expected (before measuring): the epilogue's share of issue slots shrinks; time per tile barely
-// moves (the consumers' epilogue overlaps the other consumer's wgmmas): +0-0.5 %.
-// Measured (H200, make bench 2026-12-01, paired, settled): 679.4 TFLOP/s at 4096 (0.986x cuBLAS), 677.4
-// at 8192 (1.011x); 19: 0.983x / 1.012x: within the spread (an experiment run gave 0.984x / 1.015x
-// against 19's 0.982x / 1.014x). The epilogue was not the limit; the kernel's SASS is 88 instructions (4 %) shorter.
 // Supports: K % 8 == 0, any M, N >= 1 (TMA clips; else register stores), < 2^30 tiles. sm_90a.
 // Run: make run STEP=20 M=8192 N=8192 K=8192
 #include <cuda_bf16.h>

@@ -1,31 +1,19 @@
-// Step 21 — stream-K for the last wave, on step 18 (grouped order, 32-bit shared stores in the
-// epilogue: 19's Hilbert order and 20's stmatrix both measured slower). One 128x256 tile per SM at a
-// time leaves the last wave partly empty: 4096^3 is 512 tiles on 132 SMs, 3 full waves and one of
-// 116 tiles (16 SMs idle for a quarter of the run); 8192^3 is 15 waves and one of 68; at M = K = 4096
-// and N = 1280 it is 160 tiles: one full wave and 28 tiles, and step 20's kernel runs at 0.65x cuBLAS
-// there (make bench-waves).
-// As in step 09b (Osama et al., PPoPP 2023), the tiles of the partial wave (and one full wave more when
-// it is under half full; all tiles when there is less than one wave) are shared out by K tiles: block b
-// of P takes K tiles [b*I/P, (b+1)*I/P) of their I = tiles * k_tiles, crossing tile boundaries. Here
-// it is one persistent kernel: each block runs its data-parallel tiles, then its stream-K pieces, with
-// producer and consumers walking the same sequence. A consumer that ends a piece short of a whole tile
-// writes its 64x256 fp32 partial to the workspace and counts it with an atomic; the consumer that
-// counts the tile's last piece sums all pieces in block order (the result does not depend on which
-// arrived last) and stores the tile as usual. No block waits for another.
-// SASS: the fixup's ATOMG.E.ADD, MEMBAR.SC.GPU (__threadfence) and STG.E.STRONG.GPU/LDG.E.STRONG.GPU
-// (__stcg/__ldcg, 128-bit) in the stream-K loop; the data-parallel loop is step 18's, uniform
-// registers and all (see the two loops at the end of the kernel).
-// Expected (before measuring): +1.5-2.5 % at 8192^3 (15.5 -> 16 waves' worth of time, minus the fixup
-// and slower stream-K K tiles, as 09b saw), nothing at 4096^3 (make_split declines), and far more
-// where the last wave is nearly empty (N = 1280 above: 2 waves of time for 1.2 waves of work).
-// Measured (H200, make bench 2026-12-01, paired, settled): 716.5 TFLOP/s at 4096 (1.002x cuBLAS), 690.3
-// at 8192 (1.038x, the best ratio of the series there; five processes: 1.040-1.046x against 18's
-// 1.022x in the same run), as predicted; at 4096^3 five processes gave 1.001-1.004x, 18's 1.007x.
-// make bench-waves (M = K = 4096), step 20 -> 21: N = 4352 (4.1 waves) 0.903x -> 0.994x of cuBLAS,
-// N = 1280 (1.2 waves) 0.65x -> 0.74x; 21 at or above 20 at every one of the 32 points.
-// Two earlier versions lost: serial fixup reads with stream-K whenever a wave was partial ran 0.871x at
-// 4096^3; one loop for both walks (its divisions moved the ring's state out of the uniform registers)
-// ran 0.988x at 4096^3 and 1.036x at 8192^3 against this version's 1.002x and 1.043x (paired, one run).
+// Step 21 — stream-K for the last wave, on step 18. One 128x256 tile per SM at a time leaves the last
+// wave partly empty: 4096^3 is 512 tiles on 132 SMs, 3 full waves and one of 116 tiles; 8192^3 is 15
+// waves and one of 68; at M = K = 4096, N = 1280 it is one full wave and 28 tiles (make bench-waves).
+// As in step 09b (Osama et al., PPoPP 2023), the tiles of the partial wave (and one full wave more
+// when it is under half full; all tiles when there is less than one wave) are shared out by K tiles:
+// block b of P takes K tiles [b*I/P, (b+1)*I/P) of their I = tiles * k_tiles, crossing tile
+// boundaries (common/kernel_lib/stream_k.hpp). One persistent kernel: each block runs its data-parallel
+// tiles, then its stream-K pieces, producer and consumers walking the same sequence. A consumer that
+// ends a piece short of a whole tile writes its 64x256 fp32 partial to the workspace and counts it
+// with an atomic; the one that counts the tile's last piece sums all pieces in block order and
+// stores the tile. No block waits for another. Stream-K runs only where the idle time it recovers
+// exceeds FIXUP_K_TILES per SM (make_split).
+// Prediction: +1.5-2.5 % at 8192^3 (15.5 -> 16 waves' worth of time, minus the fixup), nothing at
+// 4096^3 (make_split declines), far more where the last wave is nearly empty (N = 1280 above).
+// SASS: the fixup's ATOMG.E.ADD, MEMBAR.SC.GPU and STG/LDG.E.128.STRONG.GPU (__stcg/__ldcg) in the
+// stream-K loop; the data-parallel loop is step 18's, uniform registers and all.
 // Supports: K % 8 == 0, any M, N >= 1 (TMA clips; else register stores), < 2^30 tiles. sm_90a.
 // Workspace (Step::workspace_bytes): 2P fp32 tiles (34.6 MB on 132 SMs) and counters when stream-K runs.
 // Run: make run STEP=21 M=8192 N=8192 K=8192

@@ -1,51 +1,19 @@
-// Step 22 — ping-pong consumers, on step 18's kernel (21's stream-K is left out: see below). In steps
-// 14-21 the two consumer warpgroups split every 128x256 tile between them, so they reach the end of
-// each tile together and both run their epilogues while the tensor cores wait (about 2 us per tile in
-// step 18's trace at 8192^3: 1.6 % of a tile with K = 8192, twice that with K = 4096). Here each
-// consumer owns whole 128x128 tiles (two m64n128k16 wgmmas per k16 step, the same 128 accumulators
-// per thread) and the two take alternate tiles of the block's sequence: consumer 0 tiles j = 0, 2, 4,
-// ..., consumer 1 tiles j = 1, 3, 5, ... The producer loads all K tiles of tile j before tile j + 1's,
-// so the mainloops follow one another and each consumer's epilogue runs during the other's mainloop
-// (CUTLASS calls this schedule "ping-pong"; its KernelTmaWarpSpecializedPingpong).
-// What that needs:
-// - A consumer skips the other's K tiles in the ring (PipeState::advance_by), and waits before its
-//   mainloop until every warp of the other has passed its own last full-barrier wait (the order
-//   barriers: one per consumer, 4 warp arrivals per phase, one phase per tile). Without that wait a
-//   consumer could test a stage's full barrier two or more rounds early, where the parity test
-//   cannot tell rounds apart (PTX ISA, "mbarrier.test_wait/try_wait": the parity names the phase,
-//   not the round), and read a stage that is not yet its own. With one arrival (warp 0's) per
-//   phase instead of 4, the other consumer could complete two phases before a late warp of this
-//   one had waited for the first, and that warp would wait forever (possible where a tile has only
-//   1-2 K tiles; found by review).
-// - A lone consumer keeps the tensor cores busy: its K tile kt's wgmmas are committed, then
-//   wgmma.wait_group 1 waits for kt - 1's and releases that stage, so one group is always queued
-//   (steps 14-21 waited for 0 groups: the other consumer filled the gap).
-// - The stage of a K tile is read by one consumer, so its empty barrier counts 4 warps, not 8.
-// Cost: a 128x128 tile loads (128 + 128) rows per 128*128 outputs against (128 + 256) per 128*256:
-// 1.33x the L2->SM bytes per FLOP; and each of the two m64 slabs' wgmmas reads the tile's B, as each
-// consumer's does in 14-21, but over 128 columns instead of 256: 1.2x the shared-memory operand reads
-// per FLOP (each k16 step: 2 x (2 + 4) KB for 64*128*16*2 FLOP per slab, against 2 + 8 KB for 64*256*16*2).
+// Step 22 — ping-pong consumers, on step 18. In steps 14-21 the two consumer warpgroups split every
+// 128x256 tile, so they reach its end together and both run their epilogues while the tensor cores
+// wait (about 2 us per tile in step 18's trace at 8192^3). Here each consumer owns whole 128x128 tiles
+// (two m64n128k16 wgmmas per k16 step, the same 128 accumulators per thread) and the two take
+// alternate tiles of the block's sequence; the producer loads tile j before tile j + 1, so the
+// mainloops follow one another and each consumer's epilogue runs during the other's mainloop (CUTLASS's
+// "ping-pong" schedule). What that needs: a consumer skips the other's K tiles in the ring
+// (PipeState::advance_by) and, before its mainloop, waits on an order barrier until every warp of the
+// other has passed its last full-barrier wait (else it could test a stage's parity a round early and
+// read a stage that is not yet its own); a lone consumer keeps one wgmma group queued
+// (wgmma.wait_group 1); a stage's empty barrier counts the 4 warps of the one consumer that read it.
+// Cost: 1.33x the L2->SM bytes and 1.2x the shared-memory operand reads per FLOP of 128x256 tiles.
+// Prediction: no tile-boundary idle time: +1-3 % of cycles where K = 4096, about +1 % at K = 8192,
+// less the extra traffic's energy at the power cap.
 // SASS: HGMMA.64x128x16 (8 per K tile), WARPGROUP.DEPBAR.LE gsb0, 0x1 in the K loop, and the order
 // barriers' extra SYNCS waits before each mainloop.
-// Expected (written before the exploratory runs): no tile-boundary idle time, so +1-3 % of cycles
-// where K = 4096 (a tile boundary per 64 K tiles) and about +1 % at K = 8192, less the extra L2 and
-// shared-memory traffic's energy at the power cap; no stream-K, so it gives back 21's +1.5-2 % at
-// 8192^3 (a lone consumer on the last half-wave runs at the full tensor rate and recovers part of it).
-// Exploratory runs (same kernel, paired with cuBLAS, two processes): 16384x4096x4096 1.066x cuBLAS
-// against 21's 1.028x; ncu there: 1108.0 k SM cycles against 21's 1123.1 k, tensor pipe 96.4 % against
-// 96.0 %, L2 bytes 1.38x.
-// First measured (H200, make bench 2026-12-01, before the order barriers took 4 arrivals): 689.2
-// TFLOP/s at 4096^3 (1.006x cuBLAS), 675.6 at 8192^3 (1.040x); 21 in the same run 1.003x / 1.039x:
-// level. The sweep (make bench-sweep): ahead of 21 against cuBLASLt's best on 11 of 12 shapes,
-// worst shape 0.972x (21: 0.947x). Sustained for 3 s at 8192^3: 646.9 TFLOP/s at 1359 MHz, 0.934
-// TFLOP/J, 0.961x cuBLAS (21: 683.3 at 1437 MHz, 0.988 TFLOP/J, 1.019x): the same fraction of the
-// speed of light at its clock as 21, 5.8 % more energy per FLOP, so at the cap a lower clock. The
-// paired burst ratio shares one clock between the kernels it compares and so measures cycles;
-// sustained, each kernel sets its own clock by its power (docs/hopper_ladder.md, "Step 22").
-// Measured (H200, make bench 2026-12-02, paired, settled): 681.3 TFLOP/s at 4096 (1.006x cuBLAS), 659.1
-// at 8192 (1.034x): the fixed kernel, in the run of step 23 (a hotter day: cuBLAS alone made 642-659
-// TFLOP/s at 8192^3 there against 665-693 on 12-01); sustained at 8192^3 625.1 TFLOP/s, 0.903 TFLOP/J,
-// 0.957x cuBLAS.
 // Supports: K % 8 == 0, any M, N >= 1 (TMA clips; else register stores), < 2^30 tiles. sm_90a.
 // Run: make run STEP=22 M=16384 N=4096 K=4096
 #include <cuda_bf16.h>

@@ -1,48 +1,22 @@
-// Step 23 — stream-K for the ping-pong kernel: step 22's consumers, step 21's split of the last wave,
-// and the wgmma descriptors back in uniform registers.
-// 1. Stream-K. A ping-pong block runs one mainloop at a time (its two consumers take turns on the
-//    tensor cores), so a wave is one 128x128 tile per SM: 8192^3 is 4096 tiles on 132 SMs, 31 waves
-//    and one of 4 tiles (128 SMs idle for 1/32 of the run); 16384x4096 is the same; 6144^3 is 2304
-//    tiles, 17 waves and one of 60. As in step 21, the last wave's tiles (plus one full wave when it
-//    is under half full) are shared out by K tiles: block b of P takes [b*I/P, (b+1)*I/P) of their
-//    I = tiles * k_tiles K tiles, crossing tile boundaries, and each piece of that range is one work
-//    item of the block, after its data-parallel tiles. Items alternate between the two consumers as
-//    tiles do in step 22 (item j is consumer j % 2's), so the order barriers and the ring skipping
-//    carry over unchanged; a piece is just an item with fewer K tiles. Unlike 21, the split runs only
-//    with at least MIN_WAVES full waves or under a quarter wave of tiles (measured: make_split). A consumer that ends a piece
-//    short of a whole tile writes its 128x128 fp32 partial (64 KB) to the workspace and counts it
-//    with an atomic; the one that counts the tile's last piece sums them all in block order and
-//    stores the tile. The fixup runs in the consumer's epilogue, under the other consumer's mainloop.
-// 2. Uniform registers. ptxas built all of step 22's wgmma descriptors in vector registers and moved
-//    them over with R2UR (32 per K tile; 139 instructions in the K loop against 21's 81): the stage
-//    depends on which consumer runs, and the consumer index, threadIdx.x / 128, is not warp-uniform as
-//    far as ptxas can tell. Broadcasting it from lane 0 (__shfl_sync) tells it so, and every
-//    descriptor is then a uniform-datapath value (0 R2UR in the loop); adding each k16 step's offset to
-//    one descriptor per stage instead of rebuilding it (make_desc_k_sw128 masks and shifts the whole
-//    address each time) leaves 68 instructions in the K loop. CUTLASS broadcasts its warpgroup index
-//    the same way (canonical_warp_group_idx).
-// SASS: 22's, with the descriptors built by U* instructions between the full-barrier wait and the
-// wgmmas, plus the fixup's ATOMG.E.ADD, MEMBAR.SC.GPU and STG.E.STRONG.GPU/LDG.E.STRONG.GPU (128-bit)
-// in the stream-K part.
-// Expected (before measuring): the stream-K gain of step 21 where the last wave is nearly empty:
-// +2.5-3 % at 8192^3 and 16384x4096 (32 waves' time for 31.03 waves of work, less the fixup), about
-// +2 % at 6144^3, nothing at 4096^3 (100 of 132 SMs busy in the last wave: make_split declines).
-// The uniform descriptors cut the consumer's instructions per K tile from 139 to 68 and the issue
-// slots from 30 % to near 21's 17 %; where the tensor pipe already runs 99 % busy that moves no
-// cycles, and at the power cap perhaps 1 % of energy.
-// Measured (H200, make bench 2026-12-02, paired, settled): 672.6 TFLOP/s at 4096 (1.011x cuBLAS), 667.9
-// at 8192 (1.034x; five more processes 1.031-1.054x, 22 in the same run 1.033-1.040x); no stream-K at
-// 4096^3, so there the gain is the uniform descriptors' (five processes 1.009-1.011x against 22's
-// 1.000-1.004x). With stream-K forced at 4096^3 (FIXUP_K_TILES 8, an exploratory build) it lost:
-// 0.983x cuBLAS. 16384x4096x4096 (31 waves and 4 tiles): 1.061x cuBLAS against 22's 1.046x (sweep).
-// Sustained for 3 s at 8192^3: 634.8 TFLOP/s at 1314 MHz, 0.9185 TFLOP/J, 0.968x cuBLAS (22: 625.1,
-// 0.903, 0.957x); ncu at 8192^3: issue slots 15.2 % busy (22: 29.8 %, 21: 17.0 %). make bench-waves
-// (M = K = 4096) with 21's rule unchanged: stream-K lost to 22 wherever it ran with 0-3 full waves
-// (N = 256: 0.735x cuBLAS against 0.862x), hence MIN_WAVES; with it 0.776-1.077x, ahead of 22 on 28
-// of the 32 shapes.
+// Step 23 — stream-K on the ping-pong kernel, on step 22 (step 21's split joins it). Two lessons,
+// said so:
+// 1. Stream-K. A ping-pong block runs one mainloop at a time, so a wave is one 128x128 tile per SM:
+//    8192^3 is 4096 tiles on 132 SMs, 31 waves and one of 4 tiles. As in step 21, the last wave's
+//    tiles are shared out by K tiles (common/kernel_lib/stream_k.hpp); each piece is one more work
+//    item of the block, after its data-parallel tiles, and items alternate between the consumers as
+//    tiles do in step 22, so the order barriers and the ring skipping carry over. Unlike 21, the split
+//    runs only with at least MIN_WAVES full waves or under a quarter wave of tiles (make_split says
+//    why). The fixup runs in the consumer's epilogue, under the other consumer's mainloop.
+// 2. Uniform registers. ptxas built step 22's wgmma descriptors in vector registers and moved them
+//    over with R2UR (32 per K tile), because threadIdx.x / 128 is not warp-uniform as far as it can
+//    tell. Broadcasting the warpgroup index from lane 0 (__shfl_sync, as CUTLASS does) and adding each
+//    k16 step's offset to one descriptor per stage puts every descriptor in uniform registers.
+// Prediction: +2.5-3 % at 8192^3 and 16384x4096 (32 waves' time for 31.03 waves of work, less the
+// fixup), nothing from stream-K at 4096^3; the descriptors cut the K loop from 139 to 68
+// instructions, which moves no cycles where the tensor pipe is 99 % busy (perhaps 1 % of energy).
+// SASS: 22's, with 0 R2UR and U* descriptor arithmetic in the K loop (make diff B=23), plus the
+// fixup's ATOMG.E.ADD, MEMBAR.SC.GPU and 128-bit STRONG.GPU loads and stores.
 // Supports: K % 8 == 0, any M, N >= 1 (TMA clips; else register stores), < 2^30 tiles. sm_90a.
-// Workspace (Step::workspace_bytes): 2P fp32 tiles of 128x128 (17.3 MB on 132 SMs) and counters when
-// stream-K runs.
 // Run: make run STEP=23 M=8192 N=8192 K=8192
 #include <cuda_bf16.h>
 

@@ -207,7 +207,8 @@ def announce_writes(args, out, bins):
     else:
         files = [out / f"{slug}{suffix}" for suffix in (".csv", "_sustained.csv", "_series.csv", "_stability.csv", ".meta.json")]
         if not args.no_docs:
-            files += [ROOT / "README.md", ROOT / "docs" / "results.md", ROOT / "docs" / "img" / "steps.png"]
+            files += [ROOT / "README.md", ROOT / "docs" / "results.md", ROOT / "docs" / "img" / "steps.png",
+                      ROOT / "docs" / "*.md (their measured blocks)"]
     tracked = set()
     try:
         listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--", *map(str, files)], capture_output=True,
@@ -371,6 +372,8 @@ def main():
     if not args.no_docs:
         subprocess.run([sys.executable, str(ROOT / "scripts" / "results_table.py"), str(out / f"{slug}.csv"),
                         "--readme", str(ROOT / "README.md"), "--full", str(ROOT / "docs" / "results.md")], check=False)
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "book_numbers.py"), "--csv",
+                        str((out / f"{slug}.csv").resolve())], check=False)
         try:
             import matplotlib  # noqa: F401
             subprocess.run([sys.executable, str(ROOT / "scripts" / "plot_steps.py"), str(out / f"{slug}.csv")], check=False)

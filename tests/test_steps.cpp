@@ -229,3 +229,31 @@ TEST_CASE("scripts/docs_deps.sh: the matplotlib advice fits the python3 it finds
   CHECK(ok.output.empty());
   fs::remove_all(dir);
 }
+
+TEST_CASE("the book's measured blocks are what the committed CSV says (scripts/book_numbers.py)", "[cpu][steps][docs]") {
+  if (!gemm_test::have_repo("scripts/book_numbers.py and docs/")) return;
+  const fs::path repo = gemm_test::repo_dir();
+  const auto r = gemm_test::run_command("python3 " + quote((repo / "scripts/book_numbers.py").string()) + " --root " +
+                                        quote(repo.string()) + " --check");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains(", 0 stale"));
+  // A stale block fails: a copy of the CSV with one step's TFLOP/s changed.
+  const fs::path tmp = gemm_test::binary_dir().parent_path() / "book-numbers-test";
+  fs::remove_all(tmp);
+  fs::create_directories(tmp / "docs");
+  fs::create_directories(tmp / "results");
+  fs::create_directories(tmp / "scripts");
+  fs::copy(repo / "kernels", tmp / "kernels", fs::copy_options::recursive);
+  std::ofstream(tmp / "docs/t.md") << "<!-- measured:14 -->\nold\n<!-- /measured -->\n";
+  fs::copy_file(repo / "results/nvidia_h200.csv", tmp / "results/nvidia_h200.csv");
+  const std::string py = "python3 " + quote((repo / "scripts/book_numbers.py").string()) + " --root " + quote(tmp.string());
+  auto stale = gemm_test::run_command(py + " --check");
+  CHECK(stale.status == 1);
+  CHECK_THAT(stale.output, Catch::Contains("docs/t.md: measured:14"));
+  CHECK(gemm_test::run_command(py).status == 0);
+  const auto fresh = gemm_test::run_command(py + " --check");
+  CHECK(fresh.status == 0);
+  CHECK_THAT(slurp(tmp / "docs/t.md"), Catch::Contains("TFLOP/s at 4096³") && Catch::Contains("(its parent 13: "));
+  fs::remove_all(tmp);
+}
