@@ -89,7 +89,8 @@ def main():
     args = ap.parse_args()
     root = pathlib.Path(args.root)
     files = [pathlib.Path(f) for f in args.files] or sorted(
-        [root / "README.md"] + list((root / "docs").glob("*.md")) + list((root / "sass_annotations").glob("*.md")))
+        [root / "README.md"] + list((root / "docs").glob("*.md")) + list((root / "docs").glob("notebook/*.md"))
+        + list((root / "sass_annotations").glob("*.md")))
     bad = checked = 0
     known = repo_paths(root)
     for md in files:

@@ -257,3 +257,30 @@ TEST_CASE("the book's measured blocks are what the committed CSV says (scripts/b
   CHECK_THAT(slurp(tmp / "docs/t.md"), Catch::Contains("TFLOP/s at 4096³") && Catch::Contains("(its parent 13: "));
   fs::remove_all(tmp);
 }
+
+TEST_CASE("the code the book quotes is in the named file, in order (scripts/check_quotes.py)", "[cpu][steps][docs]") {
+  if (!gemm_test::have_repo("scripts/check_quotes.py and docs/")) return;
+  const fs::path repo = gemm_test::repo_dir();
+  const std::string tool = "python3 " + quote((repo / "scripts/check_quotes.py").string());
+  const auto r = gemm_test::run_command(tool + " --root " + quote(repo.string()));
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains(", 0 not in their source"));
+  // The twin: a quote of step 11 whose lines are all in the file, once in order and once not.
+  const fs::path tmp = gemm_test::binary_dir().parent_path() / "check-quotes-test";
+  fs::remove_all(tmp);
+  fs::create_directories(tmp / "docs");
+  fs::create_directories(tmp / "kernels");
+  fs::copy_file(repo / "kernels/11_wgmma_tma.cu", tmp / "kernels/11_wgmma_tma.cu");
+  std::ofstream(tmp / "docs/t.md")
+      << "```cuda\n// kernels/11_wgmma_tma.cu\n  ptx::mbarrier_arrive_expect_tx(&s.full, TILE_BYTES);\n// ...\n"
+         "ptx::tma_load_2d(s.b, &tmap_b, kt * BK, n0, &s.full);\n```\n\n"
+         "```cuda\n// kernels/11_wgmma_tma.cu\nptx::tma_load_2d(s.b, &tmap_b, kt * BK, n0, &s.full);\n// ...\n"
+         "ptx::mbarrier_arrive_expect_tx(&s.full, TILE_BYTES);\n```\n";
+  const auto twin = gemm_test::run_command(tool + " --root " + quote(tmp.string()));
+  INFO(twin.output);
+  CHECK(twin.status == 1);
+  CHECK_THAT(twin.output, Catch::Contains("docs/t.md:9: not in kernels/11_wgmma_tma.cu") &&
+                              Catch::Contains("2 checked in 1 files, 1 not in their source"));
+  fs::remove_all(tmp);
+}
