@@ -481,3 +481,27 @@ TEST_CASE("every step has its .expect, its place in the README's tree and result
   }
   CHECK(steps >= 16);  // 00-14 and 09b
 }
+
+TEST_CASE("sass lines: an inlined instruction belongs to its innermost line of the step (step 23's HGMMAs to the wgmma call)", "[sass][html]") {
+  if (!have_objects_or_skip()) return;
+  // nvdisasm prints one //## line per inlining level; the attribution must take the innermost level that
+  // lies in the step's file (the wgmma call inside the consumer's lambda), not the outermost (the lambda's
+  // call sites, which once owned about 80 % of the kernel).
+  const Run hgmma = sass_py("lines 23 --opcode HGMMA");
+  INFO(hgmma.out);
+  REQUIRE(hgmma.status == 0);
+  const auto rows = lines_starting(hgmma.out.substr(hgmma.out.find('\n') + 1), " ");
+  REQUIRE(!rows.empty());
+  CHECK_THAT(rows.front(), Catch::Contains("ptx::wgmma_m64n128k16_bf16("));
+  const Run all = sass_py("lines 23");
+  REQUIRE(all.status == 0);
+  const std::string head = all.out.substr(0, all.out.find('\n'));
+  const long total = std::stol(head.substr(head.find(": ") + 2));
+  long in_calls = 0;
+  std::istringstream in(all.out);
+  for (std::string l; std::getline(in, l);)
+    if (l.find("compute(") != std::string::npos) in_calls += std::stol(l);
+  INFO("instructions on the compute(...) call lines: " << in_calls << " of " << total);
+  CHECK(total > 1000);
+  CHECK(in_calls * 20 < total);  // under 5 %
+}

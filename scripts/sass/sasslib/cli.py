@@ -12,6 +12,7 @@ the cubin's .nv_debug_ptx_txt section, so `ptx` needs no nvcc either.
   sass.py --build build resources       docs/resources.md (registers, smem, occupancy, waves)
   sass.py --build build constants 14    the constants of step 14's source (`--eval EXPR`: one value)
   sass.py --build build html [06]       build/sass-html/: source beside SASS (--diff 05 06: diff page)
+  sass.py --build build lines 23 [--opcode HGMMA]  instructions per source line of step 23's kernels
   sass.py selftest                      the parsers and the checker on hand-made listings
 
 The file formats (clean SASS, expectations) are described in sass_annotations/README.md.
@@ -76,6 +77,9 @@ def main():
     p.add_argument("png")
     p.add_argument("--fragment", default="", help="the #fragment: L84 pins source line 84, k1 selects kernel 1")
     p.add_argument("--size", default="1600,1000", help="window size W,H")
+    p = sub.add_parser("lines", help="instructions per source line of a step (innermost line of the step's file)")
+    p.add_argument("step")
+    p.add_argument("--opcode", help="count only instructions whose opcode starts with this (e.g. HGMMA)")
     sub.add_parser("selftest")
     sub.add_parser("tools", help="print where cuobjdump and nvdisasm were found")
     args = ap.parse_args()
@@ -117,6 +121,9 @@ def main():
         elif args.cmd == "html-screenshot":
             from .browser import cmd_screenshot
             return cmd_screenshot(args)
+        elif args.cmd == "lines":
+            from .page import cmd_lines
+            return cmd_lines(args)
         elif args.cmd == "selftest":
             return selftest()
         elif args.cmd == "tools":

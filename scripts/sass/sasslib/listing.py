@@ -74,22 +74,39 @@ def split_insn(text):
     return pred, parts[0] if parts else "", parts[1] if len(parts) > 1 else ""
 
 
+def location_chain(group):
+    """The inlining chain, innermost first, of one run of `//##` lines. nvdisasm -gi prints one line per
+    level, innermost first: `File A, line 100 inlined at File B, line 185`, then `File B, line 185
+    inlined at File B, line 269`, then `File B, line 269`; so the chain is the first line's two
+    locations and then each later line's outer one (wgmma.cuh:100 <- B:185 <- B:269)."""
+    chain = []
+    for s in group:
+        locs = [(f, int(n)) for f, n in LOC_RE.findall(s)]
+        for loc in locs if not chain else locs[1:] or locs:
+            if not chain or chain[-1] != loc:
+                chain.append(loc)
+    return tuple(chain)
+
+
 def parse_nvdisasm(text):
-    """Functions of one cubin, in order, from `nvdisasm -c -gi`."""
-    funcs, cur, loc, pending = [], None, (), []
+    """Functions of one cubin, in order, from `nvdisasm -c -gi`. Each instruction's `loc` is its whole
+    inlining chain (location_chain), innermost first."""
+    funcs, cur, loc, pending, group = [], None, (), [], []
     for line in text.splitlines():
         s = line.strip()
         m = re.match(r"^\.text\.(\S+):$", s)
         if m:
             cur = Function(m.group(1), [], {})
             funcs.append(cur)
-            loc, pending = (), []
+            loc, pending, group = (), [], []
             continue
         if cur is None:
             continue
         if s.startswith("//##"):
-            loc = tuple((f, int(n)) for f, n in LOC_RE.findall(s))
+            group.append(s)  # consecutive lines are the levels of one chain
+            loc = location_chain(group)
             continue
+        group = []
         m = re.match(r"^(\.L\w+):$", s)
         if m:
             pending.append(m.group(1))

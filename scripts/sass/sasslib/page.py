@@ -46,9 +46,18 @@ def code_html(text):
 # What a step page shows
 # ----------------------------------------------------------------------------------------------
 
+def call_chain(chain, src_rel):
+    """The "inlined from" column: the instruction's whole inlining chain, innermost first, the step's own
+    lines as `:N` ("wgmma.cuh:100 ← :185 ← :269": a wrapper's line, inlined at the step's line 185,
+    itself in a lambda called at line 269); "" when the instruction comes from one line of the step."""
+    if len(chain) <= 1 and (not chain or chain[0][0] == src_rel):
+        return ""
+    return " ← ".join(f":{n}" if f == src_rel else f"{os.path.basename(f)}:{n}" for f, n in chain)
+
+
 def kernel_views(unit):
-    """Per kernel function: its clean form, each instruction's step-source line (the first frame of its
-    -lineinfo inlining chain that is in the step's file) and its innermost location."""
+    """Per kernel function: its clean form, each instruction's step-source line (the innermost frame of
+    its -lineinfo inlining chain that is in the step's file) and the chain itself (call_chain)."""
     ensure_dumped(unit)
     dis = os.path.join(unit.out, unit.name + ".nvdisasm.sass")
     if not os.path.exists(dis):
@@ -65,10 +74,28 @@ def kernel_views(unit):
         for ins in insns:
             chain = [(src_path(f), n) for f, n in ins.loc]
             lines.append(next((n for f, n in chain if f == src_rel), None))
-            inner = chain[0] if chain else None
-            where.append("" if inner is None or inner[0] == src_rel else f"{os.path.basename(inner[0])}:{inner[1]}")
+            where.append(call_chain(chain, src_rel))
         views.append({"base": base, "clean": clean, "lines": lines, "where": where})
     return views
+
+
+def cmd_lines(args):
+    """`lines`: per kernel function, each source line of the step with the instructions attributed to it
+    (the innermost frame in the step's file), most first; --opcode keeps one kind."""
+    unit = find_unit(args.build, args.step)
+    src = open(unit.source).read().splitlines()
+    for v in kernel_views(unit):
+        counts = {}
+        for ins, line in zip(v["clean"].insns, v["lines"]):
+            if args.opcode and not ins.opcode.startswith(args.opcode):
+                continue
+            counts[line] = counts.get(line, 0) + 1
+        total = sum(counts.values())
+        print(f"{v['base']}: {total} instructions{' ' + args.opcode if args.opcode else ''}")
+        for line, n in sorted(counts.items(), key=lambda x: (-x[1], x[0] or 0)):
+            text = src[line - 1].strip() if line and line <= len(src) else "(no line of the step)"
+            print(f"{n:6d}  {'' if line is None else line:>5}  {text[:100]}")
+    return 0
 
 
 def annotation_notes(unit):
