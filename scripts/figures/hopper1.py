@@ -351,3 +351,90 @@ def tma_box():
                  "row r's chunk c goes to chunk c XOR (r % 8)\n(step 13's box; B's "
                  f"{c['BN']} x {BK} box is swizzled the same way)", fontsize=13, y=0.985)
     return fig
+
+
+# ---------------------------------------------------------------------------------------------------
+@style.figure("mbarrier_ring",
+              "Step 13's ring of STAGES = 4 stages, each with a full and an empty mbarrier: K tile kt uses stage "
+              "kt % 4 in round kt / 4; the consumer waits for full[s] with parity round & 1, the producer for "
+              "empty[s] with the opposite parity, which a fresh barrier grants at once, so the first four "
+              "loads go out without waiting")
+def mbarrier_ring():
+    c = k("13")
+    S, BM, BN, BK, WARPS = c["STAGES"], c["BM"], c["BN"], c["BK"], c["CONSUMER_WARPS"]
+    stage_bytes = c["STAGE_BYTES"]
+    assert stage_bytes == (BM + BN) * BK * BF16
+    n_kt = 3 * S
+    stage_face = [style.CYAN, style.YELLOW, "#99ddaa", "#ddaacc"]
+    fig = plt.figure(figsize=(14, 11))
+    # Top: the ring and its two barriers per stage.
+    top = fig.add_axes((0.02, 0.64, 0.96, 0.28))
+    top.set_xlim(-3.2, 4 * S + 3.2)
+    top.set_ylim(4.4, -2.0)
+    top.axis("off")
+    for s in range(S):
+        x = 4 * s + 0.3
+        box(top, x, 0, 3.4, 1.6, stage_face[s], lw=1.2)
+        top.text(x + 1.7, 0.8, f"stage {s}\nsA[{s}] {BM * BK * BF16 // 1024} KB + sB[{s}] {BN * BK * BF16 // 1024} KB",
+                 ha="center", va="center", fontsize=10)
+        box(top, x, 2.0, 1.6, 0.9, "white", lw=1.2)
+        top.text(x + 0.8, 2.45, f"full[{s}]", ha="center", va="center", fontsize=10, fontweight="bold")
+        box(top, x + 1.8, 2.0, 1.6, 0.9, "white", lw=1.2)
+        top.text(x + 2.6, 2.45, f"empty[{s}]", ha="center", va="center", fontsize=10, fontweight="bold")
+    top.text(-3.1, 0.8, "producer\n(thread 0 of\nwarpgroup 0)", ha="left", va="center", fontsize=10.5,
+             fontweight="bold")
+    top.text(4 * S + 3.1, 0.8, "consumer\n(warpgroup 1,\n4 warps)", ha="right", va="center", fontsize=10.5,
+             fontweight="bold")
+    top.text(2 * S, 3.25,
+             f"full[s]: 1 arrival (the producer's arrive.expect_tx) + {stage_bytes} bytes from the two TMA copies "
+             f"complete a phase: \"the stage's K tile has landed\"\n"
+             f"empty[s]: {WARPS} arrivals (lane 0 of each consumer warp, after its wgmma.wait_group 0) complete a "
+             f"phase: \"the stage may be overwritten\"", ha="center", va="top", fontsize=10)
+    for s in range(S - 1):
+        arrow(top, (4 * s + 3.75, 0.8), (4 * s + 4.25, 0.8), lw=1.6)
+    arrow(top, (4 * (S - 1) + 2.0, -0.02), (1.6, -0.02), lw=1.6, rad=0.08)
+    top.text(2 * S, -1.3, f"after stage {S - 1} the ring wraps to stage 0: the round goes up by one and the "
+             "parity each wait tests flips", ha="center", va="bottom", fontsize=10.5)
+    # Bottom: what each K tile waits for.
+    ax = fig.add_axes((0.02, 0.04, 0.96, 0.58))
+    ax.set_xlim(-6.2, n_kt + 0.1)
+    rows = ["K tile kt", "stage s = kt % 4", "round r = kt / 4",
+            "producer: wait empty[s],\nparity (r & 1) ^ 1",
+            "producer: expect_tx + 2 TMA\n→ full[s] completes phase r",
+            "consumer: wait full[s],\nparity r & 1",
+            f"consumer: wgmmas, then {WARPS} warps\narrive → empty[s] completes phase r"]
+    heights = [0.7, 0.7, 0.7, 1.3, 1.3, 1.3, 1.3]
+    ys = [sum(heights[:i]) for i in range(len(rows))]
+    ax.set_ylim(ys[-1] + heights[-1] + 1.4, -0.1)
+    ax.axis("off")
+    for i, (label, y, h) in enumerate(zip(rows, ys, heights)):
+        ax.text(-0.15, y + h / 2, label, ha="right", va="center", fontsize=10,
+                fontweight="bold" if i in (3, 5) else None)
+    for kt in range(n_kt):
+        s, r = kt % S, kt // S
+        cells = [(str(kt), "white", 11), (str(s), stage_face[s], 11), (str(r), "white", 11),
+                 (f"parity {(r & 1) ^ 1}" + ("\nat once" if r == 0 else f"\nafter kt {kt - S}"),
+                  stage_face[s], 9),
+                 (f"full[{s}]\nphase {r}", "white", 9),
+                 (f"parity {r & 1}\nfull[{s}]", stage_face[s], 9),
+                 (f"empty[{s}]\nphase {r}", "white", 9)]
+        for (text, face, fs), y, h in zip(cells, ys, heights):
+            box(ax, kt, y, 1, h, face, edge="#777777", lw=0.6)
+            ax.text(kt + 0.5, y + h / 2, text, ha="center", va="center", fontsize=fs)
+        ax.plot([kt + 0.5] * 2, [ys[4] + heights[4] - 0.05, ys[5] + 0.05], color="#555555", lw=1)
+    for r in range(n_kt // S):
+        ax.plot([S * r] * 2, [0, ys[-1] + heights[-1]], color="black", lw=2.2, zorder=4)
+    ax.plot([n_kt] * 2, [0, ys[-1] + heights[-1]], color="black", lw=2.2, zorder=4)
+    kt = 1  # one example: the consumer's release of K tile 1 lets the producer refill stage 1 with K tile 5
+    arrow(ax, (kt + 0.8, ys[6] + 0.2), (kt + S + 0.2, ys[3] + heights[3] - 0.15), color=style.PURPLE, lw=2.2,
+          rad=-0.2, ms=16)
+    ax.text(n_kt / 2, ys[-1] + heights[-1] + 0.2,
+            f"purple arrow (one of many): the consumer's release of K tile kt lets the producer refill that stage "
+            f"with K tile kt + {S}.\nwait(parity p) returns once the barrier's phase of parity p has completed; a fresh barrier "
+            "is in phase 0, so waiting for parity 1 returns at once.\nA barrier's phase r completes in round r, "
+            "so the consumer's parity is r & 1; the producer's wait in round r needs phase r - 1 of empty[s].",
+            ha="center", va="top", fontsize=10)
+    fig.suptitle(f"Step 13's ring: {S} stages, a full and an empty mbarrier each; K tile kt waits on stage kt % {S} "
+                 f"with the parity of its round\n(kernels/13_warp_specialization.cu; steps 15 on carry the same "
+                 "stage and phase in pipe::PipeState)", fontsize=13, y=0.985)
+    return fig
