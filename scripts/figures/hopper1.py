@@ -438,3 +438,148 @@ def mbarrier_ring():
                  f"with the parity of its round\n(kernels/13_warp_specialization.cu; steps 15 on carry the same "
                  "stage and phase in pipe::PipeState)", fontsize=13, y=0.985)
     return fig
+
+
+# ---------------------------------------------------------------------------------------------------
+def trace_path(step):
+    return style.ROOT / "results" / "traces" / f"nvidia_h200_trace_{step}_8192.json.gz"
+
+
+@functools.lru_cache(maxsize=None)
+def trace_medians(step, first_kt=3):
+    """Median lengths (microseconds) of a committed 8192^3 trace's intervals over K tiles >= first_kt (the
+    first ones include the cold start): 'wait full', 'wgmma', 'producer: wait empty', and the gaps between
+    one interval of a warpgroup and its next ('wait->mma', 'mma->wait', 'producer' between two waits)."""
+    events = json.loads(gzip.decompress(trace_path(step).read_bytes()))["traceEvents"]
+    lengths, lanes = defaultdict(list), defaultdict(list)
+    for e in events:
+        lanes[(e["pid"], e["args"]["block"], e["args"]["wg"])].append(e)
+        if e["args"]["kt"] >= first_kt:
+            lengths[e["name"]].append(e["dur"])
+    for lane in lanes.values():
+        lane.sort(key=lambda e: e["ts"])
+        for a, b in zip(lane, lane[1:]):
+            if a["args"]["kt"] < first_kt:
+                continue
+            gap = b["ts"] - a["ts"] - a["dur"]
+            pair = (a["name"], b["name"])
+            if pair == ("wait full", "wgmma"):
+                lengths["wait->mma"].append(gap)
+            elif pair == ("wgmma", "wait full"):
+                lengths["mma->wait"].append(gap)
+            elif pair == ("producer: wait empty", "producer: wait empty"):
+                lengths["producer"].append(gap)
+    return {name: statistics.median(v) for name, v in lengths.items()}
+
+
+@style.figure("one_stage_vs_ring",
+              "Schematic timelines of one block (not to scale beyond the medians used): step 12 issues a K "
+              "tile's TMA, waits for it, runs the wgmmas, synchronizes and only then loads the next tile; "
+              "step 13's producer keeps up to STAGES = 4 loads ahead, so the consumer finds each stage full "
+              "and runs wgmmas back to back")
+def one_stage_vs_ring():
+    S = k("13")["STAGES"]
+    m12, m13 = trace_medians("12"), trace_medians("13")
+    load = m12["wait full"]  # step 12 issues right before it waits: its wait is the load's latency
+    window = 9.0
+    # Step 12: issue, wait (= the load), wgmma, fence + __syncthreads + next issue.
+    s12 = {"load": [], "wait": [], "mma": [], "other": []}
+    t, kt = 0.0, 0
+    while t < window:
+        s12["load"].append((t, load, kt))
+        s12["wait"].append((t, load, kt))
+        t += load + m12["wait->mma"]
+        s12["mma"].append((t, m12["wgmma"], kt))
+        t += m12["wgmma"]
+        s12["other"].append((t, m12["mma->wait"], kt))
+        t += m12["mma->wait"]
+        kt += 1
+    # Step 13: the producer waits for empty[s] (at once in round 0), issues, moves on; the consumer waits
+    # for full[s] (at least the median wait of a stage already full), runs the wgmmas, releases the stage.
+    s13 = {"load": [], "wait": [], "mma": [], "empty": [], "issue": [], "other": []}
+    landed, released = {}, {}
+    p, c, kt = 0.0, 0.0, 0
+    while c < window:
+        for pk in range(len(landed), kt + S):  # the producer runs as far ahead as the ring allows
+            if pk >= S:
+                if pk - S not in released:
+                    break
+                if released[pk - S] > p:
+                    s13["empty"].append((p, released[pk - S] - p, pk))
+                    p = released[pk - S]
+            s13["issue"].append(p)
+            s13["load"].append((p, load, pk))
+            landed[pk] = p + load
+            p += m13["producer"]
+        start = c
+        c = max(c + m13["wait full"], landed[kt])
+        s13["wait"].append((start, c - start, kt))
+        c += m13["wait->mma"]
+        s13["mma"].append((c, m13["wgmma"], kt))
+        c += m13["wgmma"]
+        released[kt] = c
+        s13["other"].append((c, m13["mma->wait"], kt))
+        c += m13["mma->wait"]
+        kt += 1
+    blocks12 = resources("12")["blocks"]
+    fig, axes = plt.subplots(2, 1, figsize=(14, 8.4), sharex=True, gridspec_kw={"height_ratios": [2, 3.4]})
+
+    def bars(ax, items, y, h, face, label_kt=False, color="black", fs=8.5):
+        for start, length, kt_ in items:
+            if start >= window:
+                continue
+            ax.broken_barh([(start, min(length, window - start))], (y - h / 2, h), facecolors=face,
+                           edgecolors="black", linewidth=0.6)
+            if label_kt and start + length / 2 < window:
+                ax.text(start + length / 2, y, str(kt_), ha="center", va="center", fontsize=fs, color=color)
+
+    done = lambda sched: sum(1 for start, length, _ in sched["mma"] if start + length <= window)
+    ax = axes[0]
+    bars(ax, s12["load"], 1, 0.5, LOAD, label_kt=True)
+    bars(ax, s12["wait"], 0, 0.6, WAIT)
+    bars(ax, s12["mma"], 0, 0.6, C, label_kt=True, color="white", fs=9.5)
+    bars(ax, s12["other"], 0, 0.6, IDLE)
+    ax.set_yticks([0, 1], ["warpgroup\n(all 128 threads)", "TMA load\nin flight"], fontsize=10)
+    ax.set_ylim(-0.7, 1.6)
+    ax.set_title(f"step 12, one stage: load → wait → wgmma → __syncthreads, one K tile at a time "
+                 f"({done(s12)} K tiles finish in {window:.0f} µs)", fontsize=11.5, loc="left")
+    ax = axes[1]
+    for s in range(S):
+        bars(ax, [b for b in s13["load"] if b[2] % S == s], 1 + s * 0.55, 0.45, LOAD, label_kt=True)
+    bars(ax, s13["empty"], 1 + S * 0.55 + 0.2, 0.5, style.GREY)
+    for x in s13["issue"]:
+        if x < window:
+            ax.plot([x, x], [1 + S * 0.55 - 0.05, 1 + S * 0.55 + 0.5], color="black", lw=1.6)
+    bars(ax, s13["wait"], 0, 0.6, WAIT)
+    bars(ax, s13["mma"], 0, 0.6, C, label_kt=True, color="white", fs=9.5)
+    bars(ax, s13["other"], 0, 0.6, IDLE)
+    ax.set_yticks([0] + [1 + s * 0.55 for s in range(S)] + [1 + S * 0.55 + 0.2],
+                  ["consumer\nwarpgroup"] + [f"load into stage {s}" for s in range(S)]
+                  + ["producer (thread 0)"], fontsize=10)
+    ax.set_ylim(-0.7, 1 + S * 0.55 + 0.7)
+    ax.set_title(f"step 13, a ring of {S} stages: the producer issues as soon as a stage is empty "
+                 f"({done(s13)} K tiles finish in {window:.0f} µs)", fontsize=11.5, loc="left")
+    ax.set_xlim(0, window)
+    ax.set_xlabel("time (µs) from the block's first load", fontsize=10)
+    from matplotlib.patches import Patch
+    from matplotlib.lines import Line2D
+    handles = [Patch(facecolor=LOAD, edgecolor="black", label="TMA load in flight (number: K tile)"),
+               Patch(facecolor=WAIT, edgecolor="black", label="wait full[s]"),
+               Patch(facecolor=C, edgecolor="black", label="wgmmas of a K tile"),
+               Patch(facecolor=IDLE, edgecolor="black", label="fences, arrive on empty / __syncthreads + issue"),
+               Patch(facecolor=style.GREY, edgecolor="black", label="producer: wait empty[s]"),
+               Line2D([], [], color="black", lw=1.6, label="producer: expect_tx + 2 TMA issued")]
+    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=9.5, frameon=False, bbox_to_anchor=(0.5, 0.0))
+    fig.text(0.5, 0.005,
+             "Schematic, not to scale beyond these medians (µs) of the 8192³ traces, K tiles ≥ 3 "
+             "(results/traces/nvidia_h200_trace_{12,13}_8192.json.gz):\n"
+             f"step 12: wait {m12['wait full']:.3f}, wgmma {m12['wgmma']:.3f}, gaps {m12['wait->mma']:.3f} + "
+             f"{m12['mma->wait']:.3f};  step 13: wait {m13['wait full']:.3f}, wgmma {m13['wgmma']:.3f}, gaps "
+             f"{m13['wait->mma']:.3f} + {m13['mma->wait']:.3f}, producer between issues {m13['producer']:.3f}.\n"
+             f"The loads are not traced: each is drawn as long as step 12's median wait. Step 12 runs {blocks12} "
+             "blocks per SM (docs/resources.md) whose wgmmas fill some of each other's waits; step 13 runs one.",
+             ha="center", va="top", fontsize=9.5)
+    fig.suptitle("One stage serializes load and math; a ring of stages lets the producer load ahead "
+                 "while the consumer computes", fontsize=13, y=0.995)
+    fig.tight_layout(rect=(0, 0.08, 1, 0.97))
+    return fig
