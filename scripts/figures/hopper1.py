@@ -11,7 +11,8 @@ import statistics
 from collections import defaultdict
 
 import matplotlib.pyplot as plt
-from matplotlib.patches import ConnectionPatch, FancyArrowPatch, Rectangle
+from matplotlib.lines import Line2D
+from matplotlib.patches import ConnectionPatch, FancyArrowPatch, Patch, Rectangle
 
 import style
 from step_constants import constants
@@ -430,7 +431,8 @@ def mbarrier_ring():
           rad=-0.2, ms=16)
     ax.text(n_kt / 2, ys[-1] + heights[-1] + 0.2,
             f"purple arrow (one of many): the consumer's release of K tile kt lets the producer refill that stage "
-            f"with K tile kt + {S}.\nwait(parity p) returns once the barrier's phase of parity p has completed; a fresh barrier "
+            f"with K tile kt + {S}.\nwait(parity p) returns once the barrier's phase of parity p has completed; "
+            "a fresh barrier "
             "is in phase 0, so waiting for parity 1 returns at once.\nA barrier's phase r completes in round r, "
             "so the consumer's parity is r & 1; the producer's wait in round r needs phase r - 1 of empty[s].",
             ha="center", va="top", fontsize=10)
@@ -473,7 +475,8 @@ def trace_medians(step, first_kt=3):
 
 
 @style.figure("one_stage_vs_ring",
-              "Schematic timelines of one block (not to scale beyond the medians used): step 12 issues a K "
+              "Schematic timelines of one block, each interval drawn at its median length in the committed "
+              "8192^3 traces: step 12 issues a K "
               "tile's TMA, waits for it, runs the wgmmas, synchronizes and only then loads the next tile; "
               "step 13's producer keeps up to STAGES = 4 loads ahead, so the consumer finds each stage full "
               "and runs wgmmas back to back")
@@ -561,8 +564,6 @@ def one_stage_vs_ring():
                  f"({done(s13)} K tiles finish in {window:.0f} µs)", fontsize=11.5, loc="left")
     ax.set_xlim(0, window)
     ax.set_xlabel("time (µs) from the block's first load", fontsize=10)
-    from matplotlib.patches import Patch
-    from matplotlib.lines import Line2D
     handles = [Patch(facecolor=LOAD, edgecolor="black", label="TMA load in flight (number: K tile)"),
                Patch(facecolor=WAIT, edgecolor="black", label="wait full[s]"),
                Patch(facecolor=C, edgecolor="black", label="wgmmas of a K tile"),
@@ -582,4 +583,125 @@ def one_stage_vs_ring():
     fig.suptitle("One stage serializes load and math; a ring of stages lets the producer load ahead "
                  "while the consumer computes", fontsize=13, y=0.995)
     fig.tight_layout(rect=(0, 0.08, 1, 0.97))
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------------
+@style.figure("setmaxnreg_split",
+              "Step 14's register file: at launch the 384 threads get 168 registers each (the cap of "
+              "__launch_bounds__(384, 1)); then the producer warpgroup gives registers back (setmaxnreg.dec "
+              "40) and the two consumer warpgroups take them (setmaxnreg.inc 232), room for their 128 "
+              "accumulators each")
+def setmaxnreg_split():
+    c = k("14")
+    threads, prod, cons, n_cons = c["THREADS"], c["PRODUCER_REGS"], c["CONSUMER_REGS"], c["CONSUMERS"]
+    launch = resources("14")["regs"]  # ptxas -v, as docs/resources.md reports it
+    assert launch == SM_REGISTERS // threads // 8 * 8, "the launch count is the cap 65536 / THREADS, down to 8"
+    acc = c["WGMMA_M"] * c["WGMMA_N"] // 128  # fp32 accumulators per consumer thread
+    wg = 128
+    fig, ax = plt.subplots(figsize=(14, 6.2))
+    ax.set_xlim(-9000, SM_REGISTERS + 1500)
+    ax.set_ylim(4.4, -0.75)
+    ax.axis("off")
+    y_launch, y_after = 0.0, 2.9
+    room = f"room for its {acc} accumulators + {cons - acc} more"
+    rows = [(y_launch, "at launch", [("warpgroup 0\n(producer)", launch, style.GREY),
+                                     ("warpgroup 1\n(consumer 0)", launch, LIGHT[C]),
+                                     ("warpgroup 2\n(consumer 1)", launch, LIGHT[C])]),
+            (y_after, "after setmaxnreg", [("producer", prod, style.GREY), (f"consumer 0: {room}", cons, C),
+                                           (f"consumer 1: {room}", cons, C)])]
+    for y, title, segs in rows:
+        x = 0
+        ax.text(-500, y + 0.5, title, ha="right", va="center", fontsize=11.5, fontweight="bold")
+        for name, regs, face in segs:
+            w = wg * regs
+            box(ax, x, y, w, 1, face, lw=1.2)
+            inside = f"{name}\n128 threads x {regs} = {w}" if w > 10000 else f"{regs}"
+            ax.text(x + w / 2, y + 0.5, inside, ha="center", va="center", fontsize=10.5,
+                    color="white" if face == C else "black")
+            x += w
+        free = SM_REGISTERS - x
+        box(ax, x, y, free, 1, "white", edge="#999999", lw=0.8, hatch="//")
+        ax.text(SM_REGISTERS + 300, y + 0.5, f"{free}\nunused", ha="left", va="center", fontsize=9.5)
+    ax.text(0, y_after + 1.15, f"producer: 128 threads x {prod} = {wg * prod} (one thread issues the TMA copies; "
+            "it needs few registers)", ha="left", va="top", fontsize=10)
+    ax.text(SM_REGISTERS / 2, -0.15, f"the SM's {SM_REGISTERS} 32-bit registers, all given to one block of "
+            f"{threads} threads", ha="center", va="bottom", fontsize=11)
+    arrow(ax, (wg * launch / 2, y_launch + 1.05), (wg * prod / 2, y_after - 0.05), color=style.PURPLE, lw=2)
+    ax.text((wg * launch + wg * prod) / 4, (y_launch + 1 + y_after) / 2, f"setmaxnreg.dec {prod}\n"
+            f"SASS: USETMAXREG.DEALLOC 0x{prod:x}", ha="center", va="center", fontsize=10, color=style.PURPLE,
+            zorder=6, bbox=dict(facecolor="white", edgecolor=style.PURPLE, boxstyle="round,pad=0.3"))
+    for i in range(n_cons):
+        x0 = wg * launch * (1 + i) + wg * launch / 2
+        x1 = wg * prod + wg * cons * i + wg * cons / 2
+        arrow(ax, (x0, y_launch + 1.05), (x1, y_after - 0.05), color=style.PURPLE, lw=2)
+    ax.text(wg * launch * 2.5 + 1200, y_launch + 1.75, f"setmaxnreg.inc {cons}\nSASS: USETMAXREG.TRY_ALLOC "
+            f"0x{cons:x}\n(waits until the block's pool\nhas the registers)", ha="left", va="center", fontsize=10,
+            color=style.PURPLE, zorder=6,
+            bbox=dict(facecolor="white", edgecolor=style.PURPLE, boxstyle="round,pad=0.3"))
+    fig.suptitle(f"Step 14 moves registers to the warpgroups that hold accumulators: {threads} x {launch} at "
+                 f"launch, then {prod} / {cons} / {cons} per thread\n"
+                 f"{launch} = {SM_REGISTERS} / {threads} rounded down to a multiple of 8 (ptxas: {launch} "
+                 f"registers, docs/resources.md);  128 x ({prod} + {n_cons} x {cons}) = "
+                 f"{wg * (prod + n_cons * cons)} ≤ {SM_REGISTERS}", fontsize=12.5, y=0.99)
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------------
+@style.figure("two_consumers",
+              "Step 14's 128x256 tile: two consumer warpgroups each own a 64-row slab of A and of C and read "
+              "the whole shared B stage; per K tile each issues four wgmma.m64n256k16 (one per k16 slice) into "
+              "its own 128 accumulators per thread")
+def two_consumers():
+    c = k("14")
+    BM, BN, BK, WM, WN, WK = c["BM"], c["BN"], c["BK"], c["WGMMA_M"], c["WGMMA_N"], c["WGMMA_K"]
+    S, n_cons, warps = c["STAGES"], c["CONSUMERS"], c["CONSUMER_WARPS"]
+    assert BM == n_cons * WM and WN == BN
+    a_kb, b_kb = BM * BK * BF16 // 1024, BN * BK * BF16 // 1024
+    assert (a_kb + b_kb) * 1024 == c["STAGE_BYTES"]
+    gap = 14
+    xa, xc, yb, yc = 0, BK + gap, 0, BK + gap
+    fig, ax = canvas(14, 7.6, (-112, xc + BN + 22), (-24, yc + BM + 20))
+    shade = [(A, C, "white"), (LIGHT[A], LIGHT[C], "black")]  # consumer 0 dark, consumer 1 light
+    # B stage above C, drawn as K x N (each column is one K-major row of sB in shared memory).
+    box(ax, xc, yb, BN, BK, LIGHT[B], lw=1.2)
+    for s in range(1, BK // WK):
+        ax.plot([xc, xc + BN], [yb + s * WK] * 2, color=B, lw=0.8, ls="--")
+    box(ax, xc, yb + WK, BN, WK, B, lw=1.4, z=3)
+    ax.text(xc + BN / 2, yb - 3, f"sB[st]: {BN} x {BK} bf16 = {b_kb} KB, shared by both consumers\n"
+            f"(drawn K down, N across; in shared memory each column is one K-major row)", ha="center",
+            va="bottom", fontsize=10, color=B, fontweight="bold")
+    for s in range(BK // WK):
+        ax.text(xc + BN + 2, yb + (s + 0.5) * WK, f"kk={s}", ha="left", va="center", fontsize=9)
+    ax.text(xc + BN / 2, yb + 1.5 * WK, f"k16 slice kk=1: every wgmma of both consumers reads all {BN} columns",
+            ha="center", va="center", fontsize=9.5, color="white", zorder=4)
+    # A stage left of C, its two slabs; C's two halves.
+    for i in range(n_cons):
+        fa, fc, tc = shade[i]
+        box(ax, xa, yc + i * WM, BK, WM, fa, lw=1.2)
+        box(ax, xc, yc + i * WM, BN, WM, fc, lw=1.2)
+        for s in range(1, BK // WK):
+            ax.plot([xa + s * WK] * 2, [yc + i * WM, yc + (i + 1) * WM], color="white" if i == 0 else A, lw=0.8,
+                    ls="--")
+        box(ax, xa + WK, yc + i * WM, WK, WM, "none", lw=2.2, z=3)
+        ax.text(xa + BK / 2, yc + (i + 0.5) * WM, f"slab {i}\nrows\n{i * WM}-{(i + 1) * WM - 1}", ha="center",
+                va="center", fontsize=9.5, color=tc, zorder=4,
+                bbox=dict(facecolor=fa, edgecolor="none", pad=1))
+        ax.text(xc + BN / 2, yc + (i + 0.5) * WM,
+                f"consumer {i} (warpgroup {i + 1}): rows {i * WM}-{(i + 1) * WM - 1} x {BN} columns of C\n"
+                f"{WM * WN // 128} fp32 accumulators per thread, in registers\n"
+                f"per K tile: {BK // WK} x wgmma.m64n{WN}k16, one per k16 slice",
+                ha="center", va="center", fontsize=10.5, color=tc)
+        ax.text(xa - 4, yc + (i + 0.5) * WM,
+                f"consumer {i}\n(warpgroup {i + 1})\nreads slab {i}\nof sA[st] and\nall of sB[st]",
+                ha="right", va="center", fontsize=10, fontweight="bold")
+    ax.text(xa + BK / 2, yc - 3, f"sA[st]: {BM} x {BK}\n= {a_kb} KB\n(outlined: kk=1)", ha="center",
+            va="bottom", fontsize=10, color=A, fontweight="bold")
+    ax.text(xc + BN / 2, yc + BM + 4,
+            f"descriptors: A = s.a[st] + slab*{BK} + kk*{WK} (slab = 0 or {WM}),  B = s.b[st] + kk*{WK} "
+            f"(the same for both)\none stage = {a_kb} + {b_kb} = {a_kb + b_kb} KB, {S} stages; "
+            f"empty[st] needs {warps} arrivals (4 warps x {n_cons} consumers) before the producer refills it",
+            ha="center", va="top", fontsize=10)
+    fig.suptitle(f"Step 14: two consumer warpgroups split a {BM} x {BN} tile by rows and share each B stage",
+                 fontsize=13, y=0.93)
     return fig
