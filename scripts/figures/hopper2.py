@@ -1,0 +1,230 @@
+"""Concept figures of the book's Hopper part 2 (steps 15-23): the persistent walk, the TMA-store
+epilogue, cluster multicast, stmatrix, ping-pong, stream-K and the ping-pong ring.
+
+Sizes come from the kernels' constants (step_constants.constants); the tile order, the stream-K split
+and the ring positions are small pure functions of common/kernel_lib restated here in Python, each
+with a comment naming the C++ it mirrors (the grouped order is checked against build/bin/schedule_dump
+when that tool is built). Timelines are schematic and say so on the figure."""
+import csv
+import io
+import re
+import subprocess
+
+import matplotlib.pyplot as plt
+from matplotlib.colors import ListedColormap
+from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
+
+import style
+from step_constants import constants
+
+SMS = 132  # the H200's SM count: the persistent grid (gemm::sm_count() on the machine the results come from)
+LIGHT = {"blue": "#c5d6ea", "red": "#f9d0d5", "green": "#bfe3c4", "yellow": "#efe9c2", "grey": "#e4e4e4"}
+
+
+def _src(step):
+    """The text of kernels/<step>_*.cu."""
+    return next((style.ROOT / "kernels").glob(f"{step}_*.cu")).read_text()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Restated C++ (each a copy of the arithmetic, not of the code around it).
+# ---------------------------------------------------------------------------------------------------
+
+def grouped(t, tiles_m, tiles_n, group_m):
+    """gemm::schedule::grouped (common/kernel_lib/schedule.hpp): t -> (tile_m, tile_n)."""
+    per_group = group_m * tiles_n
+    group = t // per_group
+    first_m = group * group_m
+    rows = min(group_m, tiles_m - first_m)
+    local = t - group * per_group
+    return first_m + local % rows, local // rows
+
+
+def _check_grouped(tiles_m, tiles_n, group_m):
+    """Compares grouped() with the C++ through build/bin/schedule_dump where it is built."""
+    tool = style.ROOT / "build" / "bin" / "schedule_dump"
+    if not tool.exists():
+        return
+    out = subprocess.run([str(tool), "grouped", str(tiles_m), str(tiles_n), str(group_m)],
+                         check=True, capture_output=True, text=True).stdout
+    for r in csv.DictReader(io.StringIO(out)):
+        if grouped(int(r["t"]), tiles_m, tiles_n, group_m) != (int(r["tile_m"]), int(r["tile_n"])):
+            raise SystemExit(f"hopper2.py: grouped() differs from schedule_dump at t = {r['t']}")
+
+
+class Split:
+    """gemm::stream_k::Split and make_split (common/kernel_lib/stream_k.hpp)."""
+
+    def __init__(self, tiles, k_tiles, sms, worth_it, min_piece):
+        self.tiles, self.k_tiles = tiles, k_tiles
+        waves, rest = tiles // sms, tiles % sms
+        if not worth_it:
+            self.sk_tiles, self.blocks = 0, min(tiles, sms)
+        elif waves == 0:
+            p = min(sms, tiles * k_tiles // min_piece)
+            self.sk_tiles = tiles if p > tiles else 0
+            self.blocks = max(p, tiles)
+        else:
+            self.sk_tiles = 0 if rest == 0 else (rest if 2 * rest >= sms else rest + sms)
+            self.blocks = sms
+        self.dp_tiles = tiles - self.sk_tiles
+        self.iters = self.sk_tiles * k_tiles
+
+    def start(self, b):  # Split::start
+        return b * self.iters // self.blocks
+
+    def block_of(self, x):  # Split::block_of: the block whose range holds K tile x of iters
+        return ((x + 1) * self.blocks - 1) // self.iters
+
+    def pieces(self, b):
+        """gemm::stream_k::Walk: block b's pieces (t, kt0, kt1), t counted from 0 among the stream-K tiles."""
+        x, end, out = self.start(b), self.start(b + 1), []
+        while x < end:
+            tile, kt0 = divmod(x, self.k_tiles)
+            kt1 = min(self.k_tiles, kt0 + (end - x))
+            out.append((tile, kt0, kt1))
+            x += kt1 - kt0
+        return out
+
+
+def make_split(step, m, n, k, sms=SMS):
+    """The step's make_split (kernels/21_stream_k.cu, kernels/23_pingpong_stream_k.cu): the rule that
+    decides worth_it, then the library's make_split. Returns (Split, a one-line account of the rule)."""
+    c = constants(step)
+    bm, bn, bk, min_piece = c["BM"], c["BN"], c["BK"], c["MIN_PIECE"]
+    # 23's FIXUP_K_TILES is a macro with a default (STEP23_FIXUP_K_TILES 32): read the default.
+    fixup = c.get("FIXUP_K_TILES") or int(re.search(r"#define STEP23_FIXUP_K_TILES (\d+)", _src(step)).group(1))
+    tiles, k_tiles = -(-m // bm) * -(-n // bn), -(-k // bk)
+    waves, rest = tiles // sms, tiles % sms
+    recovered, cost = (sms - rest) * k_tiles, sms * fixup
+    worth_it = rest > 0 and recovered > cost
+    if step == "23":  # 23 adds the wave limits (MIN_WAVES full waves, or under a quarter wave of tiles)
+        worth_it = worth_it and (waves >= c["MIN_WAVES"] or (waves == 0 and 4 * tiles <= sms))
+    why = (f"{tiles} tiles of {bm}x{bn} = {waves} waves + {rest}; idle K tiles recovered "
+           f"({sms}-{rest})x{k_tiles} = {recovered} {'>' if recovered > cost else '<='} "
+           f"{sms}x{fixup} = {cost} (FIXUP_K_TILES)")
+    return Split(tiles, k_tiles, sms, worth_it, min_piece), why
+
+
+def advance_by(stage, phase, n, stages):
+    """pipe::PipeState::advance_by (common/kernel_lib/pipeline.cuh): n calls of advance() at once."""
+    nxt = stage + n % stages
+    phase ^= (n // stages) & 1
+    if nxt >= stages:
+        return nxt - stages, phase ^ 1
+    return nxt, phase
+
+
+# ---------------------------------------------------------------------------------------------------
+# Drawing helpers.
+# ---------------------------------------------------------------------------------------------------
+
+def _box(ax, x, y, w, h, color, text="", fs=9, ec="black", lw=0.8, tc="black", **kw):
+    ax.add_patch(Rectangle((x, y), w, h, facecolor=color, edgecolor=ec, linewidth=lw, **kw))
+    if text:
+        ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=fs, color=tc)
+
+
+def _arrow(ax, p, q, color="black", lw=1.2, style_="-|>", ms=10, **kw):
+    ax.add_patch(FancyArrowPatch(p, q, arrowstyle=style_, mutation_scale=ms, color=color, linewidth=lw, **kw))
+
+
+def _blank(ax):
+    ax.set_xticks([])
+    ax.set_yticks([])
+    for s in ax.spines.values():
+        s.set_visible(False)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Step 15: the persistent walk.
+# ---------------------------------------------------------------------------------------------------
+
+@style.figure("persistent_walk",
+              "Step 15's persistent grid: 132 blocks, one per SM, walk the tiles in grouped order; block b "
+              "takes t = b, b + 132, b + 264, ... (4096³: 512 tiles, the last wave 116 tiles)")
+def persistent_walk():
+    c = constants("15")
+    bm, bn, group_m = c["BM"], c["BN"], c["GROUP_M"]
+    size = 4096
+    tiles_m, tiles_n = size // bm, size // bn
+    tiles = tiles_m * tiles_n
+    p = min(tiles, SMS)  # the grid: kernels/15_persistent_grouped.cu's launch
+    _check_grouped(tiles_m, tiles_n, group_m)
+    waves = -(-tiles // p)
+    wave_of = [[0] * tiles_n for _ in range(tiles_m)]
+    where = {}
+    for t in range(tiles):
+        m, n = grouped(t, tiles_m, tiles_n, group_m)
+        wave_of[m][n] = t // p
+        where[t] = (m, n)
+    wave_colors = [LIGHT["blue"], LIGHT["green"], LIGHT["yellow"], LIGHT["red"], LIGHT["grey"]][:waves]
+    dark = [style.BLUE, style.GREEN, "#a08e1c", style.RED, "#777777"][:waves]
+
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(11.5, 7.2), gridspec_kw={"width_ratios": [1.0, 0.8]})
+    ax.imshow(wave_of, cmap=ListedColormap(wave_colors), vmin=-0.5, vmax=waves - 0.5, interpolation="nearest")
+    for x in range(tiles_n + 1):
+        ax.axvline(x - 0.5, color="white", linewidth=0.5)
+    for y in range(tiles_m + 1):
+        ax.axhline(y - 0.5, color="white", linewidth=0.5)
+    for g in range(group_m, tiles_m, group_m):
+        ax.axhline(g - 0.5, color="black", linewidth=2)
+        ax.text(tiles_n - 0.4, g - 0.5, f" group {g // group_m + 1}\n starts", va="center", ha="left", fontsize=9)
+    ax.text(tiles_n - 0.4, -0.5, f" group 1\n (GROUP_M\n = {group_m}\n tile rows)", va="top", ha="left", fontsize=9)
+    # The order inside wave 1: the path of t = 0 .. p-1 (down a group's column, then the next column).
+    pts = [where[t] for t in range(p)]
+    ax.plot([n for _, n in pts], [m for m, _ in pts], color="#555555", linewidth=0.8, alpha=0.7)
+    for b, color in ((0, "black"), (120, style.PURPLE)):
+        ts = list(range(b, tiles, p))
+        xs, ys = [where[t][1] for t in ts], [where[t][0] for t in ts]
+        for (x0, y0), (x1, y1) in zip(zip(xs, ys), zip(xs[1:], ys[1:])):
+            _arrow(ax, (x0, y0), (x1, y1), color=color, lw=1.6, ms=12, shrinkA=6, shrinkB=6)
+        for t, x, y in zip(ts, xs, ys):
+            ax.plot(x, y, "o", color=color, markersize=19, markeredgecolor="white")
+            ax.text(x, y, str(t), color="white", fontsize=8, ha="center", va="center", fontweight="bold")
+        lx, ly, ha = (xs[0] + 0.3, ys[0] + 1.6, "left") if b == 0 else (xs[0] - 0.9, ys[0], "right")
+        ax.text(lx, ly, f"block {b}", color=color, fontsize=10, fontweight="bold", ha=ha, va="center",
+                bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
+    ax.set_xticks(range(0, tiles_n, 4))
+    ax.set_yticks(range(0, tiles_m, 4))
+    ax.set_xlabel(f"tile_n ({bn} columns of C each)", fontsize=10)
+    ax.set_ylabel(f"tile_m ({bm} rows of C each)", fontsize=10)
+    ax.set_title(f"the {tiles_m} x {tiles_n} tiles of {size}³, coloured by wave;\n"
+                 f"grey line: wave 1 in order; dots: the tiles t of two blocks", fontsize=10)
+    ax.set_xlim(-0.5, tiles_n + 3.2)
+    ax.legend(handles=[Patch(facecolor=wave_colors[w], edgecolor=dark[w],
+                             label=f"wave {w + 1}: t = {w * p}..{min((w + 1) * p, tiles) - 1}") for w in range(waves)],
+              loc="upper center", bbox_to_anchor=(0.42, -0.08), ncol=2, fontsize=9, frameon=False)
+
+    # Right: the blocks over time, one tile after another.
+    for b in range(p):
+        ts = list(range(b, tiles, p))
+        for i, t in enumerate(ts):
+            bx.add_patch(Rectangle((i, b - 0.5), 1, 1, facecolor=wave_colors[t // p], edgecolor="none"))
+        if len(ts) < waves:
+            bx.add_patch(Rectangle((len(ts), b - 0.5), waves - len(ts), 1, facecolor="white",
+                                   edgecolor="#999999", hatch="////", linewidth=0))
+    for i in range(waves + 1):
+        bx.axvline(i, color="white", linewidth=1.5)
+    last = tiles - (waves - 1) * p
+    bx.annotate(f"blocks {last}..{p - 1}: no tile left,\ntheir SMs idle for a whole tile\n"
+                f"({p - last} of {p}: the partial wave that\nstream-K, steps 21 and 23, goes after)",
+                xy=(waves - 0.5, (last + p) / 2), xytext=(0.25, 100), fontsize=9.5, ha="left", va="center",
+                arrowprops={"arrowstyle": "-|>", "color": "black"},
+                bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "#999999"})
+    for b, color in ((0, "black"), (120, style.PURPLE)):
+        bx.axhline(b, color=color, linewidth=1.2, linestyle=":")
+        ts = list(range(b, tiles, p))
+        for i, t in enumerate(ts):
+            bx.text(i + 0.5, b + (3 if b == 0 else -3), f"t={t}", color=color, fontsize=9, ha="center", va="center",
+                    fontweight="bold")
+    bx.set_xlim(0, waves)
+    bx.set_ylim(p - 0.5, -0.5)
+    bx.set_xticks([i + 0.5 for i in range(waves)], [f"tile {i + 1}" for i in range(waves)], fontsize=9)
+    bx.set_ylabel(f"block b = blockIdx.x (grid of {p}, one per SM)", fontsize=10)
+    bx.set_title("each block's tiles in time: for (t = b; t < tiles; t += gridDim.x)\n"
+                 "(the smem ring and its mbarriers run on across the tiles)", fontsize=10)
+    fig.suptitle(f"Step 15: {p} persistent blocks cover {tiles} tiles in {waves} waves; "
+                 f"block b takes tiles b, b+{p}, b+{2 * p}, ...", fontsize=12.5, fontweight="bold")
+    fig.tight_layout()
+    return fig
