@@ -228,3 +228,107 @@ def persistent_walk():
                  f"block b takes tiles b, b+{p}, b+{2 * p}, ...", fontsize=12.5, fontweight="bold")
     fig.tight_layout()
     return fig
+
+
+# ---------------------------------------------------------------------------------------------------
+# Step 16: the epilogue through shared memory and TMA stores.
+# ---------------------------------------------------------------------------------------------------
+
+@style.figure("epilogue_tma_store",
+              "Step 16's epilogue: each consumer cuts its 64x256 slab into four 64x64 boxes, writes them "
+              "128B-swizzled into two shared-memory buffers in turn, and hands each to a TMA store that runs on "
+              "under the next tile's mainloop")
+def epilogue_tma_store():
+    c = constants("16")
+    bm, bn, box, bufs, consumers = c["BM"], c["BN"], c["EPI_BOX"], c["EPI_BUFS"], c["CONSUMERS"]
+    slab = c["WGMMA_M"]
+    nbox = bn // box
+    buf_fill = [LIGHT["green"], "#7fc28a"]  # buffer 0, buffer 1
+    fig, (ax, tx) = plt.subplots(2, 1, figsize=(11.5, 8.6), gridspec_kw={"height_ratios": [0.8, 1.0]})
+
+    # Top: the tile, the buffers, C in global memory. 1 unit = 8 elements.
+    u = 1 / 8
+    ax.set_xlim(0, 104)
+    ax.set_ylim(27, -1)
+    _blank(ax)
+    x0, y0 = 14, 6
+    ax.text(x0 + bn * u / 2, y0 - 2, f"the {bm}x{bn} tile in registers (fp32)", ha="center", fontsize=10)
+    for cons in range(consumers):
+        for bxi in range(nbox):
+            _box(ax, x0 + bxi * box * u, y0 + cons * slab * u, box * u, slab * u, buf_fill[bxi % bufs],
+                 f"box {bxi}\n→ buf {bxi % bufs}", fs=9.5)
+        ax.text(x0 - 0.8, y0 + (cons + 0.5) * slab * u, f"consumer {cons + 1}\nrows {cons * slab}..{cons * slab + slab - 1}",
+                ha="right", va="center", fontsize=9.5)
+    ax.add_patch(Rectangle((x0, y0), bn * u, bm * u, fill=False, edgecolor="black", linewidth=2))
+    ax.text(x0 + bn * u / 2, y0 + bm * u + 1.2, f"a box row: {box} bf16 = {box * 2} B, "
+            "TMA's limit under the 128B swizzle", ha="center", va="top", fontsize=8.5)
+    # Shared memory: CONSUMERS x EPI_BUFS buffers of box x box bf16.
+    sx, sy, side = 56, 4.5, 9
+    kb = box * box * 2 // 1024
+    ax.text(sx + side + 1, sy - 2, f"shared memory: {consumers} x {bufs} buffers", ha="center", fontsize=10)
+    for cons in range(consumers):
+        for b in range(bufs):
+            _box(ax, sx + b * (side + 2), sy + cons * (side + 1.5), side, side, buf_fill[b],
+                 f"consumer {cons + 1}\nbuf {b}\n{kb} KB", fs=9, lw=1.2)
+    ax.text(sx + side + 1, sy + 2 * side + 1.5 + 1.0, f"{box} rows x {box * 2} B, 128B-swizzled", ha="center", va="top",
+            fontsize=8.5)
+    _arrow(ax, (x0 + bn * u + 0.8, y0 + 4), (sx - 0.8, y0 + 4), lw=1.6)
+    ax.text((x0 + bn * u + sx) / 2, y0 + 3.2, "bf16x2\nst.shared", ha="center", va="bottom", fontsize=9)
+    # Global memory C.
+    gx, gy = 87, 4.5
+    _box(ax, gx, gy, 16, 19, LIGHT["grey"], "", lw=1.0)
+    ax.text(gx + 8, gy - 2, "C (global memory)", ha="center", fontsize=10)
+    for cons in range(consumers):
+        for bxi in range(nbox):
+            _box(ax, gx + 2 + bxi * 3, gy + 6 + cons * 3, 3, 3, buf_fill[bxi % bufs], "", lw=0.6)
+    ax.text(gx + 8, gy + 13.5, "TMA clips\nthe boxes at\nC's edges", ha="center", va="top", fontsize=8.5)
+    _arrow(ax, (sx + 2 * side + 2.8, y0 + 4), (gx - 0.8, y0 + 4), lw=1.6)
+    ax.text((sx + 2 * side + 2 + gx) / 2, y0 + 3.2, "TMA store\n(one thread)", ha="center", va="bottom", fontsize=9)
+
+    # Bottom: one consumer's timeline at a tile boundary (schematic).
+    tx.set_title("one consumer at the end of tile i (schematic: the order of events, not their durations)", fontsize=10.5)
+    sts, issue, read, fly = 1.0, 0.3, 1.9, 2.6  # schematic durations: box writes, barrier + issue, TMA read, write
+    h = 0.62
+    cy = nbox + 0.6  # the consumer's row; store k's row is nbox - 1 - k
+    t, read_end = 0.0, {}
+    _box(tx, -2.6, cy - h / 2, 2.6, h, style.GREEN, "mainloop tile i", fs=9, tc="white")
+    for k in range(nbox):
+        b = k % bufs
+        free = read_end.get(k - bufs, 0.0)
+        if free > t:  # wait_group.read: the store that last read buf b is still reading it
+            _box(tx, t, cy - h / 2, free - t, h, "white", "", hatch="xx", ec="#777777")
+            tx.annotate(f"wait_group.read {bufs - 1}: store {k - bufs}\nmust finish reading buf {b}",
+                        xy=(t + (free - t) / 2, cy + h / 2), xytext=(t + 0.2, cy + 1.35), fontsize=8.5, ha="center",
+                        arrowprops={"arrowstyle": "-|>", "color": "black"})
+            t = free
+        _box(tx, t, cy - h / 2, sts, h, buf_fill[b], f"box {k}\n→ buf {b}", fs=8.5)
+        _box(tx, t + sts, cy - h / 2, issue, h, "#555555")
+        s0 = t + sts + issue
+        y = nbox - 1 - k
+        _box(tx, s0, y - h / 2, read, h, buf_fill[b], f"reads buf {b}", fs=8.5)
+        _box(tx, s0 + read, y - h / 2, fly, h, "white", "", hatch="//", ec="#9fd3a7")
+        tx.text(s0 + read + fly / 2, y, "writes C", ha="center", va="center", fontsize=8.5,
+                bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
+        tx.plot([s0, s0], [y + h / 2, cy - h / 2], color="#555555", linewidth=0.8, linestyle=":")
+        read_end[k] = s0 + read
+        t = s0
+    _box(tx, t, cy - h / 2, 9.0, h, style.GREEN, "mainloop tile i + 1 (wgmma)", fs=9, tc="white")
+    tx.annotate("stores 2 and 3 run on under\ntile i + 1's mainloop", xy=(read_end[nbox - 1] + 1.2, 0.35),
+                xytext=(t + 6.0, 1.4), fontsize=9.5, ha="center", arrowprops={"arrowstyle": "-|>", "color": "black"})
+    tx.text(t + 9.0, -0.9, "tma_store_wait_all 0 only once, before the block exits", ha="right", fontsize=8.5)
+    tx.set_yticks([cy] + [nbox - 1 - k for k in range(nbox)],
+                  ["consumer warpgroup\n(128 threads)"] + [f"TMA store of box {k}" for k in range(nbox)], fontsize=9)
+    tx.set_ylim(-1.3, cy + 2.1)
+    tx.set_xlim(-2.8, t + 9.2)
+    tx.set_xticks([])
+    tx.set_xlabel("time →", fontsize=9.5)
+    for s_ in ("top", "right"):
+        tx.spines[s_].set_visible(False)
+    tx.legend(handles=[Patch(facecolor="#555555", label="fence + named barrier; one thread issues the store"),
+                       Patch(facecolor="white", hatch="//", edgecolor="#9fd3a7", label="the store's writes to C in flight"),
+                       Patch(facecolor="white", hatch="xx", edgecolor="#777777", label="waiting for a free buffer")],
+              loc="upper left", fontsize=8.5, ncol=3, frameon=False, bbox_to_anchor=(0, -0.08))
+    fig.suptitle(f"Step 16: each slab leaves as {nbox} boxes of {box}x{box} through {bufs} alternating buffers;\n"
+                 "the TMA stores finish while the next tile's wgmmas run", fontsize=12.5, fontweight="bold")
+    fig.tight_layout()
+    return fig
