@@ -332,3 +332,84 @@ def epilogue_tma_store():
                  "the TMA stores finish while the next tile's wgmmas run", fontsize=12.5, fontweight="bold")
     fig.tight_layout()
     return fig
+
+
+# ---------------------------------------------------------------------------------------------------
+# Step 17: a cluster of two blocks, B multicast.
+# ---------------------------------------------------------------------------------------------------
+
+@style.figure("cluster_multicast",
+              "Step 17's cluster of two blocks along M: each block loads its own A tile and one half of the B tile "
+              "they share, multicast into both blocks' shared memory (64 KB from L2 per K tile instead of 96)")
+def cluster_multicast():
+    c = constants("17")
+    bm, bn, bk, cluster, consumers = c["BM"], c["BN"], c["BK"], c["CLUSTER"], c["CONSUMERS"]
+    along = re.search(r"constexpr Along CLUSTER_ALONG = Along::(\w)", _src("17")).group(1)
+    # CLUSTER_M, CLUSTER_N, BOX_B_ROWS as kernels/17_cluster_multicast.cu defines them.
+    cluster_m = cluster if along == "M" else 1
+    box_b = bn // cluster_m
+    if along != "M":
+        raise SystemExit("cluster_multicast draws pairs along M (B shared); kernels/17 now pairs along N")
+    kb = lambda rows: rows * bk * 2 // 1024  # noqa: E731
+    per_pair_16 = cluster * (kb(bm) + kb(bn))
+    per_pair_17 = cluster * kb(bm) + kb(bn)
+    warps = 4 * consumers * cluster
+
+    fig, ax = plt.subplots(figsize=(11.5, 7.0))
+    _blank(ax)
+    ax.set_xlim(0, 100)
+    ax.set_ylim(61, -3)
+    s = 1 / 10  # 1 unit = 10 rows; the K extent (BK) is drawn 7 units tall
+    kh = 7
+    half_c = [style.RED, "#f4a3ad"]  # B slice of rank 0, of rank 1
+    # Where things sit: block 0 A | B ... B | A block 1, so the A arrows run straight down.
+    bxs, bw = [1, 51], 48
+    a_x = [bxs[0] + 3, bxs[1] + bw - 3 - bm * s]
+    bsx = [bxs[0] + bw - 3 - bn * s, bxs[1] + 3]
+    b_x = 50 - bn * s / 2
+    # Global memory / L2.
+    _box(ax, 0.5, 0, 99, 15, "#f4f4f4", "", lw=0.8, ec="#999999")
+    ax.text(1.5, 1.0, "L2 / global memory: one K tile", fontsize=10, va="top")
+    for r in range(cluster):
+        _box(ax, a_x[r], 5, bm * s, kh, style.A_COLOR, f"A, tile row m{'+1' if r else ''}\n{bm} x {bk}", fs=9,
+             tc="white")
+    for r in range(cluster):
+        _box(ax, b_x + r * box_b * s, 5, box_b * s, kh, half_c[r], f"B rows {r * box_b}..{(r + 1) * box_b - 1}\n"
+             f"rank {r} loads", fs=9, tc="white" if r == 0 else "black")
+    ax.text(50, 4.6, f"B, tile column n: {bn} x {bk}", ha="center", va="bottom", fontsize=9)
+    # The two blocks.
+    by, bh = 33, 17.5
+    for r in range(cluster):
+        x = bxs[r]
+        _box(ax, x, by, bw, bh, "white", "", lw=1.4)
+        ax.text(x + bw / 2, by + bh - 1.0, f"block rank {r} (tile m{'+1' if r else ''}, n): one shared-memory stage",
+                fontsize=10, va="bottom", ha="center", fontweight="bold")
+        _box(ax, a_x[r], by + 2, bm * s, kh, style.A_COLOR, f"A\n{kb(bm)} KB", fs=9, tc="white")
+        for h in range(cluster):
+            _box(ax, bsx[r] + h * box_b * s, by + 2, box_b * s, kh, half_c[h],
+                 f"B rows {h * box_b}..{(h + 1) * box_b - 1}\n{kb(box_b)} KB", fs=9, tc="white" if h == 0 else "black")
+        ax.text(x + bw / 2, by + 10.5, f"full barrier expects {kb(bm) + kb(bn)} KB: own A, own slice, the peer's slice\n"
+                f"empty barrier counts {warps} warps: the consumers of both blocks", fontsize=8.8, ha="center", va="top")
+    # Arrows: own A (plain TMA), B slices (multicast, one load lands in both blocks).
+    for r in range(cluster):
+        _arrow(ax, (a_x[r] + bm * s / 2, 5 + kh), (a_x[r] + bm * s / 2, by + 2), color=style.A_COLOR, lw=2.2, ms=16)
+        ax.text(a_x[r] + bm * s / 2 + (1 if r == 0 else -1), 22, "TMA load", rotation=90, ha="left" if r == 0 else "right",
+                va="center", fontsize=9, color=style.A_COLOR)
+    for h in range(cluster):
+        src = (b_x + (h + 0.5) * box_b * s, 5 + kh)
+        for r in range(cluster):
+            dst = (bsx[r] + (h + 0.5) * box_b * s, by + 2)
+            _arrow(ax, src, dst, color=style.RED if h == 0 else "#e0707f", lw=2.2, ms=16,
+                   linestyle="-" if r == h else "--")
+    ax.text(50, 19.5, "TMA multicast", ha="center", va="center", fontsize=9, color=style.RED,
+            bbox={"facecolor": "white", "edgecolor": "none", "pad": 1})
+    ax.text(50, 56, f"Rank r's producer issues one multicast load of B slice r (cta mask {bin((1 << cluster) - 1)}); "
+            "it lands in both blocks (solid: its own, dashed: the peer's).\n"
+            f"Per K tile the pair asks L2 for {cluster} x {kb(bm)} KB of A + {kb(bn)} KB of B = {per_pair_17} KB; "
+            f"step 16's two blocks ask for {cluster} x ({kb(bm)} + {kb(bn)}) = {per_pair_16} KB.\n"
+            "The cost: a stage is free only when both blocks' consumers release it (remote arrives): the pair runs in lockstep.",
+            ha="center", va="center", fontsize=9.8, linespacing=1.5)
+    ax.set_title(f"Step 17: a cluster of {cluster} blocks on tiles (m, n) and (m+1, n) loads their shared B tile once, "
+                 "half by each", fontsize=12.5, fontweight="bold")
+    fig.tight_layout()
+    return fig
