@@ -413,3 +413,113 @@ def cluster_multicast():
                  "half by each", fontsize=12.5, fontweight="bold")
     fig.tight_layout()
     return fig
+
+
+# ---------------------------------------------------------------------------------------------------
+# Step 20: stmatrix.
+# ---------------------------------------------------------------------------------------------------
+
+def swizzle128(linear):
+    """gemm::swizzle::byte_offset<128> (common/kernel_lib/swizzle.hpp): chunk (bits 4-6) ^= row (bits 7-9)."""
+    return linear ^ (((linear >> 7) & 7) << 4)
+
+
+def stmatrix_map(box_cols=64):
+    """The 8x8 blocks of one 64x64 epilogue box and the stmatrix.x4 that stores each, as
+    ptx::store_d_box_sw128_stmatrix (common/kernel_lib/ptx/epilogue.cuh) computes them: warp w, x4
+    number q, matrix i -> block rows 16w + 8h .. +7 with h = i % 2, columns 8j .. 8j+7 with j = 2q + i/2;
+    lane l gives the address of row l % 8 of matrix l / 8. Returns {(w, q, i): (row0, col0, [the 8
+    rows' swizzled (smem row, 16-byte chunk)])}."""
+    out = {}
+    for w in range(4):
+        for q in range(box_cols // 16):
+            for i in range(4):
+                h, j = i % 2, 2 * q + i // 2
+                rows = []
+                for lane in range(8 * i, 8 * i + 8):  # the lanes that give matrix i's row addresses
+                    mat = lane // 8
+                    row = 16 * w + 8 * (mat % 2) + lane % 8
+                    linear = row * 128 + 16 * (2 * q + mat // 2)
+                    off = swizzle128(linear)
+                    rows.append((off // 128, (off % 128) // 16))
+                out[(w, q, i)] = (16 * w + 8 * h, 8 * j, rows)
+    return out
+
+
+@style.figure("stmatrix",
+              "Step 20's stmatrix epilogue: every 8x8 block of the wgmma accumulator is one stmatrix matrix (lane l "
+              "holds row l/4, columns 2(l%4) and +1); one stmatrix.x4 stores four, so a thread writes its part of a "
+              "64x64 box with 4 instructions instead of 16 st.shared")
+def stmatrix():
+    c = constants("20")
+    box = c["EPI_BOX"]
+    mp = stmatrix_map(box)
+    q_colors = [style.GREEN, style.CYAN, style.YELLOW, style.PURPLE]
+    q_light = ["#bfe3c4", "#d4f0fa", "#efe9c2", "#e3c3d6"]
+    fig, axes = plt.subplots(1, 3, figsize=(12.5, 6.0), gridspec_kw={"width_ratios": [1.0, 0.95, 0.95]})
+    ax, zx, sx = axes
+
+    # Left: the box, its 8x8 blocks coloured by the x4 instruction that stores them.
+    for (w, q, i), (r0, c0, _) in mp.items():
+        _box(ax, c0, r0, 8, 8, q_light[q] if w else q_colors[q], f"{q}.{i}", fs=8,
+             tc="white" if (w == 0 and q in (0, 3)) else "black", lw=0.5)
+    for w in range(5):
+        ax.axhline(16 * w, color="black", linewidth=2)
+    for w in range(4):
+        ax.text(-1.5, 16 * w + 8, f"warp {w}\nrows\n{16 * w}-{16 * w + 15}", ha="right", va="center", fontsize=8.5)
+    ax.set_xlim(-12, box + 0.5)
+    ax.set_ylim(box + 0.5, -0.5)
+    ax.set_aspect("equal")
+    ax.set_xticks(range(0, box + 1, 16))
+    ax.tick_params(labelsize=8)
+    ax.set_yticks([])
+    for s_ in ("left", "right", "top"):
+        ax.spines[s_].set_visible(False)
+    ax.set_xlabel("column of the box", fontsize=9)
+    ax.set_title(f"one consumer's {box}x{box} box (bf16):\nblock label q.i = stmatrix.x4 number q, its matrix i",
+                 fontsize=10)
+
+    # Middle: one 8x8 matrix, which lane holds what, which lanes give the row addresses.
+    for r in range(8):
+        for col in range(8):
+            lane = 4 * r + col // 2
+            _box(zx, col, r, 1, 1, q_colors[0] if col // 2 % 2 == 0 else "#7fc28a", f"T{lane}", fs=8, tc="white",
+                 lw=0.4, ec="white")
+    for r in range(8):
+        zx.text(8.3, r + 0.5, f"← address:\n    lane {r}", fontsize=7.5, va="center", ha="left")
+    zx.set_xlim(-0.3, 10.8)
+    zx.set_ylim(8.3, -0.3)
+    zx.set_aspect("equal")
+    _blank(zx)
+    zx.set_title("matrix 0.0 of warp 0 (rows 0-7, columns 0-7):\nlane l holds row l/4, columns 2(l%4), +1 = one\n"
+                 "32-bit register (bf16x2), as the wgmma fragment has it", fontsize=9.5)
+    zx.text(4, 8.8, "matrix i of an x4: address lanes 8i .. 8i+7\n(x4 #q: matrices 2q+i/2 along columns, i%2 along rows)",
+            ha="center", va="top", fontsize=8.5)
+
+    # Right: where warp 0's x4 #0 writes its 32 rows in the swizzled shared-memory box (rows 0-15).
+    for r in range(16):
+        for ch in range(8):
+            _box(sx, ch, r, 1, 1, "#f2f2f2", "", lw=0.3, ec="#cccccc")
+    for i in range(4):
+        _, _, rows = mp[(0, 0, i)]
+        for k, (row, ch) in enumerate(rows):
+            _box(sx, ch, row, 1, 1, q_colors[0] if i < 2 else "#7fc28a", f"{i}", fs=8, tc="white", lw=0.4, ec="white")
+    for r in range(16):
+        sx.text(-0.3, r + 0.5, str(r), ha="right", va="center", fontsize=7.5)
+    for ch in range(8):
+        sx.text(ch + 0.5, -0.3, str(ch), ha="center", va="bottom", fontsize=7.5)
+    sx.text(4, -1.3, "16-byte chunk of the 128-byte row (4 banks each)", ha="center", va="bottom", fontsize=8.5)
+    sx.text(-1.6, 8, "row of the box in shared memory", rotation=90, ha="center", va="center", fontsize=8.5)
+    sx.set_xlim(-2.2, 8.2)
+    sx.set_ylim(19.5, -3.6)
+    sx.set_aspect("equal")
+    _blank(sx)
+    sx.text(4, 16.6, "label: matrix i. Each matrix's 8 rows land in 8 different\nchunks "
+            "(chunk j ^ row % 8, the 128B swizzle): all 32\nbanks once, conflict-free",
+            ha="center", va="top", fontsize=8.5)
+    sx.set_title("warp 0's x4 #0 in shared memory: 32 rows\nof 16 bytes, one per lane's address", fontsize=10)
+    fig.suptitle(f"Step 20: an 8x8 block of the accumulator is exactly one stmatrix matrix; each thread stores a {box}x{box} "
+                 f"box\nwith {box // 16} stmatrix.x4 instead of {box * box // 2 // 128} 4-byte st.shared",
+                 fontsize=12.5, fontweight="bold")
+    fig.tight_layout()
+    return fig
