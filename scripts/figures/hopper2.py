@@ -523,3 +523,113 @@ def stmatrix():
                  fontsize=12.5, fontweight="bold")
     fig.tight_layout()
     return fig
+
+
+# ---------------------------------------------------------------------------------------------------
+# Steps 14-21 against 22: cooperative consumers against ping-pong.
+# ---------------------------------------------------------------------------------------------------
+
+def trace_18_tile_boundaries():
+    """From results/traces/nvidia_h200_trace_18_8192.json.gz (step 18, 8192³, the traced SMs; see
+    scripts/plot_trace.py): the median mainloop of one tile (first to last wgmma interval of a consumer),
+    the mean epilogue, and the mean time at a tile boundary with no wgmma in flight on the SM (from the
+    later of the two consumers' last wgmma of a tile to the earlier one's first of the next), in us."""
+    import gzip
+    import json
+    import statistics
+    path = style.ROOT / "results" / "traces" / "nvidia_h200_trace_18_8192.json.gz"
+    events = json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
+    k_tiles = 8192 // constants("18")["BK"]
+    loops, idle, epis = [], [], [e["dur"] for e in events if e["name"] == "epilogue"]
+    for sm in sorted({e["pid"] for e in events}):
+        tiles = {}
+        for wg in (1, 2):
+            mm = sorted((e["ts"], e["ts"] + e["dur"]) for e in events
+                        if e["pid"] == sm and e["name"] == "wgmma" and e["args"]["wg"] == wg)
+            tiles[wg] = [(mm[i][0], mm[i + k_tiles - 1][1]) for i in range(0, len(mm) - k_tiles + 1, k_tiles)]
+            loops += [b - a for a, b in tiles[wg]]
+        for i in range(min(len(tiles[1]), len(tiles[2])) - 1):
+            idle.append(max(0.0, min(tiles[1][i + 1][0], tiles[2][i + 1][0]) - max(tiles[1][i][1], tiles[2][i][1])))
+    return statistics.median(loops), statistics.mean(epis), statistics.mean(idle), len(idle)
+
+
+@style.figure("pingpong_timeline",
+              "Cooperative consumers (steps 14-21) finish a tile together and both run the epilogue while the "
+              "tensor cores wait; step 22's ping-pong consumers own alternate tiles, so one's epilogue runs under "
+              "the other's mainloop (schematic)")
+def pingpong_timeline():
+    c18, c22 = constants("18"), constants("22")
+    loop_us, epi_us, idle_us, n_idle = trace_18_tile_boundaries()
+    L, E = 10.0, 1.7  # schematic: a cooperative mainloop and an epilogue (the trace's ratio is far smaller)
+    h = 0.62
+    cons_c = [style.GREEN, style.CYAN]
+    epi_c = style.YELLOW
+    fig, axes = plt.subplots(2, 1, figsize=(11.5, 7.6), sharex=True)
+    lanes = ["producer\n(TMA loads)", "consumer 1", "consumer 2", "tensor cores"]
+    ys = {name: 3 - i for i, name in enumerate(lanes)}
+
+    def lane_box(ax, lane, x, w, color, text="", tc="black", **kw):
+        _box(ax, x, ys[lane] - h / 2, w, h, color, text, fs=9, tc=tc, **kw)
+
+    # Top: cooperative, as in steps 14-21 (step 18's 128x256 tile, one 64-row slab per consumer).
+    ax = axes[0]
+    t = 0.0
+    for i in range(3):
+        lane_box(ax, lanes[0], t - 0.8, L, "#dddddd", f"K tiles of tile {i}")
+        for k in (1, 2):
+            lane_box(ax, lanes[k], t, L, cons_c[k - 1], f"mainloop tile {i}: rows {(k - 1) * 64}-{k * 64 - 1}",
+                     tc="white" if k == 1 else "black")
+            lane_box(ax, lanes[k], t + L, E, epi_c, "epi.")
+        for k in range(8):
+            lane_box(ax, lanes[3], t + k * L / 8, L / 8, cons_c[k % 2], lw=0.3)
+        lane_box(ax, lanes[3], t + L, E, "white", "", hatch="xx", ec=style.RED)
+        lane_box(ax, lanes[0], t + L - 0.8, E, "white", "", hatch="..", ec="#999999")
+        t += L + E
+    ax.annotate("idle: both consumers\nare in their epilogue", xy=(L + E / 2, ys[lanes[3]] - h / 2),
+                xytext=(L + E / 2 + 3.2, ys[lanes[3]] - 1.05), fontsize=9.5, ha="left", va="center",
+                arrowprops={"arrowstyle": "-|>", "color": style.RED}, color=style.RED)
+    ax.set_title(f"steps 14-21: both consumers on one {c18['BM']}x{c18['BN']} tile (m64n{c18['WGMMA_N']}k16 each), "
+                 "so they reach the epilogue together", fontsize=10.5, loc="left")
+
+    # Bottom: ping-pong (step 22): each consumer owns whole 128x128 tiles, alternate tiles of the block.
+    bx = axes[1]
+    half = L * c22["BN"] / c18["BN"]  # a 128x128 tile: half the FLOPs of a 128x256 one
+    t = 0.0
+    for j in range(6):
+        k = j % 2
+        lane_box(bx, lanes[0], t - 0.8, half, "#dddddd", f"tile {j}")
+        lane_box(bx, lanes[1 + k], t, half, cons_c[k], f"mainloop tile {j}", tc="white" if k == 0 else "black")
+        lane_box(bx, lanes[1 + k], t + half, E, epi_c, "epi.")
+        for q in range(4):
+            lane_box(bx, lanes[3], t + q * half / 4, half / 4, cons_c[k], lw=0.3)
+        if j:  # the order barrier: tile j starts once the other consumer passed tile j-1's last full wait
+            _arrow(bx, (t - 0.05, ys[lanes[2 - k]] + (-h / 2 if k else h / 2)), (t + 0.05, ys[lanes[1 + k]]
+                   + (h / 2 if k else -h / 2)), color="black", lw=1.0, ms=9)
+        t += half
+    bx.text(-1.0, 3.72, "small arrows: the order barrier (a consumer starts its mainloop once the other has passed "
+            "its last full-barrier wait)", fontsize=9, va="center")
+    bx.set_title(f"step 22 ping-pong: each consumer owns whole {c22['BM']}x{c22['BN']} tiles "
+                 f"(two m64n{c22['WGMMA_N']}k16 per k16 step) and they alternate", fontsize=10.5, loc="left")
+    for a in axes:
+        a.set_yticks(list(ys.values()), list(ys.keys()), fontsize=9.5)
+        a.set_ylim(-0.7, 4.1)
+        a.set_xlim(-1.2, 3 * (L + E) + 0.2)
+        a.set_xticks([])
+        for s_ in ("top", "right"):
+            a.spines[s_].set_visible(False)
+    axes[1].set_xlabel("time → (schematic; not to scale)", fontsize=10)
+    fig.legend(handles=[Patch(facecolor=cons_c[0], label="consumer 1's wgmmas"),
+                        Patch(facecolor=cons_c[1], label="consumer 2's wgmmas"),
+                        Patch(facecolor=epi_c, label="epilogue (boxes + TMA stores)"),
+                        Patch(facecolor="white", hatch="xx", edgecolor=style.RED, label="tensor cores idle"),
+                        Patch(facecolor="white", hatch="..", edgecolor="#999999", label="producer: ring full, waits")],
+               loc="lower center", ncol=5, fontsize=9, frameon=False, bbox_to_anchor=(0.5, 0.06))
+    fig.text(0.5, 0.008, f"Not to scale. In step 18's committed trace (8192³, {n_idle} tile boundaries): a mainloop "
+             f"takes {loop_us:.0f} µs,\nan epilogue {epi_us:.1f} µs, and no wgmma is in flight on the SM for "
+             f"{idle_us:.1f} µs at a tile boundary ({100 * idle_us / loop_us:.1f} % of a tile).",
+             ha="center", va="bottom", fontsize=9.5)
+    fig.suptitle("Cooperative consumers leave the tensor cores idle at every tile boundary; "
+                 "ping-pong hides each epilogue\nunder the other consumer's mainloop",
+                 fontsize=12.5, fontweight="bold")
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    return fig
