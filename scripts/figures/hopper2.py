@@ -89,7 +89,7 @@ class Split:
 
 def make_split(step, m, n, k, sms=SMS):
     """The step's make_split (kernels/21_stream_k.cu, kernels/23_pingpong_stream_k.cu): the rule that
-    decides worth_it, then the library's make_split. Returns (Split, a one-line account of the rule)."""
+    decides worth_it, then the library's make_split. Returns (Split, the rule's numbers)."""
     c = constants(step)
     bm, bn, bk, min_piece = c["BM"], c["BN"], c["BK"], c["MIN_PIECE"]
     # 23's FIXUP_K_TILES is a macro with a default (STEP23_FIXUP_K_TILES 32): read the default.
@@ -100,10 +100,9 @@ def make_split(step, m, n, k, sms=SMS):
     worth_it = rest > 0 and recovered > cost
     if step == "23":  # 23 adds the wave limits (MIN_WAVES full waves, or under a quarter wave of tiles)
         worth_it = worth_it and (waves >= c["MIN_WAVES"] or (waves == 0 and 4 * tiles <= sms))
-    why = (f"{tiles} tiles of {bm}x{bn} = {waves} waves + {rest}; idle K tiles recovered "
-           f"({sms}-{rest})x{k_tiles} = {recovered} {'>' if recovered > cost else '<='} "
-           f"{sms}x{fixup} = {cost} (FIXUP_K_TILES)")
-    return Split(tiles, k_tiles, sms, worth_it, min_piece), why
+    info = {"bm": bm, "bn": bn, "tiles": tiles, "k_tiles": k_tiles, "waves": waves, "rest": rest, "sms": sms,
+            "recovered": recovered, "cost": cost, "fixup": fixup, "worth_it": worth_it}
+    return Split(tiles, k_tiles, sms, worth_it, min_piece), info
 
 
 def advance_by(stage, phase, n, stages):
@@ -632,4 +631,133 @@ def pingpong_timeline():
                  "ping-pong hides each epilogue\nunder the other consumer's mainloop",
                  fontsize=12.5, fontweight="bold")
     fig.tight_layout(rect=(0, 0.1, 1, 1))
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------------
+# Steps 21 and 23: the stream-K split and the fixup.
+# ---------------------------------------------------------------------------------------------------
+
+BLOCK_COLORS = ["#77aadd", "#ee8866", "#eedd88", "#ffaabb", "#99ddff", "#44bb99"]  # Tol's "light", cycled by block
+
+
+def _block_color(b):
+    return BLOCK_COLORS[b % len(BLOCK_COLORS)]
+
+
+def _split_zoom(ax, split, rows):
+    """The first `rows` stream-K tiles (rows) x their K tiles, each piece a bar labelled with its block."""
+    for b in range(split.blocks):
+        for tile, kt0, kt1 in split.pieces(b):
+            if tile >= rows:
+                continue
+            whole = kt0 == 0 and kt1 == split.k_tiles
+            _box(ax, kt0, tile, kt1 - kt0, 0.86, _block_color(b), "", lw=0.8, hatch=None)
+            if kt1 - kt0 >= split.k_tiles / 8:
+                ax.text((kt0 + kt1) / 2, tile + 0.43, f"block {b}" + (" (whole)" if whole else "")
+                        if kt1 - kt0 >= split.k_tiles / 4 else f"{b}", ha="center", va="center", fontsize=8)
+    ax.set_xlim(0, split.k_tiles)
+    ax.set_ylim(rows + 0.1, -0.2)
+    ax.set_yticks([r + 0.43 for r in range(rows)], [f"t = {split.dp_tiles + r}" for r in range(rows)], fontsize=8)
+    ax.tick_params(axis="x", labelsize=8)
+    ax.set_xlabel(f"K tile of the tile (0..{split.k_tiles - 1})", fontsize=9)
+    for s_ in ("top", "right"):
+        ax.spines[s_].set_visible(False)
+
+
+@style.figure("streamk_split",
+              "Stream-K in steps 21 and 23: the last wave's tiles (plus one full wave when it is under half full) "
+              "are shared out as one run of K tiles, block b taking [b·I/P, (b+1)·I/P); a piece that ends short of "
+              "a whole tile goes through the fixup (the real splits on 132 SMs)")
+def streamk_split():
+    cases = [("21", (8192, 8192, 8192)), ("21", (4096, 1280, 4096)), ("23", (8192, 8192, 8192))]
+    rows = 7
+    fig = plt.figure(figsize=(13, 10.2))
+    gs = fig.add_gridspec(2, 3, height_ratios=[0.62, 1.0], hspace=0.3, wspace=0.3, top=0.74, bottom=0.07,
+                          left=0.07, right=0.98)
+    splits = []
+    for col, (step, (m, n, k)) in enumerate(cases):
+        split, f = make_split(step, m, n, k)
+        splits.append((split, f))
+        ax = fig.add_subplot(gs[0, col])
+        _split_zoom(ax, split, rows)
+        shape = f"{m}³" if m == n == k else f"M = K = {m}, N = {n}"
+        sizes = [split.start(b + 1) - split.start(b) for b in range(split.blocks)]
+        dp = (f"tiles 0..{split.dp_tiles - 1}: data-parallel, {split.dp_tiles // split.blocks} per block"
+              if split.dp_tiles else "no data-parallel tile: all are shared out")
+        ax.set_title(f"step {step}, {shape}, {f['bm']}x{f['bn']} tiles", fontsize=10.5, loc="left",
+                     fontweight="bold", pad=88)
+        min_waves = f" (≥ MIN_WAVES = {constants(step)['MIN_WAVES']})" if step == "23" else ""
+        ax.text(0, 1.03, f"{f['tiles']} tiles = {f['waves']} wave{'s' if f['waves'] != 1 else ''}{min_waves} + "
+                f"{f['rest']} tiles\n"
+                f"idle: ({f['sms']}-{f['rest']})x{f['k_tiles']} = {f['recovered']} K tiles\n"
+                f"  > {f['sms']}x{f['fixup']} = {f['cost']} (FIXUP_K_TILES): split\n{dp}\n"
+                f"stream-K: {split.sk_tiles} tiles x {split.k_tiles} = {split.iters} K tiles,\n"
+                f"  {min(sizes)}-{max(sizes)} per block; the first {rows} tiles:",
+                transform=ax.transAxes, fontsize=9, va="bottom", ha="left", linespacing=1.35)
+
+    # Bottom left: the SMs' time at the end of step 21's 8192³ run, with and without stream-K.
+    split, f = splits[0]
+    tx = fig.add_subplot(gs[1, 0:2])
+    dp_kt = split.dp_tiles // split.blocks * split.k_tiles
+    lo = dp_kt - split.k_tiles // 2
+    for b in range(split.blocks):
+        tx.add_patch(Rectangle((lo, b - 0.5), dp_kt - lo, 1, facecolor="#dddddd", edgecolor="none"))
+        x = dp_kt
+        for tile, kt0, kt1 in split.pieces(b):
+            tx.add_patch(Rectangle((x, b - 0.5), kt1 - kt0, 1, facecolor=LIGHT["green"] if len(split.pieces(b)) == 1
+                                   or tile == split.pieces(b)[0][0] else "#7fc28a", edgecolor="none"))
+            x += kt1 - kt0
+    # Without stream-K (make_split declining): blocks 0..rest-1 run one more whole tile.
+    rest = f["rest"]
+    tx.plot([dp_kt + split.k_tiles] * 2, [-0.5, rest - 0.5], color="black", linewidth=1.5, linestyle="--")
+    tx.plot([dp_kt, dp_kt + split.k_tiles], [rest - 0.5, rest - 0.5], color="black", linewidth=1.5, linestyle="--")
+    end = max(split.start(b + 1) - split.start(b) for b in range(split.blocks)) + dp_kt
+    tx.axvline(end, color=style.GREEN, linewidth=1.5)
+    tx.text(dp_kt + split.k_tiles + 2, rest / 2, f"without stream-K: blocks 0..{rest - 1} run tile\n"
+            f"16 whole ({split.k_tiles} K tiles); {f['sms'] - rest} SMs sit idle", fontsize=9, va="center")
+    tx.text(end + 2, f["sms"] - 12, f"with stream-K every block ends\nafter at most {end - dp_kt} K tiles more\n(plus its fixup)",
+            fontsize=9, va="center", color=style.GREEN)
+    tx.text(lo + 2, f["sms"] / 2, f"... its {split.dp_tiles // split.blocks}\ndata-parallel\ntiles", fontsize=9,
+            va="center")
+    tx.set_xlim(lo, dp_kt + split.k_tiles + 95)
+    tx.set_ylim(f["sms"] - 0.5, -0.5)
+    tx.set_xlabel("time in K tiles of one SM (the end of the run)", fontsize=9)
+    tx.set_ylabel("block (one per SM)", fontsize=9)
+    tx.tick_params(labelsize=8)
+    tx.set_title("step 21, 8192³, the end of each SM's work: grey = data-parallel tiles, green = stream-K pieces\n"
+                 "(a block's second piece, in the next tile, darker)", fontsize=9.5, loc="left")
+
+    # Bottom right: the fixup of one tile split between three blocks.
+    fx = fig.add_subplot(gs[1, 2])
+    _blank(fx)
+    r = next(r for r in range(split.sk_tiles) if split.block_of((r + 1) * split.k_tiles - 1)
+             - split.block_of(r * split.k_tiles) == 2)  # the first tile split between three blocks
+    x0 = r * split.k_tiles
+    c_first, c_last = split.block_of(x0), split.block_of(x0 + split.k_tiles - 1)
+    fx.set_xlim(-2, 12)
+    fx.set_ylim(16, -1.2)
+    fx.set_title(f"the fixup of tile t = {split.dp_tiles + r} (step 21, 8192³)\n", fontsize=9.5, loc="left")
+    for i, c in enumerate(range(c_first, c_last + 1)):
+        a, b = max(split.start(c), x0) - x0, min(split.start(c + 1), x0 + split.k_tiles) - x0
+        slot = 2 * c + 1 if c == c_first else 2 * c
+        y = i * 2.3
+        _box(fx, 0, y, 4.6, 1.7, _block_color(c), f"block {c}\nK tiles {a}..{b - 1}", fs=8.5)
+        _box(fx, 6.2, y, 5.2, 1.7, _block_color(c), f"slot {slot}:\nfp32 partial", fs=8.5)
+        _arrow(fx, (4.7, y + 0.85), (6.1, y + 0.85), lw=1.1, ms=9)
+    fx.text(-1.8, 7.3, "1. each block stores its piece's partial (__stcg) in its slot,\n"
+            "    __threadfence, then atomicAdd on the tile's counter\n"
+            "    (step 21: one counter per tile and consumer)\n"
+            f"2. the one that counts the last of the {c_last - c_first + 1} pieces sums\n"
+            f"    the slots in block order {', '.join(str(c) for c in range(c_first, c_last + 1))} and stores the tile\n"
+            "3. no block waits for another\n\n"
+            "slot 2c+1: block c's piece that starts at K tile 0;\nslot 2c: its piece that starts inside a tile",
+            fontsize=8.5, va="top")
+    s21, s23 = make_split("21", 4096, 4096, 4096)[1], make_split("23", 4096, 4096, 4096)[1]
+    fig.text(0.5, 0.005, f"At 4096³ both steps decline: step 21 recovers ({s21['sms']}-{s21['rest']})x{s21['k_tiles']} = "
+             f"{s21['recovered']} K tiles, step 23 {s23['recovered']}, both under {s21['cost']}.",
+             ha="center", fontsize=9.5)
+    fig.suptitle("Stream-K shares the last wave's K tiles evenly over all 132 blocks, cutting across tile "
+                 "boundaries;\na tile cut between blocks is summed by the fixup (colour = block, cycled)",
+                 fontsize=12.5, fontweight="bold", y=0.995)
     return fig
