@@ -256,7 +256,7 @@ def epilogue_tma_store():
         for bxi in range(nbox):
             _box(ax, x0 + bxi * box * u, y0 + cons * slab * u, box * u, slab * u, buf_fill[bxi % bufs],
                  f"box {bxi}\n→ buf {bxi % bufs}", fs=9.5)
-        ax.text(x0 - 0.8, y0 + (cons + 0.5) * slab * u, f"consumer {cons + 1}\nrows {cons * slab}..{cons * slab + slab - 1}",
+        ax.text(x0 - 0.8, y0 + (cons + 0.5) * slab * u, f"consumer {cons}\nrows {cons * slab}..{cons * slab + slab - 1}",
                 ha="right", va="center", fontsize=9.5)
     ax.add_patch(Rectangle((x0, y0), bn * u, bm * u, fill=False, edgecolor="black", linewidth=2))
     ax.text(x0 + bn * u / 2, y0 + bm * u + 1.2, f"a box row: {box} bf16 = {box * 2} B, "
@@ -268,7 +268,7 @@ def epilogue_tma_store():
     for cons in range(consumers):
         for b in range(bufs):
             _box(ax, sx + b * (side + 2), sy + cons * (side + 1.5), side, side, buf_fill[b],
-                 f"consumer {cons + 1}\nbuf {b}\n{kb} KB", fs=9, lw=1.2)
+                 f"consumer {cons}\nbuf {b}\n{kb} KB", fs=9, lw=1.2)
     ax.text(sx + side + 1, sy + 2 * side + 1.5 + 1.0, f"{box} rows x {box * 2} B, 128B-swizzled", ha="center", va="top",
             fontsize=8.5)
     _arrow(ax, (x0 + bn * u + 0.8, y0 + 4), (sx - 0.8, y0 + 4), lw=1.6)
@@ -339,7 +339,7 @@ def epilogue_tma_store():
 
 @style.figure("cluster_multicast",
               "Step 17's cluster of two blocks along M: each block loads its own A tile and one half of the B tile "
-              "they share, multicast into both blocks' shared memory (64 KB from L2 per K tile instead of 96)")
+              "they share, multicast into both blocks' shared memory: the pair asks L2 for 64 KB per K tile instead of 96")
 def cluster_multicast():
     c = constants("17")
     bm, bn, bk, cluster, consumers = c["BM"], c["BN"], c["BK"], c["CLUSTER"], c["CONSUMERS"]
@@ -501,7 +501,7 @@ def stmatrix():
             _box(sx, ch, r, 1, 1, "#f2f2f2", "", lw=0.3, ec="#cccccc")
     for i in range(4):
         _, _, rows = mp[(0, 0, i)]
-        for k, (row, ch) in enumerate(rows):
+        for row, ch in rows:
             _box(sx, ch, row, 1, 1, q_colors[0] if i < 2 else "#7fc28a", f"{i}", fs=8, tc="white", lw=0.4, ec="white")
     for r in range(16):
         sx.text(-0.3, r + 0.5, str(r), ha="right", va="center", fontsize=7.5)
@@ -564,7 +564,7 @@ def pingpong_timeline():
     cons_c = [style.GREEN, style.CYAN]
     epi_c = style.YELLOW
     fig, axes = plt.subplots(2, 1, figsize=(11.5, 7.6), sharex=True)
-    lanes = ["producer\n(TMA loads)", "consumer 1", "consumer 2", "tensor cores"]
+    lanes = ["producer\n(TMA loads)", "consumer 0", "consumer 1", "tensor cores"]
     ys = {name: 3 - i for i, name in enumerate(lanes)}
 
     def lane_box(ax, lane, x, w, color, text="", tc="black", **kw):
@@ -617,8 +617,8 @@ def pingpong_timeline():
         for s_ in ("top", "right"):
             a.spines[s_].set_visible(False)
     axes[1].set_xlabel("time → (schematic; not to scale)", fontsize=10)
-    fig.legend(handles=[Patch(facecolor=cons_c[0], label="consumer 1's wgmmas"),
-                        Patch(facecolor=cons_c[1], label="consumer 2's wgmmas"),
+    fig.legend(handles=[Patch(facecolor=cons_c[0], label="consumer 0's wgmmas"),
+                        Patch(facecolor=cons_c[1], label="consumer 1's wgmmas"),
                         Patch(facecolor=epi_c, label="epilogue (boxes + TMA stores)"),
                         Patch(facecolor="white", hatch="xx", edgecolor=style.RED, label="tensor cores idle"),
                         Patch(facecolor="white", hatch="..", edgecolor="#999999", label="producer: ring full, waits")],
@@ -760,4 +760,91 @@ def streamk_split():
     fig.suptitle("Stream-K shares the last wave's K tiles evenly over all 132 blocks, cutting across tile "
                  "boundaries;\na tile cut between blocks is summed by the fixup (colour = block, cycled)",
                  fontsize=12.5, fontweight="bold", y=0.995)
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------------
+# Step 22: the ring positions each ping-pong consumer takes and skips.
+# ---------------------------------------------------------------------------------------------------
+
+def pingpong_walk(me, k_tiles, tiles, stages):
+    """Consumer `me`'s (tile j, kt, stage, phase) for every K tile it computes, walking the ring as
+    kernels/22_pingpong.cu does: advance() per K tile, advance_by(k_tiles) at the start for consumer 1
+    and after each of its tiles (pipe::PipeState, common/kernel_lib/pipeline.cuh)."""
+    stage, phase, out = 0, 0, []
+    if me == 1:
+        stage, phase = advance_by(stage, phase, k_tiles, stages)
+    for j in range(me, tiles, 2):
+        for kt in range(k_tiles):
+            out.append((j, kt, stage, phase))
+            stage, phase = advance_by(stage, phase, 1, stages)  # advance()
+        stage, phase = advance_by(stage, phase, k_tiles, stages)  # past the other consumer's next tile
+    return out
+
+
+@style.figure("ring_skip",
+              "Step 22's ring: the producer fills the stages in order with both consumers' tiles; each consumer "
+              "walks the same ring but skips the other's K tiles with advance_by(k_tiles), so it waits on the "
+              "right stage with the right parity")
+def ring_skip():
+    c = constants("22")
+    stages, bk = c["STAGES"], c["BK"]
+    k = 512  # a small K so that every position fits on the page: k_tiles = 8
+    k_tiles, tiles = k // bk, 4
+    total = k_tiles * tiles
+    rounds = -(-total // stages)
+    cons_c = [style.GREEN, style.CYAN]
+    walks = [pingpong_walk(me, k_tiles, tiles, stages) for me in range(2)]
+    for walk in walks:  # the consumer's own walk lands where the producer put that K tile
+        for j, kt, st, ph in walk:
+            g = j * k_tiles + kt
+            assert (st, ph) == (g % stages, (g // stages) & 1), (j, kt, st, ph)
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 6.2))
+    for me, ax in enumerate(axes):
+        mine = {(j, kt): (st, ph) for j, kt, st, ph in walks[me]}
+        for g in range(total):
+            j, kt = divmod(g, k_tiles)
+            r, st = divmod(g, stages)
+            if (j, kt) in mine:
+                _box(ax, r, st, 1, 1, cons_c[me], f"tile {j}\nkt {kt}", fs=8.5, tc="white" if me == 0 else "black",
+                     lw=0.8, ec="white")
+            else:
+                _box(ax, r, st, 1, 1, "white", f"tile {j}\nkt {kt}", fs=8, tc="#999999", lw=0.8, ec="#cccccc",
+                     hatch="///")
+        # The skips: from the consumer's last K tile of a tile (or its start) to its next tile's first.
+        pos = [divmod(j * k_tiles + kt, stages) for j, kt, _, _ in walks[me]]
+        starts = [i for i, (j, kt, _, _) in enumerate(walks[me]) if kt == 0]
+        for i in starts:
+            r1, s1 = pos[i]
+            if i == 0:
+                if me == 1:
+                    ax.annotate(f"starts with\nadvance_by({k_tiles})", xy=(r1 + 0.1, s1 + 0.5), xytext=(0.2, stages + 0.85),
+                                fontsize=8.5, arrowprops={"arrowstyle": "-|>", "color": "black"})
+                continue
+            r0, s0 = pos[i - 1]
+            _arrow(ax, (r0 + 0.85, s0 + 0.8), (r1 + 0.15, s1 + 0.2), color="black", lw=1.6, ms=12,
+                   connectionstyle="arc3,rad=-0.25")
+            ax.text((r0 + r1) / 2 + 0.5, (s0 + s1) / 2 + 0.5, f"advance_by({k_tiles})", fontsize=8.5, ha="center",
+                    va="center", bbox={"facecolor": "white", "edgecolor": "black", "boxstyle": "round", "pad": 0.2})
+        for r in range(rounds):
+            ax.text(r + 0.5, -0.15, f"round {r}\nparity {r & 1}", ha="center", va="bottom", fontsize=8.5)
+        ax.set_xlim(-0.05, rounds + 0.05)
+        ax.set_ylim(stages + 1.5, -1.0)
+        ax.set_yticks([s + 0.5 for s in range(stages)], [f"stage {s}" for s in range(stages)], fontsize=9)
+        ax.set_xticks([])
+        for s_ in ("top", "right", "bottom", "left"):
+            ax.spines[s_].set_visible(False)
+        ax.set_title(f"consumer {me} (warpgroup {me + 1}): tiles {', '.join(str(j) for j in range(me, tiles, 2))}"
+                     "; hatched = the other's, skipped", fontsize=10, pad=30)
+    s8192, p8192 = advance_by(0, 0, 8192 // bk, stages)
+    fig.text(0.5, 0.02, f"The producer fills position g = j·k_tiles + kt of the block's tile sequence into stage g % {stages}, "
+             f"round g / {stages};\na consumer waits on full[stage] for the round's parity. "
+             f"advance_by({k_tiles}) jumps over the other consumer's tile: {k_tiles} positions, stage and parity together.\n"
+             f"Here K = {k} ({k_tiles} K tiles per tile, so the picture fits). "
+             f"At K = 8192 ({8192 // bk} K tiles) advance_by({8192 // bk}) from stage 0, parity 0 lands on stage "
+             f"{s8192}, parity {p8192}.", ha="center", va="bottom", fontsize=9.5)
+    fig.suptitle(f"Step 22: both consumers walk the one {stages}-stage ring; each takes its own tiles' K tiles and skips "
+                 "the other's,\ncarrying stage and parity across the skip", fontsize=12.5, fontweight="bold")
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
     return fig
