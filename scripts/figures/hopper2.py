@@ -207,7 +207,7 @@ def persistent_walk():
         bx.axvline(i, color="white", linewidth=1.5)
     last = tiles - (waves - 1) * p
     bx.annotate(f"blocks {last}..{p - 1}: no tile left,\ntheir SMs idle for a whole tile\n"
-                f"({p - last} of {p}: the partial wave that\nstream-K, steps 21 and 23, goes after)",
+                f"({p - last} of {p}: a partial wave; stream-K,\nsteps 21/23, fills such waves where it pays)",
                 xy=(waves - 0.5, (last + p) / 2), xytext=(0.25, 100), fontsize=9.5, ha="left", va="center",
                 arrowprops={"arrowstyle": "-|>", "color": "black"},
                 bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "#999999"})
