@@ -197,25 +197,29 @@ def cmd_check(args):
 def quoted_lines(md_path):
     """(kind, line number, text) for every line inside ```sass / ```ptx blocks, skipping comments,
     elisions (...) and blank lines."""
-    return [(kind, n, text) for kind, _, segments in quoted_blocks(md_path) for seg in segments for n, text in seg]
+    return [(kind, n, text) for kind, _, segments, _step in quoted_blocks(md_path) for seg in segments for n, text in seg]
 
 
 def quoted_blocks(md_path):
-    """[(kind, first line number, segments)] for every ```sass / ```ptx block: the quoted lines of a
-    block, split into segments at elisions (a line starting with ...); comment lines (// or #) and
-    blank lines are skipped. Each segment is [(line number, text)], an address prefix /*0040*/ dropped."""
+    """[(kind, first line number, segments, step)] for every ```sass / ```ptx block: the quoted lines of
+    a block, split into segments at elisions (a line starting with ...); comment lines (// or #) and
+    blank lines are skipped. Each segment is [(line number, text)], an address prefix /*0040*/ dropped.
+    A fence that names a step, ```sass 22, is checked against that step's dump (step "22"); else step
+    is None and the caller's steps apply."""
     blocks, kind, cur = [], None, None
     for n, line in enumerate(open(md_path), 1):
         s = line.strip()
         if s.startswith("```"):
             if kind is None:
-                kind = s[3:].strip()
-                cur = (kind, n + 1, [[]])
+                info = s[3:].split()
+                kind = info[0] if info else ""
+                step = info[1] if len(info) > 1 and kind in ("sass", "ptx") else None
+                cur = (kind, n + 1, [[]], step)
             else:
                 if kind in ("sass", "ptx"):
                     segments = [seg for seg in cur[2] if seg]
                     if segments:
-                        blocks.append((cur[0], cur[1], segments))
+                        blocks.append((cur[0], cur[1], segments, cur[3]))
                 kind = None
             continue
         if kind not in ("sass", "ptx") or not s or s.startswith(("//", "#")):
@@ -273,30 +277,37 @@ def first_missing(segments, listings):
     return None
 
 
-def check_md(md, listings_by_unit, label):
+def check_md(md, listings_by_unit, label, listings_of=None):
     """Prints a STALE line for every quoted block of `md` that is not, in order and contiguous
-    (elisions aside), inside one function of one of the units; returns (blocks, stale)."""
+    (elisions aside), inside one function of one of the units (or of the step its fence names, through
+    `listings_of(step)` -> (unit, listings)); returns (blocks, stale)."""
     stale = 0
     blocks = quoted_blocks(md)
-    for kind, start, segments in blocks:
-        ok = any(find_block(segments, lines) for listings in listings_by_unit.values()
-                 for lines in listings[kind].values())
+    for kind, start, segments, step in blocks:
+        units, where = listings_by_unit, label
+        if step is not None:
+            if listings_of is None:
+                raise ToolError(f"{md}:{start}: a fence names step {step}, but no step dumps are at hand")
+            unit, ls = listings_of(step)
+            units, where = {unit.name: ls}, unit.name
+        ok = any(find_block(segments, lines) for listings in units.values() for lines in listings[kind].values())
         if ok:
             continue
         stale += 1
-        all_listings = {f"{u}/{f}": l for u, ls in listings_by_unit.items() for f, l in ls[kind].items()}
+        all_listings = {f"{u}/{f}": l for u, ls in units.items() for f, l in ls[kind].items()}
         miss = first_missing(segments, all_listings)
         why = (f"line {miss[0]} is in no function: {miss[1]}" if miss else
                "every line exists, but not in this order and contiguous (mark skipped lines with ...) in one function")
         print(f"STALE {os.path.relpath(md, REPO)}:{start}: {kind} block of {sum(map(len, segments))} line(s) "
-              f"not in the current dump of {label}: {why}")
+              f"not in the current dump of {where}: {why}")
     return len(blocks), stale
 
 
 def cmd_fresh(args):
-    """Every ```sass / ```ptx block of sass_annotations/NN_*.md must appear in its step's dump, and
-    every such block of docs/*.md in the dump of some step: in order, contiguous between elisions
-    (...), inside one function. --md FILE --step NN checks one file against one step."""
+    """Every ```sass / ```ptx block of sass_annotations/NN_*.md must appear in its step's dump (or in the
+    dump of the step its fence names: ```sass 22), and every such block of docs/*.md and
+    docs/notebook/*.md in the dump of some step: in order, contiguous between elisions (...), inside one
+    function. --md FILE --step NN checks one file against one step."""
     stale = 0
     units = {}
 
@@ -312,11 +323,12 @@ def cmd_fresh(args):
     else:
         jobs = [(md, [os.path.basename(md).split("_")[0]])
                 for md in sorted(glob.glob(os.path.join(REPO, "sass_annotations", "[0-9][0-9]*_*.md")))]
-        jobs += [(md, [u.step for u in all_steps(args.build)]) for md in sorted(glob.glob(os.path.join(REPO, "docs", "*.md")))]
+        docs = sorted(glob.glob(os.path.join(REPO, "docs", "*.md")) + glob.glob(os.path.join(REPO, "docs", "notebook", "*.md")))
+        jobs += [(md, [u.step for u in all_steps(args.build)]) for md in docs]
     for md, steps in jobs:
         by_unit = {listings(s)[0].name: listings(s)[1] for s in steps}
         label = next(iter(by_unit)) if len(by_unit) == 1 else "any step"
-        n, bad = check_md(md, by_unit, label)
+        n, bad = check_md(md, by_unit, label, listings)
         stale += bad
         print(f"{os.path.relpath(md, REPO)}: {n} quoted block(s) checked against {label}")
     print(f"{stale} stale quote(s)")

@@ -301,16 +301,20 @@ def clean_functions(unit):
 
 def split_ptx(ptx):
     """{mangled entry name: its PTX lines}, comments dropped, $L__ labels renumbered per entry."""
-    entries, cur, name = {}, None, None
+    entries, cur, name, depth, opened = {}, None, None, 0, False
     for line in ptx.splitlines():
         m = re.match(r"^\.(?:visible |weak )?\.entry (\S+?)\(", line.strip())
         if m:
-            name, cur = m.group(1), []
+            name, cur, depth, opened = m.group(1), [], 0, False
             entries[name] = cur
         if cur is not None and line.strip():
             cur.append(line.rstrip())
-        if cur is not None and line.strip() == "}":
-            cur = None
+            # The entry ends where its braces balance again: inline asm brings its own { } blocks.
+            code = line.split("//", 1)[0]
+            depth += code.count("{") - code.count("}")
+            opened |= "{" in code
+            if opened and depth <= 0:
+                cur = None
     for name, lines in entries.items():
         order = {}
         def ren(m):
