@@ -302,3 +302,308 @@ def thread_hierarchy():
     ax.set_title("The thread hierarchy: a grid of blocks (in clusters on Hopper, if asked), a block of warps, "
                  "a warp of 32 threads", fontsize=11)
     return fig
+
+
+def warp_addresses(step, ty=0, k_=0, K=4096, N=4096):
+    """Byte offsets (within A, within B, within C) that the 32 lanes of one warp touch at one k, in steps 01
+    and 02, restated from the kernels (blockDim = (32, 32): a warp is 32 consecutive threadIdx.x at one
+    threadIdx.y; block (0, 0)):
+      01: row = threadIdx.x, col = threadIdx.y   (kernels/01_naive.cu)
+      02: col = threadIdx.x, row = threadIdx.y   (kernels/02_gmem_coalescing.cu)
+    and the loop body A[row * K + k], B[k * N + col], C[row * N + col]."""
+    out = {"A": [], "B": [], "C": []}
+    for lane in range(32):
+        row, col = (lane, ty) if step == "01" else (ty, lane)
+        out["A"].append(4 * (row * K + k_))
+        out["B"].append(4 * (k_ * N + col))
+        out["C"].append(4 * (row * N + col))
+    return out
+
+
+def sectors(addrs):
+    return len({a // 32 for a in addrs})
+
+
+@style.figure("coalescing", "One warp's loads at one k in step 01 and step 02: 01's lanes walk down a column "
+              "of A, 32 rows and 32 sectors; 02's lanes walk along a row of B, one 128-byte line; the sector "
+              "counts predict ncu's L1 bytes exactly")
+def coalescing():
+    size = 4096
+    nb = ncu_bytes()
+    fig, axes = plt.subplots(2, 1, figsize=(10, 8.6))
+    fig.subplots_adjust(hspace=0.12, left=0.01, right=0.99, top=0.93, bottom=0.01)
+    kcol = 10  # the k drawn: column 10 of the window (sector 1 of A's rows)
+    for ax, step in zip(axes, ("01", "02")):
+        ax.set_xlim(-4, 88)
+        ax.set_ylim(-36.5, 3.2)
+        ax.set_aspect("equal")
+        ax.axis("off")
+        ad = warp_addresses(step, k_=kcol)
+        # A window: 32 rows x 16 floats of row-major A (rows are K floats apart)
+        for r in range(32):
+            for q in range(16):
+                addr = 4 * (r * size + q)
+                read = addr in ad["A"]
+                fetched = addr // 32 in {a // 32 for a in ad["A"]}
+                fc = A if read else ("#b7cbe3" if fetched else "white")
+                ax.add_patch(Rectangle((q, -r - 1), 1, 1, fc=fc, ec="#bbbbbb", lw=0.3))
+        for q in (0, 8, 16):
+            ax.plot([q, q], [0, -32], color=INK, lw=0.9)
+        ax.text(8, 0.6, f"A: 32 rows x 16 floats\n(row-major, rows {size * 4 // 1024} KB apart)", ha="center",
+                va="bottom", fontsize=8.5)
+        ax.text(-0.4, -0.5, "row 0", ha="right", va="center", fontsize=7)
+        ax.text(-0.4, -31.5, "row 31", ha="right", va="center", fontsize=7)
+        ax.text(kcol + 0.5, -32.2, "k", ha="center", va="top", fontsize=8)
+        if step == "01":
+            ax.text(8, -33.6, "lane i reads row i", ha="center", va="top", fontsize=8, color=A)
+        else:
+            ax.text(16.6, -0.5, "all lanes", ha="left", va="center", fontsize=8, color=A)
+        # B window: rows k-1..k+1 x 64 floats
+        bx, by = 22, -4
+        for r in range(3):
+            for q in range(64):
+                addr = 4 * ((kcol - 1 + r) * size + q)
+                read = addr in ad["B"]
+                fetched = addr // 32 in {a // 32 for a in ad["B"]}
+                fc = B if read else ("#f6c2c8" if fetched else "white")
+                ax.add_patch(Rectangle((bx + q, by - r - 1), 1, 1, fc=fc, ec="#bbbbbb", lw=0.3))
+        for q in range(0, 65, 8):
+            ax.plot([bx + q, bx + q], [by, by - 3], color=INK, lw=0.9 if q % 32 else 1.6)
+        ax.text(bx, by + 0.6, "B: rows k-1, k, k+1 x 64 floats (thin lines: 32-byte sectors; thick: 128-byte lines)",
+                ha="left", va="bottom", fontsize=8.5)
+        ax.text(bx - 0.4, by - 1.5, "k", ha="right", va="center", fontsize=8)
+        ax.text(bx + (16 if step == "02" else 0.5), by - 3.4,
+                "lane i reads column i" if step == "02" else "all lanes", ha="center" if step == "02" else "left",
+                va="top", fontsize=8, color=B)
+        sa, sb, sc = sectors(ad["A"]), sectors(ad["B"]), sectors(ad["C"])
+        warps = size * size // 32
+        predicted = warps * size * (sa + sb) * 32 + warps * sc * 32
+        measured = float(nb[step]["l1_bytes"])
+        who = ("threadIdx.x walks rows: lane i reads A[i][k] and all lanes read the same B[k][col]" if step == "01"
+               else "threadIdx.x walks columns: all lanes read the same A[row][k], lane i reads B[k][i]")
+        lines = [
+            (f"step {step}: {who}", dict(weight="bold")),
+            (f"A: {sa} sector{'s' if sa > 1 else ''} ({'one per row: 32 lines' if sa > 1 else 'a broadcast'})   "
+             f"B: {sb} sector{'s' if sb > 1 else ''} ({'one 128-byte line' if sb == 4 else 'a broadcast' if sb == 1 else ''})", {}),
+            (f"= {sa + sb} sectors, {(sa + sb) * 32} bytes through L1 per warp per k, for the 256 bytes "
+             "the 32 lanes use", {}),
+            (f"x {warps:,} warps x {size} k (+ {sc} sector{'s' if sc > 1 else ''} per warp for C) = "
+             f"{predicted:,.0f} bytes predicted", {}),
+            (f"ncu (l1tex__t_bytes.sum) for one {size}³ GEMM:  {measured:,.0f} bytes", dict(color=style.PURPLE)),
+        ]
+        for i, (t, kw) in enumerate(lines):
+            ax.text(bx, -12 - i * 3.2, t, ha="left", va="center", fontsize=9.5 if i == 0 else 9, **kw)
+        ax.text(bx, -29, "Dark: the floats the lanes read. Light: the rest of each 32-byte sector L1 must fetch.",
+                ha="left", va="center", fontsize=8, color="#555555")
+    fig.suptitle("Coalescing: step 01's warp touches 33 sectors per k, step 02's touches 5; "
+                 "ncu counts exactly that", fontsize=12)
+    return fig
+
+
+@style.figure("tile_quantization", "Step 09's 128x256 tiles of C over the 132 SMs, one block per SM: at 4096² "
+              "512 tiles make 3 full waves and a last one of 116 (16 SMs idle); at 4100² the edge tiles are "
+              "mostly empty and 561 tiles need a fifth wave")
+def tile_quantization():
+    c = k("09")
+    bm, bn = c["BM"], c["BN"]
+    sms = machine()["sms"]
+    per_sm = resources("09")["per_sm"]
+    slots = sms * per_sm
+    colors = [style.BLUE, style.CYAN, style.GREEN, style.YELLOW, style.RED, style.PURPLE]
+    fig, axes = plt.subplots(1, 2, figsize=(10.5, 6.4))
+    fig.subplots_adjust(left=0.02, right=0.98, top=0.8, bottom=0.13, wspace=0.12)
+    for ax, size in zip(axes, (4096, 4100)):
+        tm, tn = -(-size // bm), -(-size // bn)
+        tiles = tm * tn
+        waves = -(-tiles // slots)
+        last = tiles - (waves - 1) * slots
+        ax.set_xlim(-60, tn * bn + 60)
+        ax.set_ylim(tm * bm + 60, -60)
+        ax.set_aspect("equal")
+        ax.axis("off")
+        for t in range(tiles):
+            r, q = divmod(t, tn)  # launch order: blockIdx.x (the tile column) fastest
+            w = t // slots
+            ax.add_patch(Rectangle((q * bn, r * bm), bn, bm, fc=colors[w], ec="white", lw=0.6, alpha=0.85))
+        if size % bm or size % bn:  # the part of the edge tiles outside C: computed and thrown away
+            ax.add_patch(Rectangle((0, size), tn * bn, tm * bm - size, fc="white", ec="none", alpha=0.75, hatch="////"))
+            ax.add_patch(Rectangle((size, 0), tn * bn - size, size, fc="white", ec="none", alpha=0.75, hatch="////"))
+        ax.add_patch(Rectangle((0, 0), size, size, fc="none", ec=INK, lw=1.6))
+        useful = size * size / (tiles * bm * bn)
+        head = (f"M = N = {size}: {tm} x {tn} = {tiles} tiles = {tiles / slots:.2f} waves of {slots}\n"
+                f"-> {waves} waves, the last with {last} tiles ({slots - last} SMs idle)")
+        if useful < 1:
+            head += f"\nedge tiles: {size - (tm - 1) * bm} of {bm} rows, {size - (tn - 1) * bn} of {bn} columns " \
+                    f"inside C;\n{useful * 100:.1f} % of the computed outputs are kept"
+        ax.set_title(head, fontsize=9, loc="left")
+        for w in range(waves):
+            ax.add_patch(Rectangle((0, 0), 0, 0, fc=colors[w], alpha=0.85,
+                                   label=f"wave {w + 1}: {min(slots, tiles - w * slots)} tiles"))
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.01), ncol=3, fontsize=8, frameon=False)
+    fig.suptitle(f"Wave and tile quantization: step 09's {bm}x{bn} tiles on {sms} SMs ({per_sm} block per SM), "
+                 "coloured by the wave that runs them", fontsize=11)
+    fig.text(0.02, 0.015, "Waves drawn in launch order (blockIdx.x fastest); the hardware does not promise an "
+             "order, only that a block waits for a free SM.\nBlocks per SM: docs/resources.md (registers allow one). "
+             "Hatched: rows and columns of an edge tile that lie outside C.", fontsize=7.5, color="#444444")
+    return fig
+
+
+def tint(color, f):
+    """`color` mixed with white: f = 0 white, 1 the colour."""
+    import matplotlib.colors as mc
+    r, g, b = mc.to_rgb(color)
+    return (1 - f + f * r, 1 - f + f * g, 1 - f + f * b)
+
+
+def matrix(ax, x, y, rows, cols, cw, fc="white", ec="#cccccc", lw=0.3, hot=None, outline=INK):
+    """A rows x cols grid of cw-sized cells, top-left at (x, y) in a y-down axes; hot: {(r, c): colour}."""
+    for r in range(rows):
+        for q in range(cols):
+            f = (hot or {}).get((r, q), fc)
+            ax.add_patch(Rectangle((x + q * cw, y + r * cw), cw, cw, fc=f, ec=ec, lw=lw))
+    ax.add_patch(Rectangle((x, y), cols * cw, rows * cw, fc="none", ec=outline, lw=1.0))
+
+
+@style.figure("outer_product", "C = Σ_k a_k b_kᵀ: at each k the block tile of C gets the outer product of a "
+              "column of the A tile and a row of the B tile; in step 05 each thread keeps its TM x TN = 8 x 4 "
+              "piece of it in registers: TM + TN loads feed TM x TN FFMAs")
+def outer_product():
+    c = k("05")
+    bm, bn, bk, tm, tn = c["BM"], c["BN"], c["BK"], c["TM"], c["TN"]
+    trow, tcol, kk = 3, 5, 2  # the thread followed (t = trow * (BN / TN) + tcol) and the k drawn
+    t = trow * (bn // tn) + tcol
+    fig, ax = plt.subplots(figsize=(10.5, 6.8))
+    fig.subplots_adjust(left=0.01, right=0.99, top=0.86, bottom=0.02)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    cw = 0.75
+    # Panel 1: the block tile
+    ax_x, c_x, top = 0, (bk + 4) * cw, (bk + 4) * cw
+    hotA = {(r, kk): tint(A, 0.35) for r in range(bm)}
+    hotA.update({(trow * tm + i, kk): A for i in range(tm)})
+    matrix(ax, ax_x, top, bm, bk, cw, hot=hotA)
+    hotB = {(kk, q): tint(B, 0.35) for q in range(bn)}
+    hotB.update({(kk, tcol * tn + j): B for j in range(tn)})
+    matrix(ax, c_x, 0, bk, bn, cw, hot=hotB)
+    hotC = {(r, q): tint(C, 0.25) for r in range(bm) for q in range(bn)}
+    hotC.update({(trow * tm + i, tcol * tn + j): C for i in range(tm) for j in range(tn)})
+    matrix(ax, c_x, top, bm, bn, cw, hot=hotC, ec=tint(C, 0.25))
+    ax.text(ax_x + bk * cw / 2, top - 1, f"sA\n{bm}x{bk}", ha="center", va="bottom", fontsize=9, color=A, weight="bold")
+    ax.text(c_x - 1, bk * cw / 2, f"sB\n{bk}x{bn}", ha="right", va="center", fontsize=9, color=B, weight="bold")
+    ax.text(c_x + bn * cw / 2, top + bm * cw + 1.2, f"the {bm}x{bn} block tile of C: at k = {kk} every element gets "
+            f"a[m]·b[n]", ha="center", va="top", fontsize=9, color=INK)
+    ax.text(ax_x + (kk + 0.5) * cw, top + bm * cw + 1.2, f"k = {kk}", ha="center", va="top", fontsize=9)
+    # Panel 2: the thread's registers, zoomed
+    s = 5.5  # cell size of the zoom
+    zx, zy = c_x + bn * cw + 10, top + 3
+    for i in range(tm):
+        ax.add_patch(Rectangle((zx, zy + i * s), s, s, fc=A, ec="white", lw=1))
+        ax.text(zx + s / 2, zy + (i + 0.5) * s, f"rA[{i}]", ha="center", va="center", fontsize=8, color="white")
+    for j in range(tn):
+        ax.add_patch(Rectangle((zx + s + 1.5 + j * s, zy - s - 1.5), s, s, fc=B, ec="white", lw=1))
+        ax.text(zx + s + 1.5 + (j + 0.5) * s, zy - s / 2 - 1.5, f"rB[{j}]", ha="center", va="center", fontsize=7,
+                color="white")
+    for i in range(tm):
+        for j in range(tn):
+            ax.add_patch(Rectangle((zx + s + 1.5 + j * s, zy + i * s), s, s, fc=C, ec="white", lw=1))
+            ax.text(zx + s + 1.5 + (j + 0.5) * s, zy + (i + 0.5) * s, f"{i},{j}", ha="center", va="center",
+                    fontsize=8, color="white")
+    gx1 = zx + s + 1.5 + tn * s
+    ax.text((zx + gx1) / 2, zy + tm * s + 2, f"thread {t}: acc[{tm}][{tn}] += rA ⊗ rB\n"
+            f"{tm} + {tn} = {tm + tn} loads from shared memory\n{tm} x {tn} = {tm * tn} FFMA   "
+            f"({(tm + tn) / (tm * tn):.3f} loads per FFMA)", ha="center", va="top", fontsize=9, linespacing=1.4)
+    # zoom lines from the thread's tile in C to the register tile
+    x0, y0 = c_x + tcol * tn * cw, top + trow * tm * cw
+    for (px, py), (qx, qy) in (((x0 + tn * cw, y0), (zx + s + 1.5, zy)),
+                               ((x0 + tn * cw, y0 + tm * cw), (zx + s + 1.5, zy + tm * s))):
+        ax.plot([px, qx], [py, qy], color="#888888", lw=0.8, ls="--")
+    ax.set_xlim(-1, gx1 + 2)
+    ax.set_ylim(max(top + bm * cw, zy + tm * s) + 9, -3)
+    c08 = k("08")
+    fig.suptitle(f"C = Σₖ aₖbₖᵀ: at each k the tile of C takes the outer product of column k of A and row k "
+                 f"of B;\nin step 05 each thread keeps its {tm}x{tn} piece in registers", fontsize=11)
+    fig.text(0.5, 0.9, f"Step 05: BM x BN x BK = {bm}x{bn}x{bk}, TM x TN = {tm}x{tn}, {(bm // tm) * (bn // tn)} "
+             f"threads. Step 08's {c08['TM']}x{c08['TN']} thread tile: {c08['TM'] + c08['TN']} loads for "
+             f"{c08['TM'] * c08['TN']} FFMA ({(c08['TM'] + c08['TN']) / (c08['TM'] * c08['TN']):.3f} per FFMA).",
+             ha="center", fontsize=9, color="#444444")
+    return fig
+
+
+@style.figure("smem_tiling_03", "Step 03: a block walks its row of A and column of B one BK-wide tile at a "
+              "time; each tile is staged in shared memory (one float per thread per operand), and every thread "
+              "then runs BK FMAs out of shared memory: row ty of sA times column tx of sB")
+def smem_tiling_03():
+    c = k("03")
+    bm, bn, bk = c["BM"], c["BN"], c["BK"]
+    size = 4096
+    kts = size // bk
+    now = 2  # the K tile drawn as current
+    shown = [0, 1, 2, 3, 4, None, kts - 1]  # None: the ellipsis
+    fig, ax = plt.subplots(figsize=(10.5, 6.0))
+    fig.subplots_adjust(left=0.01, right=0.99, top=0.9, bottom=0.02)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    u, g = 2.0, 0.25  # a tile's side and the gap between tiles, in the global view
+    n = len(shown)
+    cx, cy = n * (u + g) + 0.6, n * (u + g) + 0.6  # C tile, top-left (y down)
+
+    def tile_state(kt):
+        return "done" if kt < now else "now" if kt == now else "next"
+    fills = {"A": {"done": tint(A, 0.3), "now": A, "next": "white"},
+             "B": {"done": tint(B, 0.3), "now": B, "next": "white"}}
+    for i, kt in enumerate(shown):
+        ax_, ay_ = i * (u + g), cy  # A's tiles left of C
+        bx_, by_ = cx, i * (u + g)  # B's tiles above C
+        if kt is None:
+            ax.text(ax_ + u / 2, ay_ + u / 2, "…", ha="center", va="center", fontsize=14)
+            ax.text(bx_ + u / 2, by_ + u / 2, "⋮", ha="center", va="center", fontsize=14)
+            continue
+        st = tile_state(kt)
+        ax.add_patch(Rectangle((ax_, ay_), u, u, fc=fills["A"][st], ec=INK, lw=0.9))
+        ax.add_patch(Rectangle((bx_, by_), u, u, fc=fills["B"][st], ec=INK, lw=0.9))
+        ax.text(ax_ + u / 2, ay_ + u + 0.25, f"k0={kt * bk}", ha="center", va="top", fontsize=7)
+        ax.text(bx_ - 0.15, by_ + u / 2, f"k0={kt * bk}", ha="right", va="center", fontsize=7)
+    ax.add_patch(Rectangle((cx, cy), u, u, fc=C, ec=INK, lw=0.9))
+    ax.text(cx + u / 2, cy + u / 2, "C", ha="center", va="center", fontsize=10, color="white", weight="bold")
+    ax.text(cx + u + 0.3, cy + u / 2, f"this block's\n{bm}x{bn} tile", ha="left", va="center", fontsize=8)
+    ax.text((n * (u + g)) / 2, cy + u + 1.1, f"A: the block's {bm} rows, K = {size} in {kts} tiles of {bm}x{bk}",
+            ha="center", va="top", fontsize=8.5, color=A)
+    ax.text(cx + u + 0.3, 0.2, f"B: the block's {bn} columns,\nK = {size} in {kts} tiles of {bk}x{bn}",
+            ha="left", va="top", fontsize=8.5, color=B)
+    # Shared memory, enlarged: sA left of the C tile, sB above it; thread (ty, tx)
+    s = 0.22
+    ty, tx = 9, 21
+    ox, oy = cx + u + 5.0, 1.2
+    ex, ey = ox + bk * s + 0.8, oy + bk * s + 0.8  # the C tile's top-left
+    matrix(ax, ox, ey, bm, bk, s, ec="none", hot={**{(r, q): tint(A, 0.45) for r in range(bm) for q in range(bk)},
+                                       **{(ty, q): A for q in range(bk)}})
+    matrix(ax, ex, oy, bk, bn, s, ec="none", hot={**{(r, q): tint(B, 0.45) for r in range(bk) for q in range(bn)},
+                                       **{(r, tx): B for r in range(bk)}})
+    matrix(ax, ex, ey, bm, bn, s, ec="none", hot={**{(r, q): tint(C, 0.2) for r in range(bm) for q in range(bn)},
+                                       (ty, tx): C})
+    ax.text(ox + bk * s / 2, ey - 0.2, f"sA[{bm}][{bk}]", ha="center", va="bottom", fontsize=8.5, color=A,
+            weight="bold")
+    ax.text(ex - 0.2, oy + bk * s * 0.3, f"sB[{bk}][{bn}]", ha="right", va="center", fontsize=8.5, color=B,
+            weight="bold")
+    from matplotlib.patches import Circle
+    ax.add_patch(Circle((ex + (tx + 0.5) * s, ey + (ty + 0.5) * s), 0.45, fc="none", ec=INK, lw=1.2, zorder=5))
+    ax.text(ex + bn * s / 2, ey + bm * s + 0.3, f"thread (ty, tx) = ({ty}, {tx}):\nacc += sA[ty][kk] · sB[kk][tx],"
+            f" kk = 0 … {bk - 1}", ha="center", va="top", fontsize=8.5)
+    # copies from the current global tiles into shared memory
+    arrow(ax, (now * (u + g) + u / 2, cy - 0.05), (ox - 0.1, ey + bm * s * 0.6), color=A, lw=1.6, rad=-0.2)
+    arrow(ax, (cx + u + 0.05, now * (u + g) + u / 2), (ex - 0.1, oy + bk * s * 0.75), color=B, lw=1.6, rad=0.1)
+    steps_ = (f"per K tile, each of the {bm * bn} threads:\n"
+              f"1. loads A[row][k0 + tx] into sA[ty][tx] and\n    B[k0 + ty][col] into sB[ty][tx] (coalesced)\n"
+              f"2. __syncthreads()\n3. {bk} FMAs from shared memory\n4. __syncthreads()")
+    ax.text(ex + bn * s + 0.6, ey + 0.2, steps_, ha="left", va="top", fontsize=8.5, linespacing=1.4)
+    ax.set_xlim(-0.5, ex + bn * s + 10.5)
+    ax.set_ylim(cy + u + 2.2, -0.8)
+    fig.suptitle(f"Step 03: the block's tiles of A and B slide along K through shared memory\n"
+                 f"({kts} tiles at K = {size}): each global float is loaded once per block, not once per thread",
+                 fontsize=11)
+    # legend for the tile states
+    for i, (lab, st) in enumerate((("done", "done"), ("in shared memory now", "now"), ("to come", "next"))):
+        ax.add_patch(Rectangle((0.0, 0.2 + i * 0.9), 0.5, 0.5, fc=fills["A"][st], ec=INK, lw=0.8))
+        ax.add_patch(Rectangle((0.6, 0.2 + i * 0.9), 0.5, 0.5, fc=fills["B"][st], ec=INK, lw=0.8))
+        ax.text(1.3, 0.45 + i * 0.9, lab, fontsize=8, va="center")
+    return fig
