@@ -607,3 +607,340 @@ def smem_tiling_03():
         ax.add_patch(Rectangle((0.6, 0.2 + i * 0.9), 0.5, 0.5, fc=fills["B"][st], ec=INK, lw=0.8))
         ax.text(1.3, 0.45 + i * 0.9, lab, fontsize=8, va="center")
     return fig
+
+
+@style.figure("blocktiling_04", "Step 04: each thread computes a column of TM = 8 outputs; per k it loads one "
+              "value of sB into a register and reuses it for 8 FFMAs, against 8 values of sA that its whole warp "
+              "reads at once (a broadcast)")
+def blocktiling_04():
+    c = k("04")
+    bm, bn, bk, tm, threads = c["BM"], c["BN"], c["BK"], c["TM"], c["THREADS"]
+    tcol, trow, kk = 37, 3, 5  # the thread followed (kernel: tcol = t % BN, trow = t / BN) and the k drawn
+    t = trow * bn + tcol
+    warp = t // 32
+    wcols = [(warp * 32 + i) % bn for i in range(32)]  # the columns of the warp's 32 threads (same trow)
+    fig, ax = plt.subplots(figsize=(10.5, 6.6))
+    fig.subplots_adjust(left=0.01, right=0.99, top=0.87, bottom=0.02)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    cw = 0.75
+    ax_x, c_x, top = 0, (bk + 4) * cw, (bk + 4) * cw
+    rows = range(trow * tm, trow * tm + tm)
+    matrix(ax, ax_x, top, bm, bk, cw, hot={(r, kk): A for r in rows})
+    hotB = {(kk, q): tint(B, 0.4) for q in wcols}
+    hotB[(kk, tcol)] = B
+    matrix(ax, c_x, 0, bk, bn, cw, hot=hotB)
+    hotC = {(r, q): tint(C, 0.3) for r in rows for q in wcols}
+    hotC.update({(r, tcol): C for r in rows})
+    matrix(ax, c_x, top, bm, bn, cw, hot=hotC, ec="#e3e3e3")
+    ax.text(ax_x + bk * cw / 2, top - 0.6, f"sA\n{bm}x{bk}", ha="center", va="bottom", fontsize=9, color=A,
+            weight="bold")
+    ax.text(c_x - 0.6, bk * cw / 2, f"sB\n{bk}x{bn}", ha="right", va="center", fontsize=9, color=B, weight="bold")
+    ax.text(ax_x + (kk + 0.5) * cw, top + bm * cw + 0.8, f"k = {kk}", ha="center", va="top", fontsize=9)
+    ax.text(c_x + bn * cw / 2, top + bm * cw + 0.8,
+            f"C tile {bm}x{bn}: thread {t} (dark) and the rest of warp {warp} (light),\nall at rows "
+            f"{trow * tm}–{trow * tm + tm - 1}", ha="center", va="top", fontsize=8.5)
+    # zoom: each row i is acc[i] += sA[trow * TM + i][k] * b, with the same b
+    s = 4.2
+    zx, zy = c_x + bn * cw + 9, top + 3
+    ax.text(zx + 2.7 * s, zy - 1.2, f"b = sB[{kk}][{tcol}]: one LDS, kept in a register", ha="center", va="bottom",
+            fontsize=8.5, color=B)
+    for i in range(tm):
+        y = zy + i * (s + 0.4)
+        ax.add_patch(Rectangle((zx, y), 1.6 * s, s, fc=A, ec="white"))
+        ax.text(zx + 0.8 * s, y + s / 2, f"sA[{trow * tm + i}][{kk}]", ha="center", va="center", fontsize=7.5,
+                color="white")
+        ax.text(zx + 1.6 * s + 1.1, y + s / 2, "×", ha="center", va="center", fontsize=11)
+        ax.add_patch(Rectangle((zx + 1.6 * s + 2.2, y), s, s, fc=B, ec="white"))
+        ax.text(zx + 2.1 * s + 2.2, y + s / 2, "b", ha="center", va="center", fontsize=10, color="white",
+                weight="bold")
+        ax.text(zx + 2.6 * s + 3.3, y + s / 2, "→", ha="center", va="center", fontsize=11)
+        ax.add_patch(Rectangle((zx + 2.6 * s + 4.4, y), 1.4 * s, s, fc=C, ec="white"))
+        ax.text(zx + 3.3 * s + 4.4, y + s / 2, f"acc[{i}]", ha="center", va="center", fontsize=8, color="white")
+    yb = zy + tm * (s + 0.4)
+    ax.text(zx + 2.7 * s, yb + 0.8,
+            f"per k: 1 LDS of sB + {tm} LDS of sA for {tm} FFMA:\n{(1 + tm) / tm:.3f} LDS per FFMA (step 03: 2).\n"
+            f"sA[r][k] is one address for the whole warp:\na broadcast.", ha="center", va="top", fontsize=8.5,
+            linespacing=1.35)
+    x0, y0 = c_x + tcol * cw, top + trow * tm * cw
+    ax.annotate(f"thread {t}", xy=(x0 + cw, y0 + tm * cw / 2), xytext=(zx - 0.8, zy + 3 * s), fontsize=8.5,
+                ha="right",
+                va="center", arrowprops=dict(arrowstyle="-|>", color=INK, lw=0.9, shrinkA=2, shrinkB=1))
+    ax.set_xlim(-1, zx + 4 * s + 6)
+    ax.set_ylim(max(top + bm * cw + 3, yb + 5), -3)
+    fig.suptitle(f"Step 04: one value of sB feeds TM = {tm} outputs\n({bm}x{bn}x{bk} block tile, {threads} "
+                 f"threads, each a column of {tm} outputs)", fontsize=11)
+    return fig
+
+
+def product_layout(ax, bm, bn, bk, cw, hotA, hotB, hotC, c_ec="#dddddd"):
+    """sA (BM x BK) left of the C tile, sB (BK x BN) above it, rows and columns aligned (y down).
+    Returns the C tile's top-left corner."""
+    c_x = top = (bk + 3) * cw
+    matrix(ax, 0, top, bm, bk, cw, hot=hotA, ec="#dddddd")
+    matrix(ax, c_x, 0, bk, bn, cw, hot=hotB, ec="#dddddd")
+    matrix(ax, c_x, top, bm, bn, cw, hot=hotC, ec=c_ec)
+    return c_x, top
+
+
+def loop_box(ax, x, y, w, lines, fs=8.5, pad=0.35, lh=1.0):
+    """Nested loops as nested boxes: lines = [(depth, text, colour or None)], y down; returns the bottom."""
+    depth_max = max(d for d, _, _ in lines)
+    ys = [y + pad + i * lh for i in range(len(lines))]
+    # one box per loop header: from its line to the last line of deeper depth after it
+    for i, (d, text, _) in enumerate(lines):
+        if text.startswith("for"):
+            j = i + 1
+            while j < len(lines) and lines[j][0] > d:
+                j += 1
+            x0 = x + d * 1.0
+            ax.add_patch(FancyBboxPatch((x0, ys[i] - 0.45 * lh), w - 2 * d * 1.0, (j - i) * lh + 0.1,
+                                        boxstyle="round,pad=0.05,rounding_size=0.3", fc=tint(style.GREY, 0.15 + 0.15 * d),
+                                        ec="#888888", lw=0.8, zorder=1))
+    for i, (d, text, color) in enumerate(lines):
+        ax.text(x + d * 1.0 + 0.35, ys[i], text, fontsize=fs, va="center", ha="left", family="monospace",
+                color=color or INK, zorder=3)
+    return ys[-1] + 0.6 * lh
+
+
+@style.figure("kloop_05", "Step 05's loop nest: the block walks K in BK-wide tiles through shared memory; per "
+              "tile each thread reads, for each k, TM values of A and TN of B into registers and adds their "
+              "outer product to its TM x TN accumulators; loads and math take turns between two barriers")
+def kloop_05():
+    c = k("05")
+    bm, bn, bk, tm, tn = c["BM"], c["BN"], c["BK"], c["TM"], c["TN"]
+    threads = (bm // tm) * (bn // tn)  # Tiles::THREADS in kernels/05_2d_blocktiling.cu
+    size = 4096
+    trow, tcol, kk = 2, 9, 3
+    t = trow * (bn // tn) + tcol
+    fig = plt.figure(figsize=(10.5, 6.6))
+    ax = fig.add_axes([0.0, 0.12, 0.44, 0.74])
+    ax2 = fig.add_axes([0.46, 0.12, 0.54, 0.74])
+    for a in (ax, ax2):
+        a.set_aspect("equal")
+        a.axis("off")
+    cw = 0.5
+    rows = [trow * tm + i for i in range(tm)]
+    cols = [tcol * tn + j for j in range(tn)]
+    hotA = {(r, kk): A for r in rows}
+    hotA.update({(r, q): tint(A, 0.3) for r in rows for q in range(bk) if q != kk})
+    hotB = {(kk, q): B for q in cols}
+    hotB.update({(r, q): tint(B, 0.3) for r in range(bk) for q in cols if r != kk})
+    hotC = {(r, q): C for r in rows for q in cols}
+    c_x, top = product_layout(ax, bm, bn, bk, cw, hotA, hotB, hotC, c_ec="#eeeeee")
+    for r in range(0, bm + 1, tm):  # thread-tile boundaries
+        ax.plot([c_x, c_x + bn * cw], [top + r * cw] * 2, color="#999999", lw=0.6)
+    for q in range(0, bn + 1, tn):
+        ax.plot([c_x + q * cw] * 2, [top, top + bm * cw], color="#999999", lw=0.6)
+    ax.text(bk * cw / 2, top + bm * cw + 0.3, f"sA\n{bm}x{bk}", ha="center", va="top", fontsize=9, color=A,
+            weight="bold")
+    ax.text(c_x - 0.4, bk * cw / 2, f"sB\n{bk}x{bn}", ha="right", va="center", fontsize=9, color=B, weight="bold")
+    ax.text(c_x + bn * cw / 2, top + bm * cw + 0.5,
+            f"C tile {bm}x{bn}: {bm // tm} x {bn // tn} = {threads} thread tiles of {tm}x{tn};\n"
+            f"thread {t} (green): rA = sA[{rows[0]}..{rows[-1]}][k], rB = sB[k][{cols[0]}..{cols[-1]}] "
+            f"(dark: k = {kk})", ha="center", va="top", fontsize=8.5)
+    ax.set_xlim(-0.5, c_x + bn * cw + 0.5)
+    ax.set_ylim(top + bm * cw + 3.6, -0.5)
+    kt = size // bk
+    lines = [
+        (0, f"for k0 in 0, {bk}, ... {size - bk}:", None),
+        (1, f"# {kt} K tiles at K = {size}", "#666666"),
+        (1, f"sA <- A tile {bm}x{bk}: {bm * bk // threads} LDG+STS", A),
+        (1, f"sB <- B tile {bk}x{bn}: {bk * bn // threads} LDG+STS", B),
+        (1, "__syncthreads()", None),
+        (1, f"for k in 0 .. {bk - 1}:", None),
+        (2, f"rA[{tm}] <- sA[rows][k]", A),
+        (2, f"rB[{tn}] <- sB[k][cols]", B),
+        (2, f"acc[{tm}][{tn}] += rA x rB: {tm * tn} FFMA", C),
+        (1, "__syncthreads()", None),
+        (0, f"C[rows][cols] <- acc: {tm * tn} STG", C),
+    ]
+    bottom = loop_box(ax2, 0.2, 0.2, 15.5, lines, fs=8.8, lh=1.05)
+    ax2.text(0.2, bottom + 0.4, f"per thread per K tile: {bk} x {tm * tn} = {bk * tm * tn} FFMA,\n"
+             f"{bk} x ({tm} + {tn}) = {bk * (tm + tn)} shared loads (ptxas merges them into LDS.128),\n"
+             f"{(bm * bk + bk * bn) // threads} global loads. The loads of the next tile wait for\nthe second "
+             f"barrier: loads and math take turns (step 08 overlaps them).", fontsize=8.5, va="top",
+             linespacing=1.35)
+    ax2.set_xlim(0, 16)
+    ax2.set_ylim(bottom + 5.2, -0.2)
+    fig.suptitle(f"Step 05: block tile {bm}x{bn}x{bk} -> thread tile {tm}x{tn}, and the loop over K that feeds it",
+                 fontsize=11, y=0.95)
+    return fig
+
+
+def lane_cells(c, warp, lane):
+    """The (row, column) outputs of one lane in steps 08/09's warp tiling, restated from the kernels:
+    row0 = warp / (BN / WN) * WM + lane / WTC * 4, col0 = warp % (BN / WN) * WN + lane % WTC * 4, and
+    float4 groups i / 4 * SM + i % 4 (rows) and j / 4 * SN + j % 4 (columns), SM = 4 * WTR, SN = 4 * WTC."""
+    wtr, wtc = c["WM"] // c["TM"], c["WN"] // c["TN"]
+    sm_, sn_ = 4 * wtr, 4 * wtc
+    row0 = warp // (c["BN"] // c["WN"]) * c["WM"] + lane // wtc * 4
+    col0 = warp % (c["BN"] // c["WN"]) * c["WN"] + lane % wtc * 4
+    rows = [row0 + i // 4 * sm_ + i % 4 for i in range(c["TM"])]
+    cols = [col0 + j // 4 * sn_ + j % 4 for j in range(c["TN"])]
+    return rows, cols
+
+
+@style.figure("kloop_08", "Step 08: the block tile splits into warp tiles, each warp's lanes into 8x16 thread "
+              "tiles in float4 groups; the k loop double-buffers shared memory and the fragments, so the global "
+              "loads of tile kt+2 are in flight during a whole tile of math, with one barrier per tile")
+def kloop_08():
+    c = k("08")
+    bm, bn, bk, wm, wn, tm, tn = (c[x] for x in ("BM", "BN", "BK", "WM", "WN", "TM", "TN"))
+    warps = (bm // wm) * (bn // wn)
+    threads = warps * 32  # Tiles::THREADS in kernels/08_warptiling.cu
+    wtr, wtc = wm // tm, wn // tn
+    warp, lane, kk = 1, 9, 3
+    rows, cols = lane_cells(c, warp, lane)
+    fig = plt.figure(figsize=(10.5, 6.2))
+    ax = fig.add_axes([0.0, 0.02, 0.40, 0.86])
+    ax2 = fig.add_axes([0.42, 0.02, 0.58, 0.86])
+    ax.set_aspect("equal")
+    ax.axis("off")
+    cw = 0.25
+    band = [tint(C, 0.12), tint(C, 0.28)]
+    hotC = {(r, q): band[(r // wm) % 2] for r in range(bm) for q in range(bn)}
+    hotC.update({(r, q): C for r in rows for q in cols})
+    hotA = {(r, kk): A for r in rows}
+    hotB = {(kk, q): B for q in cols}
+    c_x, top = product_layout(ax, bm, bn, bk, cw, hotA, hotB, hotC, c_ec="none")
+    for w in range(warps):
+        r0 = w // (bn // wn) * wm
+        q0 = w % (bn // wn) * wn
+        ax.add_patch(Rectangle((c_x + q0 * cw, top + r0 * cw), wn * cw, wm * cw, fc="none", ec=INK, lw=1.0))
+        ax.text(c_x + (q0 + wn - 1) * cw, top + (r0 + 2) * cw, f"warp {w}", ha="right", va="top", fontsize=8)
+    ax.text(bk * cw / 2, top + bm * cw + 0.3, f"A tile\n{bm}x{bk}\n(sAT,\nx2)", ha="center", va="top",
+            fontsize=8, color=A, weight="bold")
+    ax.text(c_x - 0.3, bk * cw / 2, f"sB {bk}x{bn} (x2)", ha="right", va="center", fontsize=8.5, color=B,
+            weight="bold")
+    ax.text(c_x + bn * cw / 2, top + bm * cw + 0.4,
+            f"{bm}x{bn} block tile: {warps} warp tiles of {wm}x{wn}, {threads} threads;\n"
+            f"each warp: {wtr} x {wtc} lanes, each {tm}x{tn} outputs in float4 groups\n"
+            f"{4 * wtr} rows / {4 * wtc} columns apart (green: warp {warp}, lane {lane};\n"
+            f"dark blue / red: its fragments rA, rB at k = {kk})", ha="center", va="top", fontsize=8.2)
+    ax.set_xlim(-0.5, c_x + bn * cw + 0.3)
+    ax.set_ylim(top + bm * cw + 6.0, -0.5)
+    # Right: the main loop in time (order, not to scale), two K tiles
+    ax2.axis("off")
+    n = 2 * bk
+    x0 = 6.0
+    rows_ = [("LDG  global -> stA, stB", 0), ("STS  registers -> shared", 1), ("BAR.SYNC", 2),
+             ("LDS.128  shared -> fragment", 3), (f"FFMA  {tm * tn} per k", 4)]
+    for name, r in rows_:
+        ax2.text(x0 - 0.2, r + 0.5, name, ha="right", va="center", fontsize=8.2, family="monospace")
+        ax2.plot([x0, x0 + n], [r + 1, r + 1], color="#dddddd", lw=0.6)
+    for i in range(n):
+        kt, kk_ = divmod(i, bk)
+        ax2.add_patch(Rectangle((x0 + i + 0.05, 4.12), 0.9, 0.76, fc=C, ec="none"))
+        ax2.text(x0 + i + 0.5, 4.5, str(kk_), ha="center", va="center", fontsize=7, color="white")
+        nxt = (kk_ + 1) % bk
+        ax2.add_patch(Rectangle((x0 + i + (0.35 if kk_ == bk - 1 else 0.05), 3.15), 0.5, 0.7,
+                                fc=tint(A, 0.55), ec="none"))
+        ax2.text(x0 + i + (0.6 if kk_ == bk - 1 else 0.3), 3.5, str(nxt), ha="center", va="center", fontsize=6.5)
+        if kk_ == bk - 1:
+            ax2.add_patch(Rectangle((x0 + i + 0.0, 1.1), 0.34, 0.8, fc=tint(B, 0.7), ec="none"))
+            ax2.plot([x0 + i + 0.33] * 2, [2.1, 2.9], color=INK, lw=2.5)
+            ax2.add_patch(Rectangle((x0 + i + 0.35, 0.2), min(n - i - 0.35, bk - 0.02), 0.6,
+                                    fc=tint(style.YELLOW, 0.6), ec="#998800", lw=0.8))
+            ax2.text(x0 + i + 0.5, 0.5, "loads of tile kt+2 in flight" if kt == 0 else "",
+                     ha="left", va="center", fontsize=7.5)
+            ax2.text(x0 + i + 0.17, 1.5, f"kt+{kt + 1}", ha="center", va="center", fontsize=6.5, rotation=90)
+    for kt in range(2):
+        ax2.text(x0 + kt * bk + bk / 2, -0.5, f"K tile kt+{kt}" if kt else "K tile kt", ha="center", va="center",
+                 fontsize=9, weight="bold")
+        ax2.text(x0 + kt * bk + bk / 2, 5.4, f"tile kt+{kt} sits in shared buffer {kt % 2}" if kt else "tile kt sits in shared buffer 0", ha="center", va="center",
+                 fontsize=8, color="#555555")
+        ax2.plot([x0 + kt * bk] * 2, [-0.2, 5.0], color="#888888", lw=0.8, ls=":")
+    ax2.set_xlim(-1.5, x0 + n + 0.3)
+    ax2.set_ylim(9.6, -1.2)
+    ax2.text(x0 - 7.2, 6.2,
+             f"At the last k of a tile: store tile kt+1 (in registers since the last tile) into the other buffer,\n"
+             f"issue the loads of tile kt+2 into the freed registers, one barrier, switch buffers.\n"
+             f"Every k: the fragment for k+1 is read while the {tm * tn} FFMAs of k issue.\n"
+             f"Step 05 loads, waits at a barrier, computes, waits again; here one barrier per tile.\n"
+             f"Order of instructions, not to scale. {size_k(bk)} K tiles at K = 4096.",
+             ha="left", va="top", fontsize=8.2, linespacing=1.4)
+    fig.suptitle(f"Step 08: block {bm}x{bn}x{bk} -> warp {wm}x{wn} -> thread {tm}x{tn}, and a k loop that "
+                 "keeps the next tiles in flight", fontsize=11, y=0.95)
+    return fig
+
+
+def size_k(bk, size=4096):
+    return size // bk
+
+
+@style.figure("cp_async_ring", "Step 09's ring of STAGES shared-memory buffers in time: while tile kt is "
+              "multiplied from one stage, cp.async copies of the next STAGES-1 tiles are in flight into the "
+              "others; a stage is refilled right after the barrier that frees it (09: 2 stages; 09b's stream-K "
+              "kernel: 3); durations schematic")
+def cp_async_ring():
+    c9, c9b = k("09"), k("09b")
+    copy = 0.8  # schematic copy time, in tiles of math (not measured)
+    ntiles = 7
+    tile_colors = [style.BLUE, style.RED, style.GREEN, style.PURPLE, style.CYAN, style.YELLOW, "#888888"]
+    panels = [(c9["STAGES"], "step 09: STAGES = {}"), (c9b["SK_STAGES"], "step 09b's stream-K kernel: SK_STAGES = {}")]
+    fig, axes = plt.subplots(2, 1, figsize=(10.5, 7.0), gridspec_kw=dict(height_ratios=[p[0] + 1.6 for p in panels]))
+    fig.subplots_adjust(left=0.14, right=0.98, top=0.86, bottom=0.14, hspace=0.5)
+    for ax, (S, title) in zip(axes, panels):
+        t0 = copy  # the prologue issues tiles 0 .. S-2 at time 0; math starts when tile 0 has landed
+        rows = S + 1
+        ax.set_xlim(-0.1, t0 + ntiles + 0.1)
+        ax.set_ylim(rows, -0.3)
+        ax.set_yticks([0.5] + [1.5 + s for s in range(S)])
+        ax.set_yticklabels(["math (FFMA)"] + [f"stage {s}" for s in range(S)], fontsize=9)
+        ax.tick_params(axis="x", labelsize=8)
+        for sp in ("top", "right", "left"):
+            ax.spines[sp].set_visible(False)
+        ax.set_title(title.format(S) + f": {S - 1} tile{'s' if S > 2 else ''} in flight while one is multiplied",
+                     fontsize=10, loc="left")
+        issue = {t: 0.0 for t in range(S - 1)}  # when each tile's copy is issued
+        for kt in range(ntiles):
+            start = t0 + kt
+            if kt + S - 1 < ntiles + S:
+                issue[kt + S - 1] = start
+        for t in range(ntiles + S - 1):
+            s_ = t % S
+            y = 1 + s_
+            col = tile_colors[t % len(tile_colors)]
+            a = issue[t]
+            landed = a + copy
+            use0, use1 = t0 + t, t0 + t + 1
+            if a > t0 + ntiles:
+                continue
+            ax.add_patch(Rectangle((a, y + 0.12), min(copy, t0 + ntiles - a), 0.76, fc=tint(col, 0.35), ec=col,
+                                   hatch="////", lw=0.8))
+            if use0 > landed:
+                ax.add_patch(Rectangle((landed, y + 0.12), min(use0, t0 + ntiles) - landed, 0.76, fc=tint(col, 0.15),
+                                       ec=col, lw=0.8))
+            if t < ntiles:
+                ax.add_patch(Rectangle((use0, y + 0.12), 1, 0.76, fc=col, ec="white", lw=0.8))
+                ax.text(use0 + 0.5, y + 0.5, f"tile {t}", ha="center", va="center", fontsize=8, color="white")
+                ax.add_patch(Rectangle((use0, 0.12), 1, 0.76, fc=col, ec="white", lw=0.8))
+                ax.text(use0 + 0.5, 0.5, f"tile {t}", ha="center", va="center", fontsize=8, color="white")
+            if a < t0 + ntiles:
+                ax.text(a + 0.04, y + 0.5, f"{t}", ha="left", va="center", fontsize=7, color=INK)
+        for kt in range(ntiles + 1):  # wait_group + __syncthreads at the end of each tile
+            ax.axvline(t0 + kt, color=INK, lw=0.8, ls=":")
+        ax.set_xlabel("time, in tiles of math (copies drawn at 0.8 of one: schematic)", fontsize=8.5)
+    handles = [Rectangle((0, 0), 1, 1, fc=tint(style.BLUE, 0.35), ec=style.BLUE, hatch="////"),
+               Rectangle((0, 0), 1, 1, fc=tint(style.BLUE, 0.15), ec=style.BLUE),
+               Rectangle((0, 0), 1, 1, fc=style.BLUE, ec="white"),
+               plt.Line2D([], [], color=INK, lw=0.8, ls=":")]
+    fig.legend(handles, ["cp.async copy in flight (issued, not landed)", "landed, waiting",
+                         "read by the math", "cp.async.wait_group + __syncthreads"],
+               loc="upper center", bbox_to_anchor=(0.57, 0.935), ncol=4, fontsize=8, frameon=False)
+    fig.suptitle("The cp.async ring: tile kt is multiplied from one stage while the copies of the next "
+                 "tiles fly into the others", fontsize=11, y=0.985)
+    fig.text(0.01, 0.01, "A stage is refilled (tile kt + STAGES - 1) right after the barrier that ends tile kt - 1, "
+             "its last reader. With 2 stages a copy must land within one tile of math;\non the H200 it does: "
+             "2 and 3 stages measured the same for step 09 (kernels/09_async_copy_pipeline.cu). Copy durations "
+             "are not measured.", fontsize=7.8, color="#444444")
+    return fig
+
+
+@style.figure("roofline", "The H200 roofline per memory level: each step at its FLOP per byte through L1, L2 "
+              "and DRAM (ncu, one GEMM at 4096³) and the TFLOP/s of that launch; 01 and 02 sit under the L1 "
+              "roof, every later step right of every ridge")
+def roofline():
+    import plot_roofline  # scripts/plot_roofline.py: the same drawing as `make docs` runs
+    return plot_roofline.draw(BENCH, ROOFLINE)
