@@ -13,16 +13,19 @@ global and local traffic through L1TEX; shared-memory loads and stores are not i
 
 Each step is one height, the TFLOP/s of that same profiled launch (2MNK over its time), and up to
 three points on it: its arithmetic intensity against each level, 2MNK FLOP over the bytes through
-that level. A point left of a roof's ridge means that level's traffic bounds the step; the same step
-is further right at each level further from the cores when the caches do their job. A level with no
-bytes (TMA bypasses L1) has no point. Labels (step id: TFLOP/s) sit in a column right of the points,
-stacked downwards in the order of the heights, with a leader line to the step's rightmost point.
+that level. A point left of a roof's ridge means that level's traffic bounds the step; a step sits
+further right at a level the caches above it shield. A level with no bytes (TMA bypasses L1) has no
+point. Labels (step id: TFLOP/s) sit in a column right of the points, stacked downwards in the order
+of the heights, with a leader line to each step's rightmost point; steps within 3 % of each other's
+height share one label ("16–23, cuBLAS: 745–766"). Step 00 (cuBLAS run as a step) is left out: the
+cublas_fp32 row is the same kernel. (Step 03's L1 bytes are its global loads and C stores exactly, so
+the shared-memory loads that bound it are not on this picture.)
 
 The roofs: DRAM (4.8 TB/s: NVIDIA H200 datasheet, https://www.nvidia.com/en-us/data-center/h200/;
-4.3 TB/s: device-to-device copy measured on this GPU, /work/shared/ANCHORS.md and
-docs/speed_of_light.md); the L1/shared-memory data path, 128 bytes per clock per SM (32 banks of 4
-bytes, each delivering 4 bytes per clock: CUDA C Programming Guide, shared memory; docs/machine_model.md)
-x 132 SMs x 1.98 GHz = 33.5 TB/s, arithmetic, not measured; no L2 roof (no sourced L2 bandwidth for
+4.3 TB/s: device-to-device copy measured on this GPU, docs/speed_of_light.md); the L1/shared-memory
+data path, 128 bytes per clock per SM (32 banks of 4 bytes, each delivering 4 bytes per clock: CUDA C
+Programming Guide, shared memory; docs/machine_model.md) x 132 SMs x 1.98 GHz = 33.5 TB/s,
+arithmetic, not measured; no L2 roof (no sourced L2 bandwidth for
 the H200: its points are shown without one). Compute: the peak at the datasheet clock (bf16 dense:
 989 TFLOP/s in the same datasheet, which is 540,672 FLOP per clock = 132 SMs x 4 tensor cores x
 1024 FLOP at 1.83 GHz; fp32 on CUDA cores: 132 SMs x 128 lanes x 2 = 33,792 FLOP per clock, 67
