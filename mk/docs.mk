@@ -29,8 +29,9 @@ $(BUILD)/bin/swizzle_dump: scripts/swizzle_dump.cpp common/kernel_lib/swizzle.hp
 swizzle-figure: docs-deps $(BUILD)/bin/swizzle_dump
 	python3 scripts/plot_swizzle.py --tool $(BUILD)/bin/swizzle_dump
 
-#> make docs                 redraw every figure of the book from committed results and code (no GPU)
+#> make docs                 redraw every figure of the book from committed results and code (no GPU): the concept figures of scripts/figures/, then the data figures
 docs: docs-deps schedule-figures swizzle-figure
+	python3 scripts/figures/draw.py
 	python3 scripts/plot_steps.py results/$(DOCS_GPU).csv
 	python3 scripts/plot_sweep.py results/$(DOCS_GPU)_sweep.csv
 	python3 scripts/plot_waves.py $(WAVES_CSVS)

@@ -65,4 +65,4 @@ SCREENSHOT_STEP := 14_two_consumers
 #> make docs-sass-screenshot docs/img/sass_html.png: step 14's page in headless Chromium
 docs-sass-screenshot: $(BUILD)/sass/$(SCREENSHOT_STEP)/dump.stamp
 	@$(SASS) html --out $(BUILD)/sass-html $(SCREENSHOT_STEP)
-	@$(SASS) html-screenshot --fragment L87 --size 1600,1000 $(BUILD)/sass-html/$(SCREENSHOT_STEP).html docs/img/sass_html.png
+	@$(SASS) html-screenshot --fragment L85 --size 1600,1000 $(BUILD)/sass-html/$(SCREENSHOT_STEP).html docs/img/sass_html.png

@@ -1,16 +1,15 @@
 #!/usr/bin/env python3
 """Checks that measured numbers quoted in the code and the docs are those of the committed results:
 
-- every kernel header whose "Measured" line says `make bench ... settled` (every step today) quotes, for its
-  own step, the TFLOP/s at 4096 and 8192 and the paired ratio to cuBLAS that results/<gpu>.csv holds (to
-  the digits quoted); step 01 quotes 4096 only and says "No 8192 run", which the CSV must bear out (one
-  launch would take 2.2 s, so the bench skips it);
-- the Results table of docs/hopper_ladder.md (steps 10-23: TFLOP/s, ratio to cuBLAS with its IQR,
-  ratio to CUTLASS, SM clock, TFLOP/J) matches the same CSV;
-- the opening table of docs/fp32_ladder.md (TFLOP/s and ratio to cuBLAS at both sizes) matches it;
-- docs/speed_of_light.md: the early-steps table (TFLOP/s at 4096 and its fraction of the fp32 peak the
-  table's header names) matches it, and the sustained table (TFLOP/s, SM clock, power, TFLOP/J and the
-  fraction of the speed of light at that clock) matches results/<gpu>_sustained.csv.
+- no kernel header carries a "Measured" line: a step's numbers live in results/ and reach the book
+  through scripts/book_numbers.py's generated blocks (checked by make test apart from this script);
+- docs/machine.md: the early-steps table (TFLOP/s at 4096 and its fraction of the fp32 peak the
+  table's header names) matches results/<gpu>.csv, and the sustained table (TFLOP/s, SM clock, power,
+  TFLOP/J and the fraction of the speed of light at that clock) matches results/<gpu>_sustained.csv;
+- the walkthroughs (sass_annotations/*.md) and the figure captions (every `*Figure: ...*` line of the
+  book): every "N TFLOP/s" they quote is a value some committed results file holds (a tflops column of
+  results/**/*.csv, to the digits quoted, or the text of results/**/*.md), unless its sentence says
+  it is a prediction, a datasheet or public number, a peak or a roof.
 
 Prints one line per disagreement and exits 1 if there is any.
 
@@ -37,11 +36,46 @@ def table_rows(text, heading, row_re):
             yield [x.strip() for x in line.strip().strip("|").split("|")]
 
 
+# A sentence that says where its number comes from when it is not a committed measurement.
+EXEMPT = re.compile(r"predict|expect|public|datasheet|peak|roof|limit|ANCHORS|guess|published|speed of light", re.I)
+TFLOPS = re.compile(r"(\d+(?:\.\d+)?)(?:\s*(?:–|-|/)\s*\d+(?:\.\d+)?)*\s*TFLOP/s")
+
+
+def provenance(root, bad):
+    """The walkthroughs' and captions' TFLOP/s against every committed value; returns the count checked."""
+    values, texts = [], ""
+    for f in sorted((root / "results").glob("**/*.csv")):
+        for r in csv.DictReader(open(f)):
+            for k, v in r.items():
+                if k and "tflops" in k.lower() and v:
+                    try:
+                        values.append(float(v))
+                    except ValueError:
+                        pass
+    for f in sorted((root / "results").glob("**/*.md")):
+        texts += f.read_text()
+    lines = []
+    for md in sorted((root / "sass_annotations").glob("*.md")):
+        lines += [(md, n, l) for n, l in enumerate(md.read_text().splitlines(), 1)]
+    for md in sorted(list((root / "docs").glob("*.md")) + list((root / "docs").glob("notebook/*.md"))):
+        lines += [(md, n, l) for n, l in enumerate(md.read_text().splitlines(), 1) if l.startswith("*Figure")]
+    checked = 0
+    for md, n, line in lines:
+        for sentence in re.split(r"(?<=[.;])\s", line):
+            if EXEMPT.search(sentence):
+                continue
+            for m in TFLOPS.finditer(sentence):
+                q, checked = m.group(1), checked + 1
+                if not any(close(q, v) for v in values) and q not in texts:
+                    bad.append(f"{md.relative_to(root)}:{n}: {q} TFLOP/s is in no committed result (results/): "
+                               f"{sentence.strip()[:90]}")
+    return checked
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--root", default=str(pathlib.Path(__file__).resolve().parent.parent))
     ap.add_argument("--csv", default="results/nvidia_h200.csv")
-    ap.add_argument("--ladder", default="docs/hopper_ladder.md")
     args = ap.parse_args()
     root = pathlib.Path(args.root)
     rows = list(csv.DictReader(open(root / args.csv)))
@@ -52,55 +86,13 @@ def main():
 
     bad, checked = [], 0
     for src in sorted((root / "kernels").glob("*.cu")):
-        step = src.name.split("_")[0]
-        header = " ".join(l[2:].strip() for l in src.read_text().splitlines() if l.startswith("//"))
-        m = re.search(r"Measured \(H200, make bench [^)]*settled\): (\d+\.\d+) TFLOP/s at 4096 \((\d\.\d+)x cuBLAS"
-                      r"(?:.*? (\d+\.\d+) at 8192 \((\d\.\d+)x|.*?No 8192 run)", header)
-        if not m:
-            continue
-        quotes = [(m.group(1), 4096, "step", "tflops"), (m.group(2), 4096, "cublas", "step_ratio")]
-        if m.group(3):
-            quotes += [(m.group(3), 8192, "step", "tflops"), (m.group(4), 8192, "cublas", "step_ratio")]
-        elif row(step, 8192, "step") is not None:  # "No 8192 run" must be true of the CSV
-            checked += 1
-            bad.append(f"{src.relative_to(root)}: header says no 8192 run, {args.csv} has one")
-        for (quoted, size, kernel, field) in quotes:
-            r = row(step, size, kernel)
-            checked += 1
-            if r is None or not close(quoted, float(r[field])):
-                bad.append(f"{src.relative_to(root)}: header says {field} {quoted} at {size}, "
-                           f"{args.csv} has {r[field] if r else 'no row'}")
-    ladder = (root / args.ladder).read_text()
-    for c in table_rows(ladder, "## Results", r"^\| [12]\d \|"):
-        step = c[0]
-        for size, (tf, ratio, cut, mhz) in ((4096, c[2:6]), (8192, c[6:10])):
-            st, cb, ct = row(step, size, "step"), row(step, size, "cublas"), row(step, size, "cutlass_coop_128x256x64_c2x1")
-            mr = re.match(r"(\d\.\d+) \[(\d\.\d+)–(\d\.\d+)\]", ratio)
-            pairs = [(tf, st, "tflops"), (mhz, st, "clock_mhz")]
-            if mr:
-                pairs += [(mr.group(1), cb, "step_ratio"), (mr.group(2), cb, "step_ratio_q25"), (mr.group(3), cb, "step_ratio_q75")]
-            if cut:
-                pairs += [(cut, ct, "step_ratio")]
-            for quoted, r, field in pairs:
-                checked += 1
-                if r is None or not close(quoted, float(r[field])):
-                    bad.append(f"{args.ladder}: step {step} at {size}: {field} {quoted}, {args.csv} has "
-                               f"{r[field] if r else 'no row'}")
+        header = [l for l in src.read_text().splitlines() if l.startswith("//")]
         checked += 1
-        st = row(step, 8192, "step")
-        if st is None or not close(c[10], float(st["tflop_per_j"])):
-            bad.append(f"{args.ladder}: step {step}: TFLOP/J {c[10]}, {args.csv} has {st['tflop_per_j'] if st else 'no row'}")
-    # docs/fp32_ladder.md: the table before the first "## " section, rows "| 04 | technique | tf | ratio | tf | ratio |".
-    fp32 = root / "docs/fp32_ladder.md"
-    for c in table_rows(fp32.read_text(), "# The fp32 ladder", r"^\| 0\d[a-z]? \|"):
-        for size, tf, ratio in ((4096, c[2], c[3]), (8192, c[4], c[5])):
-            for quoted, r, field in ((tf, row(c[0], size, "step"), "tflops"),
-                                     (ratio.strip("*"), row(c[0], size, "cublas"), "step_ratio")):
-                checked += 1
-                if r is None or not close(quoted, float(r[field])):
-                    bad.append(f"docs/fp32_ladder.md: step {c[0]} at {size}: {field} {quoted}, {args.csv} has "
-                               f"{r[field] if r else 'no row'}")
-    sol = (root / "docs/speed_of_light.md").read_text()
+        if any(re.match(r"//\s*Measured\b", l) for l in header):
+            bad.append(f"{src.relative_to(root)}: the header quotes a measurement; numbers live in results/ and the "
+                       f"book's generated blocks (scripts/book_numbers.py)")
+    checked += provenance(root, bad)
+    sol = (root / "docs/machine.md").read_text()
     # The early steps at 4096: "| 00 cuBLAS strict FP32 | 51.1 | 76 % | ... |", fraction of the header's peak.
     early = sol[sol.index("## What the early steps show"):]
     peak = float(re.search(r"fraction of the (\d+\.\d+) fp32 peak", early).group(1))
@@ -108,9 +100,9 @@ def main():
         step, r = c[0].split()[0], row(c[0].split()[0], 4096, "step")
         checked += 2
         if r is None or not close(c[1], float(r["tflops"])):
-            bad.append(f"docs/speed_of_light.md: step {step} at 4096: tflops {c[1]}, {args.csv} has {r['tflops'] if r else 'no row'}")
+            bad.append(f"docs/machine.md: step {step} at 4096: tflops {c[1]}, {args.csv} has {r['tflops'] if r else 'no row'}")
         elif not close(c[2].rstrip(" %"), 100 * float(r["tflops"]) / peak):
-            bad.append(f"docs/speed_of_light.md: step {step}: {c[2]} of {peak}, {args.csv}'s {r['tflops']} is "
+            bad.append(f"docs/machine.md: step {step}: {c[2]} of {peak}, {args.csv}'s {r['tflops']} is "
                        f"{100 * float(r['tflops']) / peak:.1f} %")
     # The sustained table: "| step 14 | 623.1 | 1423 MHz | 692 W | 0.90 | 769 TFLOP/s | 81 % |" and the references
     # "(in step NN's process)", against the sustained CSV at the size its header names.
@@ -128,7 +120,7 @@ def main():
                                      (c[4], "tflop_per_j", 1), (c[6].rstrip(" %"), "sol_at_clock", 100)):
             checked += 1
             if r is None or not close(quoted, scale * float(r[field])):
-                bad.append(f"docs/speed_of_light.md: sustained {c[0]}: {field} {quoted}, {sus_csv} has "
+                bad.append(f"docs/machine.md: sustained {c[0]}: {field} {quoted}, {sus_csv} has "
                            f"{r[field] if r else 'no row'}")
     for b in bad:
         print(b)

@@ -22,9 +22,9 @@ cublas_fp32 row is the same kernel. (Step 03's L1 bytes are its global loads and
 the shared-memory loads that bound it are not on this picture.)
 
 The roofs: DRAM (4.8 TB/s: NVIDIA H200 datasheet, https://www.nvidia.com/en-us/data-center/h200/;
-4.3 TB/s: device-to-device copy measured on this GPU, docs/speed_of_light.md); the L1/shared-memory
+4.3 TB/s: device-to-device copy measured on this GPU, docs/machine.md); the L1/shared-memory
 data path, 128 bytes per clock per SM (32 banks of 4 bytes, each delivering 4 bytes per clock: CUDA C
-Programming Guide, shared memory; docs/machine_model.md) x 132 SMs x 1.98 GHz = 33.5 TB/s,
+Programming Guide, shared memory; docs/machine.md) x 132 SMs x 1.98 GHz = 33.5 TB/s,
 arithmetic, not measured; no L2 roof (no sourced L2 bandwidth for
 the H200: its points are shown without one). Compute: the peak at the datasheet clock (bf16 dense:
 989 TFLOP/s in the same datasheet, which is 540,672 FLOP per clock = 132 SMs x 4 tensor cores x

@@ -351,7 +351,7 @@ TEST_CASE("docs: every relative link and image of the Markdown exists, and a bro
                              Catch::Contains("`img/there.png` names a file of the repository") && Catch::Contains("4 broken"));
 }
 
-TEST_CASE("docs: measured numbers in kernel headers and the chapters' tables are the committed CSVs'; a changed one fails", "[cpu][docs]") {
+TEST_CASE("docs: measured numbers in the machine chapter's tables, the walkthroughs and the captions are the committed results'; a changed one fails", "[cpu][docs]") {
   if (!gemm_test::have_repo("scripts/check_numbers.py")) return;
   const fs::path root = repo_dir();
   if (gemm_test::run_command("python3 --version").status != 0) {
@@ -362,16 +362,14 @@ TEST_CASE("docs: measured numbers in kernel headers and the chapters' tables are
   const auto ok = run(tool + " --root " + quote(root.string()));
   CHECK(ok.status == 0);
   CHECK_THAT(ok.output, Catch::Contains(", 0 disagree"));
-  // The twin: a copy of the inputs in which the Hopper chapter's results table quotes step 16's TFLOP/s
-  // at 4096 off by 50, and the speed-of-light chapter's early-steps table one for step 02 off by 3.
+  // The twin: a copy of the inputs in which the machine chapter's early-steps table quotes step 02 off
+  // by 3, a walkthrough quotes a TFLOP/s no result holds, and a kernel header carries a Measured line.
   const fs::path tmp = fs::temp_directory_path() / ("gemm_numbers_" + std::to_string(::getpid()));
-  fs::create_directories(tmp / "results");
   fs::create_directories(tmp / "docs");
   fs::copy(root / "kernels", tmp / "kernels", fs::copy_options::recursive);
-  for (const char* doc : {"hopper_ladder.md", "fp32_ladder.md", "speed_of_light.md"})
-    fs::copy_file(root / "docs" / doc, tmp / "docs" / doc);
-  for (const char* csv : {"nvidia_h200.csv", "nvidia_h200_sustained.csv"})
-    fs::copy_file(root / "results" / csv, tmp / "results" / csv);
+  fs::copy(root / "results", tmp / "results", fs::copy_options::recursive);
+  fs::copy(root / "sass_annotations", tmp / "sass_annotations", fs::copy_options::recursive);
+  fs::copy_file(root / "docs/machine.md", tmp / "docs/machine.md");
   // Adds `delta` to the first number `pattern` captures in `file`; returns the number as now written.
   auto bump = [](const fs::path& file, const std::regex& pattern, double delta) {
     std::stringstream ss;
@@ -384,13 +382,18 @@ TEST_CASE("docs: measured numbers in kernel headers and the chapters' tables are
     std::ofstream(file) << text;
     return now;
   };
-  const std::string quoted = bump(tmp / "docs/hopper_ladder.md", std::regex(R"(\| 16 \| [^|]+ \| (\d+\.\d) \|)"), 50.0);
-  const std::string quoted_sol =
-      bump(tmp / "docs/speed_of_light.md", std::regex(R"(\| 02 coalescing \| (\d+\.\d) \|)"), 3.0);
+  const std::string quoted_sol = bump(tmp / "docs/machine.md", std::regex(R"(\| 02 coalescing \| (\d+\.\d) \|)"), 3.0);
+  std::ofstream(tmp / "sass_annotations/99_twin.md") << "The twin measured 123.4 TFLOP/s at 4096.\n";
+  {
+    std::stringstream ss;
+    ss << std::ifstream(tmp / "kernels/16_tma_store_epilogue.cu").rdbuf();
+    std::ofstream(tmp / "kernels/16_tma_store_epilogue.cu") << "// Measured (H200): 697.9 TFLOP/s at 4096.\n" << ss.str();
+  }
   const auto bad = run(tool + " --root " + quote(tmp.string()));
   fs::remove_all(tmp);
   CHECK(bad.status == 1);
-  CHECK_THAT(bad.output, Catch::Contains("step 16 at 4096: tflops " + quoted) &&
-                             Catch::Contains("speed_of_light.md: step 02 at 4096: tflops " + quoted_sol) &&
-                             Catch::Contains("2 disagree"));
+  CHECK_THAT(bad.output, Catch::Contains("machine.md: step 02 at 4096: tflops " + quoted_sol) &&
+                             Catch::Contains("99_twin.md:1: 123.4 TFLOP/s is in no committed result") &&
+                             Catch::Contains("16_tma_store_epilogue.cu: the header quotes a measurement") &&
+                             Catch::Contains("3 disagree"));
 }

@@ -1,7 +1,8 @@
 // Clock, power and energy of the GPU while a measurement runs, read through NVML.
 //
 // The H200 runs large bf16 GEMMs at its 700 W power cap, where the SM clock moves between about
-// 1.3 and 1.6 GHz: a TFLOP/s number means little without the clock and power it was measured at.
+// 1.2 and 1.7 GHz (docs/machine.md, "Power and the clock"): a TFLOP/s number means little without
+// the clock and power it was measured at.
 // NVML (libnvidia-ml.so.1) ships with the driver, not with the toolkit, so it is loaded at run time
 // with dlopen: a machine without a driver (CI) still builds and runs everything, and every number
 // that needs NVML prints "no NVML" instead.

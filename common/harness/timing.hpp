@@ -1,7 +1,7 @@
 // Honest timing: warm-up, CUDA events, L2 flushed before every repetition, median; and paired
 // timing, where a step and its references alternate launch by launch so that they meet the same
 // power state (the H200 runs large bf16 GEMMs at its 700 W cap, with the SM clock moving between
-// about 1.3 and 1.6 GHz from one second to the next).
+// about 1.2 and 1.7 GHz from one second to the next; docs/machine.md).
 #pragma once
 #include <cuda_runtime.h>
 

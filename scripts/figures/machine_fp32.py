@@ -128,7 +128,7 @@ def memory_hierarchy():
     ax.text(0.0, (top2 + bottom2) / 2, "shared by\nall SMs", rotation=90, ha="right", va="center", fontsize=9)
     ax.text(13.0, 11.9, "bandwidth", fontsize=10, weight="bold", va="bottom")
     ax.text(cx, 11.9, "size", fontsize=10, weight="bold", va="bottom", ha="center")
-    ax.text(0.0, -0.2, "[D] NVIDIA H200 datasheet.  [M] measured on this H200 (docs/speed_of_light.md).  "
+    ax.text(0.0, -0.2, "[D] NVIDIA H200 datasheet.  [M] measured on this H200 (docs/machine.md).  "
             "[Q] device query (cudaDevAttrL2CacheSize),\nprinted with every results table.  [G] CUDA C Programming "
             "Guide, compute capability 9.0 and shared memory.  [A] arithmetic from those.",
             fontsize=7.8, va="center", color="#444444", linespacing=1.4)
@@ -179,7 +179,7 @@ def sm_anatomy():
             "gets a lower clock.", fontsize=8.5, va="center", linespacing=1.4)
     ax.text(0.2, -1.2, "[A] arithmetic: the datasheet's 989 TFLOP/s dense bf16 [NVIDIA H200 datasheet] = "
             "132 SMs x 4 tensor cores x 1024 FLOP x 1.83 GHz.\n[G] CUDA C Programming Guide, compute capability "
-            "9.0. Units per sub-partition: docs/machine_model.md. Drawn to count, not to scale.",
+            "9.0. Units per sub-partition: docs/machine.md. Drawn to count, not to scale.",
             fontsize=7.5, color="#444444", va="center", linespacing=1.4)
     ax.set_title("An H200 SM: four sub-partitions, each issuing one warp-instruction per clock to its 32 FP32 "
                  "lanes or its tensor core", fontsize=11)
@@ -296,7 +296,7 @@ def thread_hierarchy():
             ax.text(x, y - h / 2, t, ha="center", va="center", fontsize=8.5, linespacing=1.3)
         y -= h
     ax.plot([0, 28.6], [y, y], color="#cccccc", lw=0.8)
-    ax.text(0.1, y - 0.35, "Limits: CUDA C Programming Guide (compute capability 9.0), docs/machine_model.md. "
+    ax.text(0.1, y - 0.35, "Limits: CUDA C Programming Guide (compute capability 9.0), docs/machine.md. "
             "Sizes: the constants of kernels/09_async_copy_pipeline.cu and 17; registers: docs/resources.md.",
             ha="left", va="top", fontsize=7.5, color="#444444")
     ax.set_title("The thread hierarchy: a grid of blocks (in clusters on Hopper, if asked), a block of warps, "
