@@ -17,9 +17,14 @@ the per-pair ratios, with its interquartile range.
                                       8192 in steps of one tile column (wave quantization)
                                       -> results/<gpu>_waves_<step>.csv
 Options: --build DIR --out DIR --sizes N.. --steps ID.. --reps R --sustained S --stability P
-A step that fails its check gets a FAIL row with no timing and makes the script exit 1. Step 01 is
+A step that fails its check gets a FAIL row with no timing and makes the script exit 1; a step that
+refuses a shape (exit 2, e.g. more memory than the GPU has) gets a REFUSED row and a note. Step 01 is
 skipped at a size where one launch would take over --max-launch-s seconds (estimated from the
-previous size, time ~ n^3), and the notes say so."""
+previous size, time ~ n^3), and the notes say so.
+Faults: nothing reaches results/ before the run has finished (scripts/results_io.py stages every
+file and commits them together, and a killed commit is finished by the next run); an interrupted run
+(Ctrl-C, SIGTERM) or a full disk leaves results/ as it was and says how many runs finished; --resume
+goes on from them. It refuses to start while other processes compute on the GPU (--allow-busy-gpu)."""
 import argparse
 import csv
 import datetime
@@ -27,9 +32,11 @@ import json
 import os
 import pathlib
 import re
+import signal
 import subprocess
 import sys
 
+import results_io
 import steps as step_table
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -93,7 +100,7 @@ def read_rows(path):
 
 
 def run_step(binary, m, n, k, reps, csv_path, extra=(), refs=None):
-    """Runs one step process; returns (exit code, stdout)."""
+    """Runs one step process; returns (exit code, stdout, stderr)."""
     refs = refs or ("cublas,cublaslt" if is_fp32(step_id(binary)) else "cublas,cublaslt,cutlass")
     cmd = [str(binary), "--m", str(m), "--n", str(n), "--k", str(k), "--reps", str(reps), "--refs", refs,
            "--csv", str(csv_path), *extra]
@@ -102,61 +109,75 @@ def run_step(binary, m, n, k, reps, csv_path, extra=(), refs=None):
     sys.stdout.write(r.stdout)
     sys.stderr.write(r.stderr)
     sys.stdout.flush()
-    return r.returncode, r.stdout
+    return r.returncode, r.stdout, r.stderr
 
 
-def run_shapes(runs, reps, tmp, out, suffix, refs):
-    """Runs each (binary, m, n, k) of `runs` once (no energy runs), with `refs` (None: the step's
-    default references), and writes every row to out/<gpu>_<suffix>.csv; a failed run gets a FAIL row
-    and its line goes into the returned list. Returns (the CSV's path, the failures)."""
-    extra_rows, failures = [], []
-    for b, m, n, k in runs:
-        code, _ = run_step(b, m, n, k, reps, tmp, ["--energy-s", "0"], refs=refs)
-        if code != 0:
-            failures.append(f"{b.name} at {m}x{n}x{k}: exit {code}")
-            extra_rows.append(fail_row(b, m, n, k, code))
+class Interrupted(Exception):
+    """SIGINT or SIGTERM during the runs: nothing of this run reaches results/."""
+
+
+def on_signal(signum, _frame):
+    raise Interrupted(signal.Signals(signum).name)
+
+
+def run_one(binary, m, n, k, reps, tmp, extra, refs, failures, extra_rows, notes):
+    """One step process whose rows go to `tmp`. A failure becomes a FAIL row and a line of `failures`;
+    a refusal (exit 2: a shape the step or this GPU cannot take, e.g. out of device memory) becomes a
+    REFUSED row and a note, not a failure. Returns the exit code."""
+    code, _, err = run_step(binary, m, n, k, reps, tmp, extra, refs)
+    if code == 2:
+        why = (err.strip().splitlines() or ["exit 2"])[-1].removeprefix("error: ")
+        notes.append(f"{binary.name} refused {m}x{n}x{k}: {why}")
+        extra_rows.append(fail_row(binary, m, n, k, code, f"REFUSED ({why})"))
+    elif code != 0:
+        failures.append(f"{binary.name} at {m}x{n}x{k}: exit {code}")
+        extra_rows.append(fail_row(binary, m, n, k, code))
+    return code
+
+
+def done_runs(tmp):
+    """(step, m, n, k) of the runs whose step row is already in `tmp` (--resume skips them)."""
+    return {(r["step"], int(r["m"]), int(r["n"]), int(r["k"])) for r in read_rows(tmp) if r.get("kernel") == "step"}
+
+
+def run_shapes(runs, args, tmp, stage, suffix, refs, done):
+    """Runs each (binary, m, n, k) of `runs` once (no energy runs), with `refs` (None: the step's default
+    references), and stages every row as <gpu>_<suffix>.csv. Returns (its name, failures, notes)."""
+    failures, notes, extra_rows = [], [], []
+    for i, (b, m, n, k) in enumerate(runs):
+        if (step_id(b), m, n, k) in done:
+            continue
+        progress(i, len(runs))
+        run_one(b, m, n, k, args.reps, tmp, ["--energy-s", "0"], refs, failures, extra_rows, notes)
     rows = read_rows(tmp) + extra_rows
     if not rows:
         sys.exit("no step produced a result")
-    path = out / f"{slug_of(rows[0].get('gpu', 'gpu'))}_{suffix}.csv"
-    write_csv(path, rows)
-    print(f"\nwrote {path}")
-    return path, failures
+    name = f"{slug_of(next((r['gpu'] for r in rows if r.get('gpu')), 'gpu'))}_{suffix}.csv"
+    stage.csv(name, rows)
+    return name, failures, notes
 
 
-def finish_shapes(failures):
-    """Exits 1, naming them, when runs of run_shapes failed."""
-    if failures:
-        print("FAILED:", "; ".join(failures))
-        sys.exit(1)
+PROGRESS = {"done": 0, "of": 0}
 
 
-def write_csv(path, rows):
-    if not rows:
-        return
-    fields = list(rows[0].keys())
-    for r in rows:
-        fields += [k for k in r if k not in fields]
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=fields)
-        w.writeheader()
-        w.writerows(rows)
+def progress(i, total):
+    PROGRESS["done"], PROGRESS["of"] = i, total
 
 
-def fail_row(binary, m, n, k, code):
+def fail_row(binary, m, n, k, code, check=None):
     return {"step": step_id(binary), "name": binary.name[len(step_id(binary)) + 1:], "m": m, "n": n, "k": k,
-            "mode": "burst", "kernel": "step", "check": f"FAIL (exit {code})"}
+            "mode": "burst", "kernel": "step", "check": check or f"FAIL (exit {code})"}
 
 
-def stability(binary, sizes, processes, reps, out_csv):
+def stability(binary, sizes, processes, reps, tmp):
     """Runs `binary` in `processes` separate processes per size, cuBLAS as the only reference, and
-    reports the spread of the paired ratio and of cuBLAS's own speed across processes."""
+    reports the spread of the paired ratio and of cuBLAS's own speed across processes. Returns
+    (summary lines, rows)."""
     rows = []
-    tmp = out_csv.with_suffix(".tmp.csv")
     for size in sizes:
         for proc in range(processes):
             tmp.unlink(missing_ok=True)
-            code, _ = run_step(binary, size, size, size, reps, tmp, ["--energy-s", "0"], refs="cublas")
+            code, _, _ = run_step(binary, size, size, size, reps, tmp, ["--energy-s", "0"], refs="cublas")
             got = [r for r in read_rows(tmp) if r["mode"] == "burst"]
             if code != 0 or len(got) != 2:
                 rows.append({"step": step_id(binary), "size": size, "process": proc + 1, "check": f"FAIL (exit {code})"})
@@ -169,7 +190,6 @@ def stability(binary, sizes, processes, reps, out_csv):
                          "cublas_clock_mhz": ref["clock_mhz"], "clock_reasons": ref["clock_reasons"],
                          "date": ref["date"]})
     tmp.unlink(missing_ok=True)
-    write_csv(out_csv, rows)
     lines = []
     for size in sizes:
         ok = [r for r in rows if r["size"] == size and "ratio" in r]
@@ -180,20 +200,51 @@ def stability(binary, sizes, processes, reps, out_csv):
         lines.append(f"stability {step_id(binary)} vs cuBLAS at {size}^3 over {len(ok)} processes: paired ratio "
                      f"{min(ratios):.3f}-{max(ratios):.3f} (spread {100 * (max(ratios) / min(ratios) - 1):.1f}%), "
                      f"cuBLAS alone {min(cub):.0f}-{max(cub):.0f} TFLOP/s (spread {100 * (max(cub) / min(cub) - 1):.1f}%)")
-    return lines
+    return lines, rows
 
 
-def run_stability(bf16, args, out, slug):
+def run_stability(bf16, args, build):
     """The stability runs: each bf16 step of --also and the last bf16 step, in args.stability processes
     per size. Returns (summary lines, rows)."""
     stab_bins = [b for b in bf16 if step_id(b) in args.also] + [bf16[-1]]
     lines, rows = [], []
     for b in dict.fromkeys(stab_bins):
-        part = out / f"{slug}_stability_{step_id(b)}.csv"
-        lines += stability(b, args.sizes, max(args.stability, 1), args.reps, part)
-        rows += read_rows(part)
-        part.unlink(missing_ok=True)
+        l, r = stability(b, args.sizes, max(args.stability, 1), args.reps, build / "bench_stability.csv")
+        lines += l
+        rows += r
     return lines, rows
+
+
+def busy_gpu():
+    """Other processes computing on the GPU (nvidia-smi's compute apps), as "pid name" strings."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,process_name", "--format=csv,noheader"],
+                             capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return []
+    return [l.strip() for l in out.splitlines() if l.strip()]
+
+
+def redraw(out, slug, args, what):
+    """After a commit: the tables and figures that show the committed files."""
+    if args.no_docs:
+        if what == "bench":
+            subprocess.run([sys.executable, str(ROOT / "scripts" / "results_table.py"), str(out / f"{slug}.csv")], check=False)
+        return
+    if what in ("bench", "stability"):
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "results_table.py"), str(out / f"{slug}.csv"),
+                        "--readme", str(ROOT / "README.md"), "--full", str(ROOT / "docs" / "results.md")], check=False)
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "book_numbers.py"), "--csv",
+                        str((out / f"{slug}.csv").resolve())], check=False)
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print("matplotlib not installed: figures not redrawn (scripts/docs_deps.sh says how to install it)")
+        return
+    if what == "bench":
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "plot_steps.py"), str(out / f"{slug}.csv")], check=False)
+    elif what == "sweep":
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "plot_sweep.py"), str(out / f"{slug}_sweep.csv")], check=False)
 
 
 def announce_writes(args, out, bins):
@@ -249,8 +300,25 @@ def main():
                          f"scripts/step_roles.tsv: {' '.join(sweep_also)})")
     ap.add_argument("--max-launch-s", type=float, default=1.0)
     ap.add_argument("--no-docs", action="store_true", help="do not rewrite the README table and figures")
+    ap.add_argument("--resume", action="store_true",
+                    help="go on from the runs an interrupted invocation (same options) finished: their rows in "
+                         "BUILD/bench_rows.csv are kept and those runs are skipped")
+    ap.add_argument("--allow-busy-gpu", action="store_true",
+                    help="run even when other processes compute on the GPU (their work is timed with ours)")
     args = ap.parse_args()
+    # From here on Ctrl-C and SIGTERM raise Interrupted: before the runs start it only stops the script
+    # (nothing was written yet); during them, prepare_and_run() throws the stage away and says how to resume.
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        return prepare_and_run(args, ap)
+    except Interrupted as e:
+        print(f"interrupted ({e}) before the first run: nothing was written", file=sys.stderr)
+        return 130
 
+
+def prepare_and_run(args, ap):
+    """Checks the build, the GPU and results/, then runs (run()) with the stage."""
     if args.reps < 20:
         ap.error("--reps must be at least 20 (the harness reports a median of at least 20 launches)")
     build = pathlib.Path(args.build)
@@ -266,32 +334,57 @@ def main():
     if probe.returncode != 0 and "no CUDA device" in probe.stderr:
         why = probe.stderr.strip().splitlines()[-1].removeprefix("error: ")
         sys.exit(f"error: {why}; make bench needs an NVIDIA GPU (nothing was written)")
+    # Another process on the GPU would share its SMs and power with every timed launch.
+    others = busy_gpu()
+    if others and not args.allow_busy_gpu:
+        sys.exit(f"error: other processes are computing on the GPU ({'; '.join(others)}): their work would be "
+                 f"timed with every step; wait for them, or pass --allow-busy-gpu (nothing was written)")
     out = pathlib.Path(args.out)
-    announce_writes(args, out, bins)
     out.mkdir(parents=True, exist_ok=True)
-    tmp = build / "bench_rows.csv"
-    tmp.unlink(missing_ok=True)
+    if (said := results_io.recover(out)):
+        print(f"note: {said}")
+    announce_writes(args, out, bins)
+    tmp, series = build / "bench_rows.csv", build / "bench_series.csv"
+    if not args.resume:
+        tmp.unlink(missing_ok=True)
+        series.unlink(missing_ok=True)
+    done = done_runs(tmp) if args.resume else set()
+    if done:
+        print(f"resuming: {len(done)} runs of the interrupted run are kept from {tmp}")
     fp32 = [b for b in bins if is_fp32(step_id(b)) and STEPS[step_id(b)].tile is not None]  # not 00, cuBLAS itself
     bf16 = [b for b in bins if not is_fp32(step_id(b))]
     last = [x[-1] for x in (fp32, bf16) if x]
-    failures, notes, extra_rows = [], [], []
+    stage = results_io.Stage(out)
+    try:
+        return run(args, build, bins, fp32, bf16, last, out, tmp, series, stage, done)
+    except (Interrupted, OSError) as e:
+        stage.abandon()
+        what = f"interrupted ({e})" if isinstance(e, Interrupted) else f"stopped by an error of the system: {e}"
+        print(f"\n{what} after {PROGRESS['done']} of {PROGRESS['of']} runs: results/ is unchanged. The rows of the "
+              f"finished runs are in {tmp}; `python3 scripts/bench.py --resume` with the same options goes on from "
+              f"them.", file=sys.stderr)
+        return 130 if isinstance(e, Interrupted) else 1
 
+
+def run(args, build, bins, fp32, bf16, last, out, tmp, series, stage, done):
+    """The runs of one invocation, staged; committed at the end. Returns the exit code."""
     if args.sweep:
         swept = [b for b in bins if b in last or step_id(b) in args.sweep_also]
-        path, failed = run_shapes([(b, m, n, k) for (m, n, k) in SWEEP for b in swept], args.reps, tmp, out, "sweep",
-                                  None)
-        if not args.no_docs:
-            subprocess.run([sys.executable, str(ROOT / "scripts" / "plot_sweep.py"), str(path)], check=False)
-        finish_shapes(failed)
-        return
+        name, failed, notes = run_shapes([(b, m, n, k) for (m, n, k) in SWEEP for b in swept], args, tmp, stage,
+                                         "sweep", None, done)
+        print(f"\nwrote {out}/: {', '.join(stage.commit())}")
+        for line in notes:
+            print(line)
+        redraw(out, name[: -len("_sweep.csv")], args, "sweep")
+        return finish(failed)
 
     if args.waves:
         if not bf16:
             sys.exit("error: --waves needs a bf16 step")
-        _, failed = run_shapes([(bf16[-1], WAVES_MK, n, WAVES_MK) for n in WAVES_N], args.reps, tmp, out, f"waves_{step_id(bf16[-1])}",
-                               "cublas")
-        finish_shapes(failed)
-        return
+        _, failed, notes = run_shapes([(bf16[-1], WAVES_MK, n, WAVES_MK) for n in WAVES_N], args, tmp, stage,
+                                      f"waves_{step_id(bf16[-1])}", "cublas", done)
+        print(f"\nwrote {out}/: {', '.join(stage.commit())}")
+        return finish(failed)
 
     if args.stability_only:
         meta_files = sorted(out.glob("*.meta.json"))
@@ -299,60 +392,57 @@ def main():
             sys.exit(f"error: --stability-only needs exactly one .meta.json from an earlier run in {out}")
         meta = json.loads(meta_files[0].read_text())
         slug = meta_files[0].name[: -len(".meta.json")]
-        stab_lines, stab_rows = run_stability(bf16, args, out, slug)
-        write_csv(out / f"{slug}_stability.csv", stab_rows)
+        stab_lines, stab_rows = run_stability(bf16, args, build)
+        stage.csv(f"{slug}_stability.csv", stab_rows)
         meta["stability"] = stab_lines
-        meta_files[0].write_text(json.dumps(meta, indent=2) + "\n")
+        stage.text(meta_files[0].name, json.dumps(meta, indent=2) + "\n")
+        print(f"\nwrote {out}/: {', '.join(stage.commit())}")
         for line in stab_lines:
             print(line)
-        if not args.no_docs:
-            subprocess.run([sys.executable, str(ROOT / "scripts" / "results_table.py"), str(out / f"{slug}.csv"),
-                            "--readme", str(ROOT / "README.md"), "--full", str(ROOT / "docs" / "results.md")], check=False)
-        return
+        redraw(out, slug, args, "stability")
+        return 0
 
-    series = build / "bench_series.csv"
-    series.unlink(missing_ok=True)
+    failures, notes, extra_rows = [], [], []
     last_ms = {}
-    for size in args.sizes:
-        for b in bins:
-            prev = last_ms.get(b.name)
-            if prev is not None and prev[1] * (size / prev[0]) ** 3 / 1e3 > args.max_launch_s:
-                notes.append(f"{b.name} skipped at {size}: one launch would take about "
-                             f"{prev[1] * (size / prev[0]) ** 3 / 1e3:.1f} s (from {prev[1]:.0f} ms at {prev[0]})")
-                print(notes[-1], flush=True)
-                continue
-            extra = []
-            if (b in last or step_id(b) in args.also) and args.sustained > 0:
-                extra = ["--sustained", str(args.sustained), "--series", str(series)]
-            code, _ = run_step(b, size, size, size, args.reps, tmp, extra)
-            if code != 0:
-                failures.append(f"{b.name} at {size}: exit {code}")
-                extra_rows.append(fail_row(b, size, size, size, code))
-                continue
+    planned = [(size, b) for size in args.sizes for b in bins]
+    for i, (size, b) in enumerate(planned):
+        progress(i, len(planned))
+        if (step_id(b), size, size, size) in done:
             mine = [r for r in read_rows(tmp) if r["step"] == step_id(b) and int(r["m"]) == size and r["kernel"] == "step"]
-            if mine:
+            if mine and mine[-1].get("ms"):
                 last_ms[b.name] = (size, float(mine[-1]["ms"]))
+            continue
+        prev = last_ms.get(b.name)
+        if prev is not None and prev[1] * (size / prev[0]) ** 3 / 1e3 > args.max_launch_s:
+            notes.append(f"{b.name} skipped at {size}: one launch would take about "
+                         f"{prev[1] * (size / prev[0]) ** 3 / 1e3:.1f} s (from {prev[1]:.0f} ms at {prev[0]})")
+            print(notes[-1], flush=True)
+            continue
+        extra = []
+        if (b in last or step_id(b) in args.also) and args.sustained > 0:
+            extra = ["--sustained", str(args.sustained), "--series", str(series)]
+        if run_one(b, size, size, size, args.reps, tmp, extra, None, failures, extra_rows, notes) != 0:
+            continue
+        mine = [r for r in read_rows(tmp) if r["step"] == step_id(b) and int(r["m"]) == size and r["kernel"] == "step"]
+        if mine:
+            last_ms[b.name] = (size, float(mine[-1]["ms"]))
+    progress(len(planned), len(planned))
 
     rows = read_rows(tmp) + extra_rows
     if not rows:
         sys.exit("no step produced a result")
     gpu = next((r["gpu"] for r in rows if r.get("gpu")), "gpu")
     slug = slug_of(gpu)
-    burst = [r for r in rows if r.get("mode") == "burst"]
+    stage.csv(f"{slug}.csv", [r for r in rows if r.get("mode") == "burst"])
     sustained = [r for r in rows if r.get("mode") == "sustained"]
-    write_csv(out / f"{slug}.csv", burst)
-    written = [f"{slug}.csv"]
     if sustained:
-        write_csv(out / f"{slug}_sustained.csv", sustained)
-        written.append("_sustained.csv")
+        stage.csv(f"{slug}_sustained.csv", sustained)
     if series.exists():
-        (out / f"{slug}_series.csv").write_text(series.read_text())
-        written.append("_series.csv")
+        stage.text(f"{slug}_series.csv", series.read_text())
     stab_lines = []
     if args.stability > 0 and bf16:
-        stab_lines, stab_rows = run_stability(bf16, args, out, slug)
-        write_csv(out / f"{slug}_stability.csv", stab_rows)
-        written.append("_stability.csv")
+        stab_lines, stab_rows = run_stability(bf16, args, build)
+        stage.csv(f"{slug}_stability.csv", stab_rows)
     meta = {
         "gpu": gpu,
         "driver_version": nvidia_smi("driver_version"),
@@ -367,26 +457,21 @@ def main():
         "stability": stab_lines,
         "failures": failures,
     }
-    (out / f"{slug}.meta.json").write_text(json.dumps(meta, indent=2) + "\n")
-    print(f"\nwrote {out}/: {', '.join(written)} and .meta.json")
-    if not args.no_docs:
-        subprocess.run([sys.executable, str(ROOT / "scripts" / "results_table.py"), str(out / f"{slug}.csv"),
-                        "--readme", str(ROOT / "README.md"), "--full", str(ROOT / "docs" / "results.md")], check=False)
-        subprocess.run([sys.executable, str(ROOT / "scripts" / "book_numbers.py"), "--csv",
-                        str((out / f"{slug}.csv").resolve())], check=False)
-        try:
-            import matplotlib  # noqa: F401
-            subprocess.run([sys.executable, str(ROOT / "scripts" / "plot_steps.py"), str(out / f"{slug}.csv")], check=False)
-        except ImportError:
-            print("matplotlib not installed: figures not redrawn (scripts/docs_deps.sh says how to install it)")
-    else:
-        subprocess.run([sys.executable, str(ROOT / "scripts" / "results_table.py"), str(out / f"{slug}.csv")], check=False)
+    stage.text(f"{slug}.meta.json", json.dumps(meta, indent=2) + "\n")  # the last file of the run
+    print(f"\nwrote {out}/: {', '.join(stage.commit())}")
+    redraw(out, slug, args, "bench")
     for line in stab_lines:
         print(line)
+    return finish(failures)
+
+
+def finish(failures):
+    """Exit 1, naming them, when runs failed; else 0."""
     if failures:
         print("FAILED:", "; ".join(failures))
-        sys.exit(1)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -37,7 +37,17 @@ def best_cutlass(group):
     return max(cut, key=lambda r: float(r["tflops"])) if cut else None
 
 
+def refuse_pending(csv_path):
+    """A benchmark killed in the middle of its commit leaves results/ half moved until the next run (or
+    scripts/results_io.py --recover) finishes it: no table is drawn from it meanwhile."""
+    journal = pathlib.Path(csv_path).parent / ".bench-staging" / "COMMIT"
+    if journal.exists():
+        sys.exit(f"error: {journal} says a benchmark was killed while committing its files: run "
+                 f"`python3 scripts/results_io.py --recover {journal.parent.parent}` first")
+
+
 def table(csv_path):
+    refuse_pending(csv_path)
     try:
         rows = [r for r in read(csv_path) if r.get("mode", "burst") == "burst"]
     except OSError as e:
@@ -125,6 +135,7 @@ def table(csv_path):
 def compact(csv_path):
     """The front page's table: every registered step, in step order, with TFLOP/s and the paired ratio
     to cuBLAS [IQR] at each square size of the CSV ("—" where it has no row for the step)."""
+    refuse_pending(csv_path)
     rows = [r for r in read(csv_path) if r.get("mode", "burst") == "burst"]
     ok = [r for r in rows if r.get("tflops")]
     if not ok:

@@ -9,6 +9,7 @@
 #include "../common/harness/telemetry.hpp"
 #include "../common/harness/timing.hpp"
 #include "../common/harness/trace_run.hpp"
+#include "support.hpp"
 
 using namespace gemm;
 
@@ -97,4 +98,16 @@ TEST_CASE("pipeline traces: opt-in, refused where not built, and the flag confli
   CHECK(gemm::parse_options_or_throw({"--trace", "t.json"}).trace == "t.json");
   CHECK_THROWS_WITH(gemm::parse_options_or_throw({"--trace", "t.json", "--check-only"}), Catch::Contains("--trace runs the check itself"));
   CHECK_THROWS_WITH(gemm::parse_options_or_throw({"--trace", "t.json", "--profile-once", "step"}), Catch::Contains("--trace"));
+}
+
+TEST_CASE("bench.py under faults: signals, a full disk, a busy GPU, an out-of-memory shape, a kill in the commit; the twin shows the damage", "[cpu][bench][reliability]") {
+  if (!gemm_test::have_repo("scripts/bench.py and tests/bench_faults.py")) return;
+  const std::filesystem::path repo = gemm_test::repo_dir();
+  const std::filesystem::path scratch = gemm_test::binary_dir().parent_path() / "bench-faults-test";
+  const auto r = gemm_test::run_command("python3 '" + (repo / "tests/bench_faults.py").string() + "' --repo '" +
+                                        repo.string() + "' --scratch '" + scratch.string() + "'");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("PASS twin: written in place, the same kill leaves a damaged file") &&
+                           Catch::Contains(" passed, 0 failed"));
 }
