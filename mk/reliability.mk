@@ -9,6 +9,23 @@ $(BUILD)/bin/fuzz: $(BUILD)/obj/fuzz/fuzz.o $(KERNEL_OBJS) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
 	$(NVCC) $^ -o $@ $(LDLIBS)
 
+# build/bin/soak: the last bf16 steps back to back for minutes (fuzz/soak.cpp).
+$(BUILD)/bin/soak: $(BUILD)/obj/fuzz/soak.o $(KERNEL_OBJS) $(COMMON_OBJS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $^ -o $@ $(LDLIBS)
+
+MINUTES ?= 10
+# STEP=NN[,MM] when given on the command line; else the soak's default steps.
+SOAK_STEPS = $(if $(filter command line,$(origin STEP)),--steps $(STEP))
+.PHONY: soak soak-run
+#> make soak [STEP=23] [MINUTES=10]  the last bf16 steps back to back over rotating shapes, every 10th result checked and compared bit for bit
+soak: $(BUILD)/bin/soak
+	@$(MAKE) --no-print-directory soak-run
+
+#> make soak-run             the same, already built (what the GPU machine runs)
+soak-run:
+	$(BUILD)/bin/soak --minutes $(MINUTES) $(SOAK_STEPS)
+
 FUZZ_SEED  ?= 1
 FUZZ_COUNT ?= 3000
 .PHONY: fuzz fuzz-run sanitize sanitize-run fixtures
@@ -27,11 +44,18 @@ FIXTURE_EXES := $(patsubst tests/fixtures/fixture_%.cu,$(BUILD)/bin/fixture_%,$(
 $(BUILD)/bin/fixture_%: $(BUILD)/obj/tests/fixtures/fixture_%.o $(MAIN_OBJ) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
 	$(NVCC) $^ -o $@ $(LDLIBS)
-#> make fixtures             build/bin/fixture_NAME: the deliberately broken steps
-fixtures: $(FIXTURE_EXES)
+# tests/probes/NAME.cu: small programs the sanitizer runs to show what a tool sees (sm_90a, with the
+# kernel library's tensor maps).
+PROBE_EXES := $(patsubst tests/probes/%.cu,$(BUILD)/bin/probe_%,$(wildcard tests/probes/*.cu))
+$(BUILD)/bin/probe_%: tests/probes/%.cu $(HEADERS) $(BUILD)/obj/common/kernel_lib/tma.o $(BUILD)/obj/common/kernel_lib/check.o | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) $< $(BUILD)/obj/common/kernel_lib/tma.o $(BUILD)/obj/common/kernel_lib/check.o -o $@ $(LDLIBS)
+
+#> make fixtures             build/bin/fixture_NAME: the deliberately broken steps; build/bin/probe_NAME: the sanitizer's probes
+fixtures: $(FIXTURE_EXES) $(PROBE_EXES)
 
 #> make sanitize             compute-sanitizer on every step and the broken fixtures
-sanitize: all $(FIXTURE_EXES)
+sanitize: all $(FIXTURE_EXES) $(PROBE_EXES)
 	@$(MAKE) --no-print-directory sanitize-run
 
 #> make sanitize-run         the same, already built (what the GPU machine runs)
@@ -41,7 +65,7 @@ sanitize-run:
 # ---- A GPU machine with no compiler (scripts/gpu_session.sh) ----------------------------------------
 #> make gpu-carry            build/carry/bin.tar.xz: every executable, stripped and compressed (about 5 MB), for a GPU machine with no compiler; scripts/gpu_session.sh unpacks it into build/bin
 .PHONY: gpu-carry
-gpu-carry: all $(BUILD)/bin/tests $(BUILD)/bin/fuzz $(FIXTURE_EXES)
+gpu-carry: all $(BUILD)/bin/tests $(BUILD)/bin/fuzz $(BUILD)/bin/soak $(FIXTURE_EXES) $(PROBE_EXES)
 	@rm -rf $(BUILD)/carry && mkdir -p $(BUILD)/carry/bin
 	cp $(BUILD)/bin/* $(BUILD)/carry/bin/ && strip $(BUILD)/carry/bin/*
 	tar cJf $(BUILD)/carry/bin.tar.xz -C $(BUILD)/carry bin && rm -rf $(BUILD)/carry/bin

@@ -2,7 +2,9 @@
 # compute-sanitizer over every built step (make sanitize; scripts/gpu_visit.sh sanitizer):
 #   scripts/sanitize.sh [--build DIR] [--tools memcheck,racecheck,initcheck,synccheck] [--steps 06,14]
 # memcheck, racecheck and synccheck run each step executable with --check-only on small ragged
-# shapes; initcheck runs only the first (it ran past 200 s per step on the larger ones). Which shapes a
+# shapes; initcheck, which tracks every byte and ran past 200 s per step on the larger ones, runs 67x92x48
+# and a multi-tile ragged shape built from the step's tile (3 x 3 blocks, partial last ones, a K tail:
+# `python3 scripts/steps.py initcheck-shapes NAME`). Which shapes a
 # step gets follows from its registration (`python3 scripts/steps.py sanitize-shapes NAME` prints them;
 # scripts/steps.py, sanitize_shapes, says why each): 67x92x48 for every step (every block an edge
 # block); more tiles than SMs with ragged last tiles for the Hopper and stream-K steps; whole interior
@@ -10,7 +12,10 @@
 # shapes for the stream-K steps; and a step's own shapes from scripts/step_roles.tsv.
 # Then the proof that the tools are wired in: build/bin/fixture_racy (a missing __syncthreads) must
 # be reported by racecheck, build/bin/fixture_oob (a read past A) by memcheck; if either is NOT
-# reported, that is a failure.
+# reported, that is a failure. And what initcheck cannot see: build/bin/probe_initcheck_tma writes a
+# buffer with plain stores (st: must be clean) and with one TMA store (tma: its line says whether
+# initcheck reported the copy as uninitialized; the harness NaN-fills every buffer a TMA store writes,
+# C and cuBLAS's reference alike, so the steps' runs stay meaningful either way).
 # Prints one line per step and tool, then a summary. Logs: $OUT/sanitize/ (or sanitize_out/).
 # Environment: COMPUTE_SANITIZER (the binary), SANITIZER_JOBS (runs at once, default 4), SANITIZER_RUN_TIMEOUT_S (per run, default 600).
 # Exit 0: no finding and both fixtures caught; 1: a finding, a failed run, or a fixture not caught;
@@ -52,7 +57,7 @@ for b in "$BUILD"/bin/[0-9][0-9]_* "$BUILD"/bin/[0-9][0-9][a-z]_*; do
   bins+=("$b")
 done
 [ ${#bins[@]} -eq 0 ] && { echo "error: sanitize.sh: no step executables in $BUILD/bin (make first)" >&2; exit 2; }
-for f in fixture_racy fixture_oob; do
+for f in fixture_racy fixture_oob probe_initcheck_tma; do
   [ -x "$BUILD/bin/$f" ] || { echo "error: sanitize.sh: $BUILD/bin/$f is missing (make fixtures)" >&2; exit 2; }
 done
 # Without a GPU every run would "fail" the same way: say so once instead (SANITIZE_NO_PROBE=1 skips
@@ -67,6 +72,10 @@ fi
 # The shapes of one step executable, M:N:K each (scripts/steps.py reads the step's registration).
 shapes_of() {
   python3 scripts/steps.py sanitize-shapes "$(basename "$1")"
+}
+# The shapes of one tool and executable: initcheck's are smaller.
+tool_shapes() {
+  if [ "$1" = initcheck ]; then python3 scripts/steps.py initcheck-shapes "$(basename "$2")"; else shapes_of "$2"; fi
 }
 
 # Runs one tool on one executable and shape, writing LOG and LOG.rc; 0: clean, else a finding (99),
@@ -90,10 +99,7 @@ jobs_file="$LOGS/jobs.txt"
 rm -f "$LOGS"/*.log "$LOGS"/*.log.rc
 for tool in "${tools[@]}"; do
   for bin in "${bins[@]}"; do
-    for shape in $(shapes_of "$bin"); do
-      # initcheck tracks every byte's initialisation: on the H200 it ran past 200 s on 1445x2856x72
-      # for each Hopper step (2026-12-01), so it runs the small ragged shape only.
-      if [ "$tool" = initcheck ] && [ "$shape" != "67:92:48" ]; then continue; fi
+    for shape in $(tool_shapes "$tool" "$bin"); do
       IFS=: read -r m n k <<< "$shape"
       echo "$tool $bin $m $n $k $LOGS/${tool}_$(basename "$bin")_${m}x${n}x${k}.log" >> "$jobs_file"
     done
@@ -122,10 +128,7 @@ failures=0 lines=()
 for tool in "${tools[@]}"; do
   for bin in "${bins[@]}"; do
     name=$(basename "$bin") bad=() ran=0 cublas=()
-    for shape in $(shapes_of "$bin"); do
-      # initcheck tracks every byte's initialisation: on the H200 it ran past 200 s on 1445x2856x72
-      # for each Hopper step (2026-12-01), so it runs the small ragged shape only.
-      if [ "$tool" = initcheck ] && [ "$shape" != "67:92:48" ]; then continue; fi
+    for shape in $(tool_shapes "$tool" "$bin"); do
       IFS=: read -r m n k <<< "$shape"
       log="$LOGS/${tool}_${name}_${m}x${n}x${k}.log"
       ran=$((ran + 1))
@@ -167,6 +170,27 @@ expect_caught() {
   echo "$line"
   lines+=("$line")
 }
+# What initcheck sees of plain stores and of a TMA store (tests/probes/initcheck_tma.cu).
+if [[ ",$TOOLS," == *",initcheck,"* ]]; then
+  for mode in st tma; do
+    log="$LOGS/initcheck_probe_$mode.log"
+    timeout "$PER_RUN_S" "$SAN" --tool initcheck --error-exitcode 99 "$BUILD/bin/probe_initcheck_tma" "$mode" > "$log" 2>&1
+    rc=$?
+    reports=$(grep -c "Uninitialized __global__ memory read\|Host API uninitialized memory access" "$log")
+    if [ "$mode" = st ]; then
+      if [ $rc -eq 0 ]; then line=$(printf "%-10s %-28s clean, as it must be (plain stores)" initcheck "probe st")
+      else failures=$((failures + 1)); line=$(printf "%-10s %-28s FAIL: exit %d on plain stores (log %s)" initcheck "probe st" "$rc" "$log"); fi
+    elif [ $rc -eq 99 ]; then
+      line=$(printf "%-10s %-28s %d report(s): initcheck does not see a TMA store's writes (the harness NaN-fills what TMA writes)" initcheck "probe tma" "$reports")
+    elif [ $rc -eq 0 ]; then
+      line=$(printf "%-10s %-28s clean: this initcheck sees TMA stores" initcheck "probe tma")
+    else
+      failures=$((failures + 1)); line=$(printf "%-10s %-28s FAIL: exit %d (log %s)" initcheck "probe tma" "$rc" "$log")
+    fi
+    echo "$line"
+    lines+=("$line")
+  done
+fi
 expect_caught racecheck fixture_racy "RACECHECK SUMMARY: [1-9][0-9]* hazard|Race reported|[Hh]azard"
 expect_caught memcheck fixture_oob "Invalid __global__ read"
 

@@ -11,6 +11,7 @@ with the registry the C++ harness builds (tests/test_cpu.cpp, "scripts/steps.py 
   scripts/steps.py role ROLE             the ids with that role in scripts/step_roles.tsv
   scripts/steps.py hopper                the ids built for sm_90a (.required_cc = 90)
   scripts/steps.py sanitize-shapes NAME  the M:N:K shapes scripts/sanitize.sh runs for step executable NAME
+  scripts/steps.py initcheck-shapes NAME the (smaller) shapes it runs initcheck at
   scripts/steps.py readme [--check]      rewrite (or check) the README's step tree between its markers
 """
 import argparse
@@ -169,6 +170,20 @@ def tree_rows(steps):
     return rows
 
 
+def initcheck_shapes(steps, name):
+    """The shapes initcheck runs a step at (it tracks every byte, so they are small): 67x92x48, and for a
+    step with a tile a multi-tile ragged one built from it: 2 BM + 37 rows, 2 BN + 40 columns (a
+    multiple of 8: the TMA epilogue's path) and 3 BK + 8 of K (a K tail), so 3 x 3 blocks, the last row
+    and column of them partial, and 4 K tiles."""
+    sid = name.split("_")[0]
+    s = by_id(steps).get(sid)
+    shapes = ["67:92:48"]
+    if s is not None and s.tile:
+        bm, bn, bk = s.tile[:3]
+        shapes.append(f"{2 * bm + 37}:{2 * bn + 40}:{3 * bk + 8}")
+    return shapes
+
+
 def _prev(steps, s):
     """The step printed just before s in the tree (the id a reader would take for its parent)."""
     rows = tree_rows(steps)
@@ -243,6 +258,7 @@ def main():
     sub.add_parser("parent").add_argument("id")
     sub.add_parser("role").add_argument("role", choices=sorted(ROLES))
     sub.add_parser("sanitize-shapes").add_argument("name")
+    sub.add_parser("initcheck-shapes").add_argument("name")
     r = sub.add_parser("readme")
     r.add_argument("--check", action="store_true", help="exit 1 when the table differs, write nothing")
     r.add_argument("--file", default=None, help="the README (default: README.md of --root)")
@@ -269,6 +285,8 @@ def main():
         print(" ".join(s.id for s in with_role(steps, args.role)))
     elif args.cmd == "sanitize-shapes":
         print("\n".join(sanitize_shapes(steps, args.name)))
+    elif args.cmd == "initcheck-shapes":
+        print("\n".join(initcheck_shapes(steps, args.name)))
     elif args.cmd == "readme":
         return rewrite_readme(steps, pathlib.Path(args.file) if args.file else root / "README.md", args.check)
     return 0

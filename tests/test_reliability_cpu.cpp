@@ -256,6 +256,16 @@ TEST_CASE("fuzz: --help, bad input, no GPU, and seeded draws that cover every fa
   CHECK(one.output == lines06.at(123) + "\n");
 }
 
+TEST_CASE("soak: --help, bad input and no GPU are one clear line and the right exit", "[cpu][reliability][soak]") {
+  if (!fs::exists(gemm_test::binary_dir() / "soak")) FAIL("build/bin/soak is missing: `make test` builds it");
+  const auto help = run_bin("soak", "--help");
+  CHECK(help.status == 0);
+  CHECK_THAT(help.output, Catch::Contains("--minutes") && Catch::Contains("--check-every") && Catch::Contains("--steps"));
+  expect_one_clear_line(run_bin("soak", "--steps 23,zz"), "no step 'zz'");
+  expect_one_clear_line(run_bin("soak", "--minutes 0"), "--minutes");
+  if (cuda_device_count() == 0) expect_one_clear_line(run_bin("soak", "--minutes 0.1"), "no CUDA device");
+}
+
 TEST_CASE("sanitize.sh: bad input, and its verdicts against a stub sanitizer (fixtures must be caught)", "[cpu][reliability][sanitize]") {
   if (!gemm_test::have_repo("scripts/sanitize.sh")) return;
   const fs::path script = repo_dir() / "scripts/sanitize.sh";

@@ -109,6 +109,11 @@ std::vector<float> ProblemBuffers::to_host(const DeviceBuffer<char>& buf, int64_
 }
 
 std::vector<float> ProblemBuffers::cublas_reference() {
+  // NaN first, as C is before every step: cuBLAS's kernels may write with TMA stores, which
+  // compute-sanitizer's initcheck does not see (tests/probes/initcheck_tma.cu), so without this the
+  // copy below read "uninitialized" memory by its count; and an element cuBLAS did not write stays NaN
+  // and fails the comparison instead of passing with whatever the allocation held.
+  CUDA_CHECK(cudaMemset(ref_.get(), 0xFF, ref_.bytes()));
   if (p_.dtype == Dtype::fp32) {
     Fp32Gemm args = fp32_args();
     args.c = reinterpret_cast<float*>(ref_.get());
