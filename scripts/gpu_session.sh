@@ -7,6 +7,8 @@
 #   scripts/gpu_session.sh stability  BENCH_IN=DIR: the stability runs added to the results in DIR
 #                                   (the first call's results/, carried back), for a bench split in two
 #   scripts/gpu_session.sh sweep    make bench-sweep, then ncu profiles of the last bf16 step
+#   scripts/gpu_session.sh soak     build/bin/soak for SOAK_MINUTES (default 8): the last bf16 steps back
+#                                   to back over rotating shapes, every 10th result checked (SOAK_ARGS add)
 #   scripts/gpu_session.sh roofline ncu's bytes through L1, L2 and DRAM for every step and cuBLAS at
 #                                   ROOFLINE_SIZE^3 (default 4096): profile.py --roofline, the data of
 #                                   docs/img/roofline.png
@@ -28,7 +30,7 @@ if [ -f build/carry/bin.tar.xz ] && [ ! -x build/bin/tests ]; then
   mkdir -p build && tar xJf build/carry/bin.tar.xz -C build || { echo "cannot unpack build/carry/bin.tar.xz" >&2; exit 2; }
 fi
 case "${1:-}" in
-  checks|bench|stability|sweep|roofline) ;;
+  checks|bench|stability|sweep|roofline|soak) ;;
   step)
     [ -n "${STEP:-}" ] || { echo "step: set STEP (and PREV, default its parent; step ids, e.g. STEP=23 PREV=22)" >&2; exit 2; }
     PREV=${PREV:-$(python3 scripts/steps.py parent "$STEP" 2>/dev/null)}
@@ -37,7 +39,7 @@ case "${1:-}" in
       compgen -G "build/bin/${id}_*" > /dev/null || { echo "step: no binary build/bin/${id}_* (ids as in kernels/NN_name.cu)" >&2; exit 2; }
     done
     ;;
-  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|roofline|step" >&2; exit 2 ;;
+  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|roofline|soak|step" >&2; exit 2 ;;
 esac
 OUT=${OUT:-gpu_out}
 mkdir -p "$OUT/run"
@@ -114,6 +116,15 @@ case "${1:-}" in
         > "$R/profile_$s.log" 2>&1
       summary+=("profile $last $s (rc=$?)")
     done
+    ;;
+  soak)
+    start=$SECONDS
+    minutes=${SOAK_MINUTES:-8}
+    timeout $((${minutes%.*} * 60 + 120)) build/bin/soak --minutes "$minutes" ${SOAK_ARGS:-} > "$R/soak.log" 2>&1
+    rc=$?
+    summary+=("soak (rc=$rc, $((SECONDS - start)) s): $(tail -n 1 "$R/soak.log")")
+    grep -E "^(MISMATCH|BITS|NVML)" "$R/soak.log" | head -20
+    [ $rc -eq 0 ] || status=1
     ;;
   roofline)
     start=$SECONDS
