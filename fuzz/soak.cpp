@@ -3,7 +3,9 @@
 // harness's own comparison) and compared bit for bit with the first result of the same step and shape:
 // a stream-K fixup, a ring position or a counter that drifts after thousands of launches shows up as a
 // mismatch or as different bits. Reports launches, checks, mismatches and bit differences (both must be
-// 0), and the SM clock and power range NVML saw (the runs are at the power cap).
+// 0), and the SM clock and power range NVML saw. A check copies C to the host and compares it there, so
+// with a small --check-every the GPU idles through the checks; a larger one (100 and up) keeps it
+// near its power cap for longer stretches.
 //   build/bin/soak --minutes 10                       the default steps, 10 minutes
 //   build/bin/soak --steps 23 --minutes 1 --check-every 5
 // Exit status: 0 when every check passed and every result had the same bits; 1 otherwise or on a CUDA

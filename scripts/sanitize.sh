@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # compute-sanitizer over every built step (make sanitize; scripts/gpu_visit.sh sanitizer):
 #   scripts/sanitize.sh [--build DIR] [--tools memcheck,racecheck,initcheck,synccheck] [--steps 06,14]
+#                       [--shapes M:N:K,...]   (these shapes for every step and tool instead of the chosen ones)
 # memcheck, racecheck and synccheck run each step executable with --check-only on small ragged
 # shapes; initcheck, which tracks every byte and ran past 200 s per step on the larger ones, runs 67x92x48
 # and a multi-tile ragged shape built from the step's tile (3 x 3 blocks, partial last ones, a K tail:
@@ -25,11 +26,13 @@ cd "$(dirname "$0")/.."
 BUILD=build
 TOOLS=memcheck,racecheck,initcheck,synccheck
 STEPS=
+SHAPES=
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) BUILD=$2; shift 2 ;;
     --tools) TOOLS=$2; shift 2 ;;
     --steps) STEPS=$2; shift 2 ;;
+    --shapes) SHAPES=$2; shift 2 ;;
     -h|--help) awk 'NR > 1 { if (!/^#/) exit; print }' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "error: sanitize.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -75,6 +78,7 @@ shapes_of() {
 }
 # The shapes of one tool and executable: initcheck's are smaller.
 tool_shapes() {
+  if [ -n "$SHAPES" ]; then tr ',' '\n' <<< "$SHAPES"; return; fi
   if [ "$1" = initcheck ]; then python3 scripts/steps.py initcheck-shapes "$(basename "$2")"; else shapes_of "$2"; fi
 }
 
@@ -124,6 +128,22 @@ cublas_only_races() {
   ! grep -E "access at " "$log" | grep -qv "access at nvjet_"
 }
 
+# initcheck also watches cuBLAS, the check's reference: at 128 x 128 x 16384 (H200, 2026-12-02) it
+# reported 180,224 uninitialized 4-byte reads, every one inside cuBLAS's own split-K reduction
+# (cublasLt::splitKreduce_kernel reading the partial sums its split-K GEMM kernel wrote, by a path
+# initcheck does not see). A run whose every report lies in a cuBLAS kernel, with no host-side report
+# and a passing check, is not the step's finding (said on its line). Step 00 gets no such allowance.
+cublas_only_uninit() {
+  local log=$1 name=$2
+  case "$name" in 00_*|fixture_*|probe_*) return 1 ;; esac
+  grep -qE "check against .* PASS" "$log" || return 1
+  grep -q "Host API" "$log" && return 1
+  local reports cublas
+  reports=$(grep -c "Uninitialized __global__ memory read" "$log")
+  cublas=$(grep -cE "^=+ +at (void )?(cublasLt::|nvjet_)" "$log")
+  [ "$reports" -gt 0 ] && [ "$reports" -eq "$cublas" ]
+}
+
 failures=0 lines=()
 for tool in "${tools[@]}"; do
   for bin in "${bins[@]}"; do
@@ -135,6 +155,8 @@ for tool in "${tools[@]}"; do
       rc=$(cat "$log.rc" 2>/dev/null || echo "never ran")
       if [ "$rc" = 99 ] && [ "$tool" = racecheck ] && cublas_only_races "$log" "$name"; then
         cublas+=("${m}x${n}x${k}")
+      elif [ "$rc" = 99 ] && [ "$tool" = initcheck ] && cublas_only_uninit "$log" "$name"; then
+        cublas+=("${m}x${n}x${k}")
       elif [ "$rc" != 0 ]; then
         why="exit $rc"
         [ "$rc" = 99 ] && why=$(grep -m1 -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard|Invalid|Uninitialized|Barrier" "$log" | sed 's/^=* *//')
@@ -144,7 +166,7 @@ for tool in "${tools[@]}"; do
     done
     if [ ${#bad[@]} -eq 0 ]; then
       line=$(printf "%-10s %-28s PASS (%d shapes)" "$tool" "$name" "$ran")
-      [ ${#cublas[@]} -gt 0 ] && line+=" (hazards only inside cuBLAS's nvjet reference kernels at $(IFS=,; echo "${cublas[*]}"))"
+      [ ${#cublas[@]} -gt 0 ] && line+=" (reports only inside cuBLAS's reference kernels at $(IFS=,; echo "${cublas[*]}"))"
     else
       failures=$((failures + 1))
       line=$(printf "%-10s %-28s FAIL %s (logs: %s/%s_%s_*.log)" "$tool" "$name" "$(IFS=';'; echo "${bad[*]}")" "$LOGS" "$tool" "$name")
