@@ -990,3 +990,186 @@ def cp_async_ring():
 def roofline():
     import plot_roofline  # scripts/plot_roofline.py: the same drawing as `make docs` runs
     return plot_roofline.draw(BENCH, ROOFLINE)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Step 09b: the stream-K split of the last wave
+# ---------------------------------------------------------------------------------------------------
+
+def blocks_per_sm(step, kernel):
+    """docs/resources.md's blocks per SM of one kernel of a step (09b has two kernels, one row each)."""
+    for line in (ROOT / "docs" / "resources.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) > 8 and cells[0] == step and cells[1].strip("`") == kernel:
+            return int(cells[8].split()[0])
+    raise KeyError(f"docs/resources.md has no row for step {step}, kernel {kernel}")
+
+
+class Split09b:
+    """Step 09b's split of one launch, restated from kernels/09b_stream_k.cu:
+      Split (host):  tiles_n = ceil(N / BN), tiles = ceil(M / BM) * tiles_n, KT = ceil(K / BK),
+                     P = SMs x blocks per SM of sgemm_stream_k (cudaOccupancyMaxActiveBlocksPerMultiprocessor;
+                     here docs/resources.md's row), waves = tiles / P, rest = tiles % P,
+                     sk_tiles = 0 if waves == 0 or rest == 0, else rest if 2 rest >= P, else rest + P;
+      launch_tiles:  dp_tiles = tiles - sk_tiles; Schedule{blocks G = min(P, sk_tiles * KT), iters S = sk_tiles * KT};
+      sgemm_stream_k: start(b) = b * S / G; block g's pieces walk [start(g), start(g + 1)) tile by tile;
+                     block_of(x) = ((x + 1) G - 1) / S; a piece's slot is 2c + 1 for the tile's first block c_first,
+                     2c for every later block c."""
+
+    def __init__(self, m, n, k_, sms, per_sm):
+        c = k("09b")
+        self.bm, self.bn, self.bk = c["BM"], c["BN"], c["BK"]
+        self.tiles_n = -(-n // self.bn)
+        self.tiles = -(-m // self.bm) * self.tiles_n
+        self.KT = -(-k_ // self.bk)
+        self.P = sms * max(per_sm, 1)
+        self.waves, self.rest = divmod(self.tiles, self.P)
+        self.sk_tiles = 0 if self.waves == 0 or self.rest == 0 else (
+            self.rest if 2 * self.rest >= self.P else self.rest + self.P)
+        self.dp_tiles = self.tiles - self.sk_tiles
+        self.iters = self.sk_tiles * self.KT
+        self.blocks = min(self.P, self.iters)
+
+    def start(self, b):
+        return b * self.iters // self.blocks
+
+    def block_of(self, x):
+        return ((x + 1) * self.blocks - 1) // self.iters
+
+    def pieces(self, g):
+        """Block g's pieces (tile, kt0, kt1), tile counted from 0 among the stream-K tiles (sgemm_stream_k's loop)."""
+        first = self.start(g)
+        tile, kt0, left, out = first // self.KT, first % self.KT, self.start(g + 1) - first, []
+        while left > 0:
+            kt1 = min(self.KT, kt0 + left)
+            left -= kt1 - kt0
+            out.append((tile, kt0, kt1))
+            tile, kt0 = tile + 1, 0
+        return out
+
+
+SK_COLORS = ["#77aadd", "#ee8866", "#eedd88", "#ffaabb", "#99ddff", "#44bb99"]  # Tol's "light", cycled by block
+
+
+@style.figure("streamk_09b", "Step 09b's stream-K split at 4096³ on 132 SMs: 512 tiles of 128x256 are 3 full "
+              "waves and 116 tiles; those 116 tiles' 116 x 256 K tiles are cut into one even run over all 132 "
+              "blocks (224-225 K tiles each, 0.88 of a tile), crossing tile boundaries; a tile cut between blocks "
+              "is summed by the fixup in the block that stores its last piece")
+def streamk_09b():
+    m_ = machine()
+    size = 4096
+    per_sm = blocks_per_sm("09b", "sgemm_stream_k")
+    sp = Split09b(size, size, size, m_["sms"], per_sm)
+    assert sp.sk_tiles > 0 and sp.blocks == sp.P
+    for x in range(0, sp.iters, 97):  # block_of inverts start
+        b = sp.block_of(x)
+        assert sp.start(b) <= x < sp.start(b + 1)
+    covered = sorted((t * sp.KT + a, t * sp.KT + b) for g in range(sp.blocks) for t, a, b in sp.pieces(g))
+    assert covered[0][0] == 0 and covered[-1][1] == sp.iters and all(p[1] == q[0] for p, q in zip(covered, covered[1:]))
+    sizes = [sp.start(b + 1) - sp.start(b) for b in range(sp.blocks)]
+    fig = plt.figure(figsize=(13, 10.4))
+    gs = fig.add_gridspec(2, 3, height_ratios=[0.72, 1.0], hspace=0.32, wspace=0.35, top=0.89, bottom=0.09,
+                          left=0.07, right=0.98)
+    # Top left: the first stream-K tiles x their K tiles, each piece coloured and labelled by its block.
+    rows = 8
+    ax = fig.add_subplot(gs[0, 0:2])
+    for g in range(sp.blocks):
+        for t, a, b in sp.pieces(g):
+            if t >= rows:
+                continue
+            ax.add_patch(Rectangle((a, t), b - a, 0.86, fc=SK_COLORS[g % len(SK_COLORS)], ec=INK, lw=0.8))
+            ax.text((a + b) / 2, t + 0.43, f"block {g}: K tiles {a}-{b - 1}" if b - a > sp.KT / 3 else f"{g}",
+                    ha="center", va="center", fontsize=8)
+    ax.set_xlim(0, sp.KT)
+    ax.set_ylim(rows + 0.1, -0.2)
+    ax.set_yticks([r + 0.43 for r in range(rows)], [f"tile t = {sp.dp_tiles + r}" for r in range(rows)], fontsize=8)
+    ax.tick_params(axis="x", labelsize=8)
+    ax.set_xlabel(f"K tile of the tile (0..{sp.KT - 1}, BK = {sp.bk})", fontsize=9)
+    for s_ in ("top", "right"):
+        ax.spines[s_].set_visible(False)
+    ax.set_title(f"the first {rows} of the {sp.sk_tiles} stream-K tiles: each block's run of "
+                 f"{min(sizes)}-{max(sizes)} K tiles\nstarts where the last one ended, inside a tile", fontsize=10,
+                 loc="left")
+    # Top right: the numbers of the split, as the C++ computes them.
+    tx = fig.add_subplot(gs[0, 2])
+    tx.axis("off")
+    tx.text(0, 1.0,
+            f"Split (kernels/09b_stream_k.cu), {size}³:\n"
+            f"tiles = {size // sp.bm} x {sp.tiles_n} = {sp.tiles}\n  of {sp.bm}x{sp.bn}\n"
+            f"P = {m_['sms']} SMs x {per_sm} block per SM\n  = {sp.P} (sgemm_stream_k)\n"
+            f"waves = {sp.waves}, rest = {sp.rest}\n"
+            f"2 x {sp.rest} ≥ {sp.P}: sk_tiles = rest = {sp.sk_tiles}\n"
+            f"dp_tiles = {sp.dp_tiles}: data-parallel\n  kernel, {sp.dp_tiles // sp.P} full waves\n"
+            f"KT = {size} / {sp.bk} = {sp.KT} K tiles a tile\n"
+            f"S = iters = {sp.sk_tiles} x {sp.KT} = {sp.iters:,}\n"
+            f"G = blocks = min(P, S) = {sp.blocks}\n"
+            f"block g: [g·S/G, (g+1)·S/G):\n  {min(sizes)}-{max(sizes)} K tiles = "
+            f"{sp.iters / sp.blocks / sp.KT:.2f} of a tile",
+            transform=tx.transAxes, ha="left", va="top", fontsize=9.2, family="monospace", linespacing=1.3)
+    # Bottom left: the end of the run, SM x time in K tiles, with and without stream-K.
+    tl = fig.add_subplot(gs[1, 0:2])
+    dp_kt = sp.dp_tiles // sp.P * sp.KT
+    lo = dp_kt - sp.KT // 2
+    for b in range(sp.blocks):
+        tl.add_patch(Rectangle((lo, b - 0.5), dp_kt - lo, 1, fc="#dddddd", ec="none"))
+        x = dp_kt
+        for i, (t, a, e) in enumerate(sp.pieces(b)):
+            tl.add_patch(Rectangle((x, b - 0.5), e - a, 1, fc=tint(C, 0.45 if i == 0 else 0.8), ec="none"))
+            x += e - a
+    rest = sp.rest
+    tl.plot([dp_kt + sp.KT] * 2, [-0.5, rest - 0.5], color=INK, lw=1.5, ls="--")
+    tl.plot([dp_kt, dp_kt + sp.KT], [rest - 0.5] * 2, color=INK, lw=1.5, ls="--")
+    end = dp_kt + max(sizes)
+    tl.axvline(end, color=C, lw=1.5)
+    tl.text(dp_kt + sp.KT + 3, rest * 0.45, f"without stream-K (step 09):\nblocks 0..{rest - 1} run a 4th wave,\n"
+            f"one whole tile ({sp.KT} K tiles);\n{sp.P - rest} SMs sit idle", fontsize=9, va="center")
+    tl.text(end + 3, sp.P - 8, f"09b: every block ends\nafter {max(sizes)} K tiles more\n(plus its fixup)",
+            fontsize=9, va="center", color=C)
+    tl.text(lo + 3, sp.P * 0.5, f"the end of the\nlast of the {sp.dp_tiles // sp.P}\ndata-parallel\nwaves",
+            fontsize=9, va="center")
+    tl.set_xlim(lo, dp_kt + sp.KT + 95)
+    tl.set_ylim(sp.P - 0.5, -0.5)
+    tl.set_xlabel("time in K tiles of one block, from the start of the run (drawn: its end)", fontsize=9)
+    tl.set_ylabel("block (one per SM)", fontsize=9)
+    tl.tick_params(labelsize=8)
+    tl.set_title("the end of the run: grey = data-parallel tiles, green = stream-K pieces (a block's second piece,\n"
+                 "in the next tile, darker). Drawn as if stream-K block b took data-parallel block b's SM: the "
+                 "hardware\npromises no order, and programmatic dependent launch lets a block start as an SM frees up",
+                 fontsize=9, loc="left")
+    # Bottom right: the fixup of the first tile cut between the most blocks.
+    fx = fig.add_subplot(gs[1, 2])
+    fx.axis("off")
+    spans = [sp.block_of((r + 1) * sp.KT - 1) - sp.block_of(r * sp.KT) for r in range(sp.sk_tiles)]
+    r = spans.index(max(spans))
+    x0 = r * sp.KT
+    c_first, c_last = sp.block_of(x0), sp.block_of(x0 + sp.KT - 1)
+    fx.set_xlim(-2, 12)
+    fx.set_ylim(16.5, -1.2)
+    fx.set_title(f"the fixup of tile t = {sp.dp_tiles + r}, cut between\n{c_last - c_first + 1} blocks "
+                 f"(the most any tile is)", fontsize=9.5, loc="left")
+    for i, cc in enumerate(range(c_first, c_last + 1)):
+        a, b = max(sp.start(cc), x0) - x0, min(sp.start(cc + 1), x0 + sp.KT) - x0
+        slot = 2 * cc + 1 if cc == c_first else 2 * cc
+        y = i * 2.3
+        box(fx, 0, y, 4.6, 1.7, f"block {cc}\nK tiles {a}..{b - 1}", fc=SK_COLORS[cc % len(SK_COLORS)], fs=8.5)
+        box(fx, 6.2, y, 5.2, 1.7, f"slot {slot}:\nfp32 partial", fc=SK_COLORS[cc % len(SK_COLORS)], fs=8.5)
+        arrow(fx, (4.7, y + 0.85), (6.1, y + 0.85), lw=1.1, ms=9)
+    n_pieces = c_last - c_first + 1
+    fx.text(-1.8, n_pieces * 2.3 + 0.2,
+            "1. each block stores its piece's partial\n    (__stcg) in its slot, __threadfence,\n"
+            "    then atomicAdd on arrivals[tile]\n"
+            f"2. the one that counts the last of the\n    {n_pieces} pieces sums the slots in block\n"
+            f"    order {', '.join(str(cc) for cc in range(c_first, c_last + 1))}, resets the counter and\n"
+            "    stores C\n3. no block waits for another\n\n"
+            "slot 2c+1: block c's piece that starts\nat K tile 0; slot 2c: its piece that\nstarts inside a tile",
+            fontsize=8.5, va="top")
+    s8 = Split09b(8192, 8192, 8192, m_["sms"], per_sm)
+    fig.text(0.5, 0.012, f"At 8192³: {s8.tiles} tiles = {s8.waves} waves + {s8.rest}; 2 x {s8.rest} ≥ {s8.P}, so "
+             f"sk_tiles = {s8.sk_tiles} tiles x {s8.KT} K tiles over {s8.blocks} blocks: "
+             f"{s8.iters // s8.blocks}-{-(-s8.iters // s8.blocks)} K tiles each ({s8.iters / s8.blocks / s8.KT:.2f} "
+             f"of a tile). Blocks per SM: docs/resources.md; SMs: results/nvidia_h200.csv.",
+             ha="center", fontsize=9)
+    fig.suptitle("Step 09b: stream-K shares the last wave's K tiles evenly over all 132 blocks, cutting across "
+                 "tile boundaries;\na tile cut between blocks is summed by the fixup (colour = block, cycled)",
+                 fontsize=12.5, fontweight="bold", y=0.995)
+    return fig
