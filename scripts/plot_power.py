@@ -3,11 +3,14 @@
 clock (top panel) and the board power (bottom panel) NVML reported against time while a kernel ran
 back to back at 8192^3 (or the largest size present), with the power limit marked.
 
-Only a few bf16 runs are drawn, so that each line can be told apart: by default the last step of the
-bf16 ladder (the highest step id), steps 16 and 14, and the cuBLAS reference measured in the last
-step's process (--steps and --reference choose others). A step's precision is read from the
-sustained rows next to the series (results/<gpu>_sustained.csv, column dtype); without that file every
-step counts. The legend gives each run's median clock and power. Needs matplotlib."""
+Only a few bf16 runs are drawn, so that each line can be told apart: by default the steps with the role
+power in scripts/step_roles.tsv (21 and 22, the pair the book compares), the last step of the bf16 ladder
+(the highest step id, 23), and the cuBLAS reference measured in the last step's process (--steps and
+--reference choose others). A step's precision is read from the sustained rows next to the series
+(results/<gpu>_sustained.csv, column dtype); without that file every step counts. The legend gives each
+run's numbers as that file has them: TFLOP/s, the mean NVML SM clock and the mean power (from the energy
+counter) over the second, settled half of the run, shaded; a run without a sustained row gets the means
+of its own samples over that half. Needs matplotlib."""
 import argparse
 import csv
 import pathlib
@@ -34,16 +37,18 @@ step_key = step_table.sort_key  # '09b' sorts after '09' and before '10'
 
 
 def sustained_info(series_path):
-    """({step: dtype}, max SM clock in MHz or None) from the sustained rows beside the series CSV."""
+    """({step: dtype}, max SM clock in MHz or None, {(step, kernel, m): row}) from the sustained rows beside
+    the series CSV."""
     p = pathlib.Path(series_path)
     side = p.with_name(p.name.replace("_series.csv", "_sustained.csv"))
     if side == p or not side.exists():
-        return {}, None
+        return {}, None, {}
     with open(side) as f:
         rows = list(csv.DictReader(f))
     dtypes = {r["step"]: r["dtype"] for r in rows if r.get("dtype")}
     clocks = [float(r["max_sm_clock_mhz"]) for r in rows if r.get("max_sm_clock_mhz")]
-    return dtypes, (max(clocks) if clocks else None)
+    by_run = {(r["step"], r["kernel"], int(r["m"])): r for r in rows if r.get("m")}
+    return dtypes, (max(clocks) if clocks else None), by_run
 
 
 def main():
@@ -69,18 +74,24 @@ def main():
     for r in rows:
         if int(r["m"]) == size:
             runs.setdefault((r["step"], r["kernel"]), []).append(r)
-    dtypes, max_clock = sustained_info(args.csv)
+    dtypes, max_clock, sustained = sustained_info(args.csv)
     steps = sorted({sid for sid, kern in runs if kern == "step" and dtypes.get(sid, args.dtype) == args.dtype},
                    key=step_key)
     if not steps:
         sys.exit(f"error: {args.csv}: no {args.dtype} step at {size}")
     last = steps[-1]
-    chosen = [(last, "step")] + [(s, "step") for s in sorted(set(args.steps) - {last}, key=step_key, reverse=True)
-                                 if (s, "step") in runs]
+    missing = [s for s in args.steps if (s, "step") not in runs]
+    if missing:
+        print(f"plot_power.py: {args.csv} has no {size}^3 series of step {', '.join(missing)}: not drawn",
+              file=sys.stderr)
+    chosen = [(s, "step") for s in sorted(set(args.steps) - {last}, key=step_key) if (s, "step") in runs]
+    chosen.append((last, "step"))
     if args.reference and (last, args.reference) in runs:
         chosen.append((last, args.reference))
 
-    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(12, 7), sharex=True)
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(12, 7.4), sharex=True)
+    t_end = max(float(s["t_s"]) for run in chosen for s in runs[run])
+    dates = {sustained[(sid, kern, size)]["date"] for sid, kern in chosen if (sid, kern, size) in sustained}
     for (sid, kern), (color, style) in zip(chosen, STYLES):
         samples = sorted(runs[(sid, kern)], key=lambda s: float(s["t_s"]))
         t = [float(s["t_s"]) for s in samples]
@@ -88,11 +99,22 @@ def main():
         watts = [float(s["power_w"]) for s in samples]
         shown = {"cublas": "cuBLAS", "cublaslt_best": "cuBLASLt best"}.get(kern, kern)
         name = f"step {sid}" if kern == "step" else f"{shown} (in step {sid}'s process)"
-        label = f"{name}: median {statistics.median(mhz):.0f} MHz, {statistics.median(watts):.0f} W"
+        row = sustained.get((sid, kern, size))
+        if row:  # the sustained CSV's numbers: TFLOP/s, mean clock and mean power over the settled half
+            label = (f"{name}: {float(row['tflops']):.0f} TFLOP/s, mean {float(row['clock_mhz']):.0f} MHz, "
+                     f"{float(row['power_w']):.0f} W" + (f" (run of {row['date']})" if len(dates) > 1 else ""))
+        else:  # no sustained row: the means of this run's own samples over its second half
+            half = [(c, w) for ts, c, w in zip(t, mhz, watts) if ts >= t[-1] / 2]
+            label = (f"{name}: mean {statistics.mean(c for c, _ in half):.0f} MHz, "
+                     f"{statistics.mean(w for _, w in half):.0f} W (its samples)")
         lw = 1.6 if style != ":" else 1.9
         # NVML holds each value until its next refresh: draw the samples as steps, not as slopes.
         ax1.plot(t, mhz, color=color, linestyle=style, linewidth=lw, drawstyle="steps-post", label=label)
         ax2.plot(t, watts, color=color, linestyle=style, linewidth=lw, drawstyle="steps-post")
+    for ax in (ax1, ax2):  # the second half of the run: what the sustained CSV's means cover
+        ax.axvspan(t_end / 2, t_end, color="#eeeeee", zorder=0)
+    ax1.text(t_end * 0.75, 0.9, "settled half: the legend's means", transform=ax1.get_xaxis_transform(),
+             ha="center", va="top", fontsize=8.5, color="#555555")
     ax2.axhline(args.limit_w, color="#bb0000", linewidth=1.2, alpha=0.8)
     ax2.text(1.0, args.limit_w, f" power limit\n {args.limit_w:.0f} W", transform=ax2.get_yaxis_transform(),
              color="#bb0000", fontsize=8, va="center", ha="left")
@@ -109,9 +131,12 @@ def main():
     ax1.set_ylabel("SM clock (MHz, NVML)")
     ax2.set_ylabel("board power (W, NVML)")
     ax2.set_xlabel("seconds since the kernel started looping (NVML refreshes about every 100 ms)")
-    ax1.set_title(f"Sustained {size}^3, {args.dtype}: each kernel looped on its own, clock and power as NVML saw them",
-                  fontsize=11)
-    ax1.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.04), ncol=2, frameon=False)
+    ax1.set_title(f"Sustained {size}^3, {args.dtype}: each kernel looped on its own, clock and power as NVML saw them\n"
+                  f"legend: TFLOP/s, mean SM clock and mean power over the settled half "
+                  f"({pathlib.Path(args.csv).name.replace('_series.csv', '_sustained.csv')})", fontsize=11)
+    ax1.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.04), ncol=2, frameon=False,
+               title="runs of different dates: compare each step with the cuBLAS of its own run" if len(dates) > 1
+               else None, title_fontsize=8)
     fig.tight_layout()
     fig.subplots_adjust(hspace=0.32, right=0.89)
     pathlib.Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -31,6 +31,7 @@ except ImportError:
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -100,9 +101,11 @@ def figure(name, BM, BN, BK, threads, c_of, a_of, b_of, examples, titles, out, c
     warps = (threads + 31) // 32
     handles = [Rectangle((0, 0), 1, 1, facecolor=CMAP(w % 10)) for w in range(warps)]
     labels = [f"warp {w} (threads {32 * w}-{32 * w + 31})" for w in range(warps)]
-    # The example outlines on a grey patch, so that a white one shows in the legend too.
-    handles += [Rectangle((0, 0), 1, 1, facecolor="0.4", edgecolor=color, linewidth=1.8) for _, color, _ in examples]
-    labels += [label for _, _, label in examples]
+    # Each example as it looks in the panels: a square of its warp's colour with its outline (a legend patch is
+    # too flat for a white outline to show; a square marker is not).
+    handles += [Line2D([], [], linestyle="none", marker="s", markersize=14, markerfacecolor=CMAP(t // 32 % 10),
+                       markeredgecolor=color, markeredgewidth=2.6) for t, color, _ in examples]
+    labels += [f"{label} ({color} outline)" for _, color, label in examples]
     fig.legend(handles, labels, loc="lower left", bbox_to_anchor=(0.3 / W, 0.05 / H), fontsize=8, ncol=3,
                frameon=False)
     fig.text(0.5, 1 - 0.12 / H, titles[0], fontsize=11, va="top", ha="center")

@@ -75,20 +75,35 @@ def fragment_position(warp, lane, i):
 
 
 # ---------------------------------------------------------------------------------------------------
-@style.figure("wgmma_operands",
-              "One wgmma.m64nNk16 of step 12: a 64x16 slice of A and an Nx16 slice of B, both K-major in "
-              "shared memory and named by 64-bit descriptors, accumulate into a 64xN fp32 tile held in the "
-              "warpgroup's registers; a 64-wide K tile is four k16 slices, 32 bytes apart")
-def wgmma_operands():
-    c = k("12")
-    BM, BN, BK, WM, WN, WK = c["BM"], c["BN"], c["BK"], c["WGMMA_M"], c["WGMMA_N"], c["WGMMA_K"]
+def wgmma_shape(step):
+    """(BM, BN, BK, WM, WN, WK) of a step's wgmma: the tile and the m64nNk16 instruction. Step 11 names no
+    WGMMA_M / WGMMA_N: its one wgmma.m64n64k16 per k16 slice covers the whole 64 x 64 tile
+    (static_assert(BM == 64) and the wgmma_m64n64k16_bf16 call in kernels/11_wgmma_tma.cu)."""
+    c = k(step)
+    if "WGMMA_M" in c:
+        return c["BM"], c["BN"], c["BK"], c["WGMMA_M"], c["WGMMA_N"], c["WGMMA_K"]
+    src = next((style.ROOT / "kernels").glob(f"{step}_*.cu")).read_text()
+    assert c["BM"] == 64 and f"wgmma_m64n{c['BN']}k16" in src, f"step {step}: not one m64n{c['BN']} wgmma per slice"
+    return c["BM"], c["BN"], c["BK"], 64, c["BN"], c["WGMMA_K"]
+
+
+def draw_wgmma_operands(step):
+    """One K tile of step `step`'s wgmmas: sA and sB in shared memory, the k16 slices, D in registers, the
+    descriptors. Drawn for step 11 (one wgmma per slice) and step 12 (two: one per 64-row half)."""
+    BM, BN, BK, WM, WN, WK = wgmma_shape(step)
+    halves = BM // WM
     row_bytes = BK * BF16
-    kk_show, i_show = 1, 0  # the wgmma highlighted: k16 slice 1 of the 64-row half 0
-    xa, xb, xd = 0, BK + 64, 2 * BK + 128
-    fig = plt.figure(figsize=(13, 10))
-    ax = fig.add_axes((0.02, 0.42, 0.96, 0.5))
-    ax.set_xlim(-50, xd + BN + 4)
-    ax.set_ylim(BM + 4, -40)
+    kk_show, i_show = 1, 0  # the wgmma highlighted: k16 slice 1 (of the 64-row half 0)
+    gap = 64
+    xa, xb, xd = 0, BK + gap, 2 * BK + 2 * gap
+    x_lo, x_hi, y_lo, y_hi = -50, xd + BN + (4 if BN > 100 else 24), -38, max(BM, BN) + 4
+    W = 13.0
+    h_top = W * 0.96 * (y_hi - y_lo) / (x_hi - x_lo)  # inches of the operand drawing at equal aspect
+    H = h_top + 5.0
+    fig = plt.figure(figsize=(W, H))
+    ax = fig.add_axes((0.02, (4.4) / H, 0.96, h_top / H))
+    ax.set_xlim(x_lo, x_hi)
+    ax.set_ylim(y_hi, y_lo)
     ax.set_aspect("equal")
     ax.axis("off")
     # sA and sB as they lie in shared memory: one 128-byte row per M (N) index, k along the row.
@@ -98,49 +113,67 @@ def wgmma_operands():
             ax.plot([x0 + s * WK] * 2, [0, rows], color=col, lw=0.8, ls="--", zorder=2)
         for s in range(BK // WK):
             ax.text(x0 + (s + 0.5) * WK, -2, f"kk={s}\n+{s * WK * BF16} B", ha="center", va="bottom", fontsize=8.5)
-    ax.plot([xa, xa + BK], [WM, WM], color=A, lw=1.6, zorder=2)
+    for i in range(1, halves):
+        ax.plot([xa, xa + BK], [i * WM] * 2, color=A, lw=1.6, zorder=2)
     box(ax, xa + kk_show * WK, i_show * WM, WK, WM, A, lw=1.6, z=3)
     box(ax, xb + kk_show * WK, 0, WK, BN, B, lw=1.6, z=3)
     ax.text(xa + BK / 2, -20, f"sA: {BM} rows (m) x {BK} bf16\nK-major: a row = {row_bytes} bytes of k",
             ha="center", va="bottom", fontsize=10.5, fontweight="bold", color=A)
     ax.text(xb + BK / 2, -20, f"sB: {BN} rows (n) x {BK} bf16\nK-major too: row n holds B[n][k]",
             ha="center", va="bottom", fontsize=10.5, fontweight="bold", color=B)
-    for i in range(BM // WM):
-        ax.text(xa - 3, (i + 0.5) * WM, f"half i={i}\nrows\n{i * WM}-{(i + 1) * WM - 1}", ha="right",
-                va="center", fontsize=9)
+    if halves > 1:
+        for i in range(halves):
+            ax.text(xa - 3, (i + 0.5) * WM, f"half i={i}\nrows\n{i * WM}-{(i + 1) * WM - 1}", ha="right",
+                    va="center", fontsize=9)
+    else:
+        ax.text(xa - 3, BM / 2, f"rows\n0-{BM - 1}", ha="right", va="center", fontsize=9)
     for x0, h, name in ((xa, WM, f"A slice {WM} x {WK}"), (xb, BN, f"B slice {WN} x {WK}")):
         ax.text(x0 + (kk_show + 0.5) * WK, (i_show * WM if x0 == xa else 0) + h / 2, name, ha="center",
                 va="center", fontsize=9.5, color="white", fontweight="bold", zorder=4, rotation=90)
-    # The accumulators: two m64nN fragments (acc[0], acc[1]), in registers.
-    for i in range(BM // WM):
+    # The accumulators: one m64nN fragment per 64-row half, in registers.
+    per_thread = WM * WN // 128
+    for i in range(halves):
+        name = f"acc[{i}]" if halves > 1 else "acc"
         box(ax, xd, i * WM, BN, WM, C if i == i_show else LIGHT[C], lw=1.6 if i == i_show else 1.0,
             z=3 if i == i_show else 1)
-        ax.text(xd + BN / 2, (i + 0.5) * WM,
-                f"acc[{i}]: rows {i * WM}-{(i + 1) * WM - 1}, {WN} columns\n"
-                f"{WM * WN // 128} fp32 registers in each\nof the warpgroup's 128 threads",
-                ha="center", va="center", fontsize=10, color="white" if i == i_show else "black", zorder=4)
+        text = (f"{name}: rows {i * WM}-{(i + 1) * WM - 1}, {WN} columns\n"
+                f"{per_thread} fp32 registers in each\nof the warpgroup's 128 threads" if BN > 100 else
+                f"{name}:\nrows {i * WM}-{(i + 1) * WM - 1},\n{WN} columns\n\n{per_thread} fp32 registers\n"
+                f"in each of the\nwarpgroup's\n128 threads")
+        ax.text(xd + BN / 2, (i + 0.5) * WM, text, ha="center", va="center", fontsize=10,
+                color="white" if i == i_show else "black", zorder=4)
     ax.text(xd + BN / 2, -20, f"D: the {BM}x{BN} tile, fp32,\nin registers (never in shared memory)",
             ha="center", va="bottom", fontsize=10.5, fontweight="bold", color=C)
     ax.text((xb + BK + xd) / 2, BM / 2, "+=", ha="center", va="center", fontsize=24)
     ax.text((xa + BK + xb) / 2, BM / 2, "×", ha="center", va="center", fontsize=24)
     # What the highlighted instruction does and how its descriptors are made.
-    tx = fig.add_axes((0.04, 0.2, 0.92, 0.17))
+    tx = fig.add_axes((0.04, 2.05 / H, 0.92, 2.1 / H))
     tx.axis("off")
+    if halves > 1:
+        which = f"kk={kk_show}, i={i_show}"
+        a_desc = (f"desc_a = make_desc_k_sw128(s.a + i*{WM}*{BK} + kk*{WK})   "
+                  f"start + i*{WM * row_bytes} B + kk*{WK * BF16} B")
+        loop = (f"per K tile: for kk in 0..{BK // WK - 1}, for i in 0..{halves - 1}: one wgmma  =  "
+                f"{BK // WK * halves} HGMMA.64x{WN}x16 in the SASS, issued by one warpgroup (128 threads)")
+    else:
+        which = f"kk={kk_show}"
+        a_desc = (f"desc_a = make_desc_k_sw128(s.a + kk*{WK})              start + kk*{WK * BF16} B  "
+                  f"(all {BM} rows of sA)")
+        loop = (f"per K tile: for kk in 0..{BK // WK - 1}: one wgmma  =  {BK // WK} HGMMA.64x{WN}x16 in the SASS, "
+                f"issued by one warpgroup (128 threads)")
     lines = [
-        (f"the dark slices: wgmma.mma_async.m64n{WN}k16 with kk={kk_show}, i={i_show}:   "
+        (f"the dark slices: wgmma.mma_async.m64n{WN}k16 with {which}:   "
          f"D[m][n] += Σ(k in slice kk) A[m][k]·B[n][k]", "black", None),
-        (f"desc_a = make_desc_k_sw128(s.a + i*{WM}*{BK} + kk*{WK})   start + i*{WM * row_bytes} B + kk*{WK * BF16} B",
-         A, "monospace"),
+        (a_desc, A, "monospace"),
         (f"desc_b = make_desc_k_sw128(s.b + kk*{WK})              start + kk*{WK * BF16} B  (all {BN} rows of sB)",
          B, "monospace"),
-        (f"per K tile: for kk in 0..{BK // WK - 1}, for i in 0..{BM // WM - 1}: one wgmma  =  "
-         f"{BK // WK * BM // WM} HGMMA.64x{WN}x16 in the SASS, issued by one warpgroup (128 threads)", "black", None),
+        (loop, "black", None),
     ]
     for n, (text, col, fam) in enumerate(lines):
         tx.text(0, 1 - 0.25 * n, text, ha="left", va="top", fontsize=10.5, color=col, family=fam,
                 transform=tx.transAxes)
     # The 64-bit descriptor, bit 63 on the left.
-    dx = fig.add_axes((0.04, 0.02, 0.92, 0.16))
+    dx = fig.add_axes((0.04, 0.15 / H, 0.92, 1.75 / H))
     dx.set_xlim(-0.2, 64.2)
     dx.set_ylim(-2.6, 2.2)
     dx.axis("off")
@@ -165,20 +198,38 @@ def wgmma_operands():
     dx.text(0, 1.7, "the 64-bit matrix descriptor of each operand (ptx::make_desc_k_sw128, "
             "common/kernel_lib/ptx/wgmma.cuh), bit 63 on the left; white bits are 0",
             ha="left", va="bottom", fontsize=10, fontweight="bold")
+    per_slice = "one wgmma per slice" if halves == 1 else f"{halves} wgmmas per slice"
     fig.suptitle(f"A wgmma reads two K-major slices from shared memory through descriptors and accumulates "
-                 f"in registers\n(step 12: m64n{WN}k16; a K tile of {BK} is {BK // WK} k16 slices, "
-                 f"{BM // WM} wgmmas per slice)", fontsize=13, y=0.99)
+                 f"in registers\n(step {step}: m64n{WN}k16; a K tile of {BK} is {BK // WK} k16 slices, "
+                 f"{per_slice})", fontsize=13, y=1 - 0.08 / H)
     return fig
+
+
+@style.figure("wgmma_operands",
+              "One wgmma.m64n64k16 of step 11: a 64x16 slice of A and a 64x16 slice of B, both K-major in "
+              "shared memory and named by 64-bit descriptors, accumulate into the 64x64 fp32 tile held in the "
+              "warpgroup's registers (32 values per thread); a 64-wide K tile is four k16 slices, 32 bytes "
+              "apart, one wgmma each")
+def wgmma_operands():
+    return draw_wgmma_operands("11")
+
+
+@style.figure("wgmma_operands_12",
+              "One K tile of step 12: two wgmma.m64n128k16 per k16 slice, one per 64-row half of the 128x128 "
+              "tile; each reads a 64x16 slice of A and the 128x16 slice of B (K-major, through descriptors) and "
+              "accumulates into its own 64x128 fp32 fragment, 64 registers per thread")
+def wgmma_operands_12():
+    return draw_wgmma_operands("12")
 
 
 # ---------------------------------------------------------------------------------------------------
 @style.figure("wgmma_fragment",
-              "Which accumulators of a wgmma.m64nNk16 each thread holds (the layout ptx::store_d_fragment_bf16 "
-              "stores): warp w owns rows 16w..16w+15; lane l holds two adjacent columns 2(l%4), +1 in rows "
-              "l/4 and l/4+8 of every 8-column block, so d[4j..4j+3] are block j's four values")
+              "Which accumulators of step 11's wgmma.m64n64k16 each thread holds (the layout "
+              "ptx::store_d_fragment_bf16 stores): 32 fp32 per thread; warp w owns rows 16w..16w+15; lane l "
+              "holds two adjacent columns 2(l%4), +1 in rows l/4 and l/4+8 of every 8-column block, so "
+              "d[4j..4j+3] are block j's four values (T5 and T37, lane 5 of warps 0 and 1, marked)")
 def wgmma_fragment():
-    c = k("12")
-    WM, WN = c["WGMMA_M"], c["WGMMA_N"]
+    _, _, _, WM, WN, _ = wgmma_shape("11")
     per_thread = WM * WN // 128
     owner = {}
     for warp in range(4):
@@ -189,10 +240,13 @@ def wgmma_fragment():
                 owner[rc] = (warp, lane, i)
     assert len(owner) == WM * WN, "the fragment must cover the 64 x N tile"
     warp_face = ["#d9eedd", "#a9d8b1", "#d9eedd", "#a9d8b1"]
-    marked = {(0, 0): style.YELLOW, (0, 5): style.PURPLE}  # (warp, lane) picked out in both panels
-    fig = plt.figure(figsize=(13, 13.5))
-    # Top: the whole 64 x N fragment, by warp, with two threads' cells marked.
-    ov = fig.add_axes((0.1, 0.63, 0.62, 0.29))
+    pale = ["#f1f8f2", "#d4ecd8", "#f1f8f2", "#d4ecd8"]  # alternate column pairs, per warp
+    marked = {(0, 5): style.PURPLE, (1, 5): style.YELLOW}  # (warp, lane) picked out in both panels
+    dark = {(0, 5)}  # marked threads written in white
+    R, W = 32, 16  # the enlarged corner: warps 0 and 1, columns 0-15
+    fig = plt.figure(figsize=(14.5, 13.2))
+    # Left, top: the whole 64 x N fragment, by warp, with the marked threads' cells.
+    ov = fig.add_axes((0.09, 0.5, 0.4, 0.41))
     ov.set_xlim(-0.5, WN + 0.5)
     ov.set_ylim(WM + 0.5, -0.5)
     ov.set_aspect("equal")
@@ -207,69 +261,75 @@ def wgmma_fragment():
         if (warp, lane) in marked:
             box(ov, col, r, 1, 1, marked[(warp, lane)], edge="none", z=3)
     box(ov, 0, 0, WN, WM, "none", lw=1.2, z=4)
-    box(ov, 0, 0, 16, 16, "none", lw=2.2, z=5)
-    ov.text(WN / 2, -1.5, f"the whole {WM} x {WN} accumulator of step 12's m64n{WN}k16 "
+    box(ov, 0, 0, W, R, "none", lw=2.2, z=5)
+    ov.text(WN / 2, -1.5, f"the whole {WM} x {WN} accumulator of step 11's m64n{WN}k16\n"
             f"(white lines: the {WN // 8} blocks of 8 columns)", ha="center", va="bottom", fontsize=10.5)
-    fig.text(0.75, 0.775,
-             f"Each thread holds {per_thread} fp32\n({WM} x {WN} / 128 threads).\n\n"
-             "T0 (yellow) and T5 (purple):\ntwo adjacent columns in\n2 rows of every 8-column\nblock, "
-             "all across the tile.\n\nBlack square: the corner\nenlarged below.",
-             fontsize=10.5, va="center", ha="left")
-    # Bottom: warp 0's rows 0-15, columns 0-15, each cell labelled with its thread and accumulator.
-    zx = fig.add_axes((0.04, 0.02, 0.6, 0.58))
-    R, W = 16, 16
-    zx.set_xlim(-0.8, W + 0.1)
-    zx.set_ylim(R + 0.1, -1.8)
+    fig.text(0.05, 0.27,
+             f"Each thread holds {per_thread} fp32 ({WM} x {WN} / 128 threads):\n"
+             f"float acc[BN / 2] = acc[{WN // 2}] in kernels/11_wgmma_tma.cu.\n\n"
+             "T5 (purple, warp 0) and T37 (yellow, warp 1):\nthe same lane 5, so the same cells,\n"
+             "16 rows apart: two adjacent columns in 2 rows\nof every 8-column block, all across the tile.\n"
+             "Black square: the corner enlarged right.\n\n"
+             "lane l of warp w holds d[i] at\n"
+             "  row    16w + l/4 + 8*((i/2) % 2)\n"
+             "  column 8*(i/4) + 2*(l % 4) + i % 2\n"
+             "so d[4j .. 4j+3] lie in block j:\n"
+             "  d[4j], d[4j+1]   row l/4,   columns c, c+1\n"
+             "  d[4j+2], d[4j+3] row l/4+8, columns c, c+1\n"
+             "  with c = 8j + 2*(l % 4)\n"
+             "Each pair d[2p], d[2p+1] is two adjacent\ncolumns: one bf16x2 store in the epilogue.",
+             fontsize=10.5, va="center", ha="left", family="monospace")
+    # Right: warps 0 and 1, rows 0-31, columns 0-15, each cell labelled with its thread and accumulator.
+    zx = fig.add_axes((0.53, 0.01, 0.46, 0.93))
+    zx.set_xlim(-1.0, W + 0.1)
+    zx.set_ylim(R + 0.1, -4.3)
     zx.set_aspect("equal")
     zx.axis("off")
     for r in range(R):
         for col in range(W):
             warp, lane, i = owner[(r, col)]
-            face = marked.get((warp, lane), warp_face[0] if (col // 2) % 2 == 0 else "#f1f8f2")
-            dark = (warp, lane) == (0, 5)
+            face = marked.get((warp, lane), warp_face[warp] if (col // 2) % 2 == 0 else pale[warp])
+            white = (warp, lane) in dark
             box(zx, col, r, 1, 1, face, edge="#888888", lw=0.5)
-            zx.text(col + 0.5, r + 0.36, f"T{32 * warp + lane}", ha="center", va="center", fontsize=9,
-                    fontweight="bold", color="white" if dark else "black")
-            zx.text(col + 0.5, r + 0.74, f"d{i}", ha="center", va="center", fontsize=8,
-                    color="white" if dark else "#333333")
+            zx.text(col + 0.5, r + 0.34, f"T{32 * warp + lane}", ha="center", va="center", fontsize=8.5,
+                    fontweight="bold", color="white" if white else "black")
+            zx.text(col + 0.5, r + 0.74, f"d{i}", ha="center", va="center", fontsize=7.5,
+                    color="white" if white else "#333333")
     for x in (0, 8, 16):
         zx.plot([x, x], [0, R], color="black", lw=2)
-    for y in (0, 8, 16):
-        zx.plot([0, W], [y, y], color="black", lw=2 if y != 8 else 1.2, ls="-" if y != 8 else "--")
+    for y in (0, 16, 32):
+        zx.plot([0, W], [y, y], color="black", lw=2)
+    for y in (8, 24):
+        zx.plot([0, W], [y, y], color="black", lw=1.2, ls="--")
     for j in range(2):
-        zx.text(8 * j + 4, -0.75, f"block j={j}: columns {8 * j}-{8 * j + 7}, d{4 * j}..d{4 * j + 3}",
-                ha="center", va="bottom", fontsize=10.5)
+        zx.text(8 * j + 4, -0.7, f"block j={j}: columns {8 * j}-{8 * j + 7}, d{4 * j}..d{4 * j + 3}",
+                ha="center", va="bottom", fontsize=10)
     for col in range(W):
-        zx.text(col + 0.5, -0.1, str(col), ha="center", va="bottom", fontsize=8.5, color="#555555")
+        zx.text(col + 0.5, -0.08, str(col), ha="center", va="bottom", fontsize=8, color="#555555")
     for r in range(R):
-        zx.text(-0.15, r + 0.5, str(r), ha="right", va="center", fontsize=8.5, color="#555555")
-    fig.text(0.66, 0.31,
-             "warp 0, rows 0-15, columns 0-15\n(cell: thread T, accumulator d[i])\n\n"
-             "lane l of warp w holds d[i] at\n"
-             "  row    16w + l/4 + 8*((i/2) % 2)\n"
-             "  column 8*(i/4) + 2*(l % 4) + i % 2\n\n"
-             "so d[4j .. 4j+3] lie in block j:\n"
-             "  d[4j], d[4j+1]   row l/4,   columns c, c+1\n"
-             "  d[4j+2], d[4j+3] row l/4+8, columns c, c+1\n"
-             "  with c = 8j + 2*(l % 4)\n\n"
-             "Rows 8-15 (below the dashed line)\nrepeat rows 0-7 with d[i+2].\n"
-             "Each pair d[2p], d[2p+1] is two\nadjacent columns: one bf16x2\nstore in the epilogue.",
-             fontsize=10.5, va="center", ha="left", family="monospace")
-    fig.suptitle(f"The wgmma accumulator fragment: which of the {WM} x N fp32 values each of the warpgroup's "
-                 "128 threads holds\n(the layout ptx::store_d_fragment_bf16 stores, "
-                 "common/kernel_lib/ptx/epilogue.cuh)", fontsize=13, y=0.985)
+        zx.text(-0.12, r + 0.5, str(r), ha="right", va="center", fontsize=8, color="#555555")
+    for warp in range(2):
+        zx.text(-0.75, 16 * warp + 8, f"warp {warp}", rotation=90, ha="center", va="center", fontsize=10.5,
+                fontweight="bold")
+    zx.text(W / 2, -1.75, "the corner enlarged: rows 0-31 (warps 0 and 1), columns 0-15\n"
+            "cell: thread T, accumulator d[i]; below each dashed line\nthe 8 rows above repeat with d[i+2]",
+            ha="center", va="bottom", fontsize=10)
+    fig.suptitle(f"Step 11's wgmma accumulator fragment: which of the {WM} x {WN} fp32 values each of the "
+                 f"warpgroup's 128 threads holds\n(the layout ptx::store_d_fragment_bf16 stores, "
+                 "common/kernel_lib/ptx/epilogue.cuh)", fontsize=13, y=0.995)
     return fig
 
 
 # ---------------------------------------------------------------------------------------------------
 @style.figure("tma_box",
-              "A tensor map's box: TMA copies a BM x BK block of A (step 13: 128 rows x 64 bf16, one K tile) "
+              "A tensor map's box: TMA copies a BM x BK block of A (step 11: 64 rows x 64 bf16, one K tile) "
               "from global memory into shared memory and applies the 128-byte swizzle on the way: row r's "
               "16-byte chunk c lands at chunk c XOR (r % 8), so a wgmma's k16 slice (two chunks) is spread "
               "over all eight chunk positions of each 8-row group")
 def tma_box():
-    c = k("13")
+    c = k("11")
     BM, BK, WK = c["BM"], c["BK"], c["WGMMA_K"]
+    assert c["TILE_BYTES"] == (BM + c["BN"]) * BK * BF16  # both boxes count on the one full barrier
     row_bytes = BK * BF16
     chunks = row_bytes // 16  # 16-byte chunks per tile row: 8 bf16 each
     per_chunk = 16 // BF16
@@ -344,12 +404,13 @@ def tma_box():
     fig.text(0.645, 0.47, "TMA\n→", ha="center", va="center", fontsize=15, fontweight="bold", color=A)
     fig.text(0.5, 0.04,
              f"One cp.async.bulk.tensor.2d (UTMALDG in the SASS) per box: {BM} x {BK} bf16 = "
-             f"{BM * row_bytes // 1024} KB, counted in bytes on the stage's full mbarrier.\n"
+             f"{BM * row_bytes // 1024} KB; A's and B's boxes arrive on the one full mbarrier as "
+             f"TILE_BYTES = {c['TILE_BYTES']} bytes.\n"
              "Byte offset in shared memory = linear ^ (((linear >> 7) & 7) << 4): "
              "gemm::swizzle::byte_offset<128> (common/kernel_lib/swizzle.hpp).",
              ha="center", va="center", fontsize=10.5)
     fig.suptitle(f"TMA writes a {BM} x {BK} box of A into shared memory with the 128-byte swizzle: "
-                 "row r's chunk c goes to chunk c XOR (r % 8)\n(step 13's box; B's "
+                 "row r's chunk c goes to chunk c XOR (r % 8)\n(step 11's box; B's "
                  f"{c['BN']} x {BK} box is swizzled the same way)", fontsize=13, y=0.985)
     return fig
 
@@ -474,12 +535,22 @@ def trace_medians(step, first_kt=3):
     return {name: statistics.median(v) for name, v in lengths.items()}
 
 
+def bench_tflops(step, size=8192):
+    """TFLOP/s of step `step` at size^3 in the committed bench (results/nvidia_h200.csv, the step's row)."""
+    import csv
+    with open(style.ROOT / "results" / "nvidia_h200.csv") as f:
+        for r in csv.DictReader(f):
+            if r["step"] == step and r["kernel"] == "step" and int(r["m"]) == size:
+                return float(r["tflops"])
+    raise SystemExit(f"error: results/nvidia_h200.csv has no row for step {step} at {size}")
+
+
 @style.figure("one_stage_vs_ring",
-              "Schematic timelines of one block, each interval drawn at its median length in the committed "
-              "8192^3 traces: step 12 issues a K "
-              "tile's TMA, waits for it, runs the wgmmas, synchronizes and only then loads the next tile; "
-              "step 13's producer keeps up to STAGES = 4 loads ahead, so the consumer finds each stage full "
-              "and runs wgmmas back to back")
+              "Schematic timelines of ONE block of each step, each interval drawn at its median length in the "
+              "committed 8192^3 traces: step 12 issues a K tile's TMA, waits for it, runs the wgmmas, "
+              "synchronizes and only then loads the next tile; step 13's producer keeps up to STAGES = 4 loads "
+              "ahead, so the consumer finds each stage full. Per SM, step 12 runs three such blocks and step 13 "
+              "one: measured, step 13 is 0.85x step 12 at 8192^3")
 def one_stage_vs_ring():
     S = k("13")["STAGES"]
     m12, m13 = trace_medians("12"), trace_medians("13")
@@ -524,8 +595,8 @@ def one_stage_vs_ring():
         s13["other"].append((c, m13["mma->wait"], kt))
         c += m13["mma->wait"]
         kt += 1
-    blocks12 = resources("12")["blocks"]
-    fig, axes = plt.subplots(2, 1, figsize=(14, 8.4), sharex=True, gridspec_kw={"height_ratios": [2, 3.4]})
+    blocks12, blocks13 = resources("12")["blocks"], resources("13")["blocks"]
+    fig, axes = plt.subplots(2, 1, figsize=(14, 9.0), sharex=True, gridspec_kw={"height_ratios": [2, 3.4]})
 
     def bars(ax, items, y, h, face, label_kt=False, color="black", fs=8.5):
         for start, length, kt_ in items:
@@ -544,8 +615,9 @@ def one_stage_vs_ring():
     bars(ax, s12["other"], 0, 0.6, IDLE)
     ax.set_yticks([0, 1], ["warpgroup\n(all 128 threads)", "TMA load\nin flight"], fontsize=10)
     ax.set_ylim(-0.7, 1.6)
-    ax.set_title(f"step 12, one stage: load → wait → wgmma → __syncthreads, one K tile at a time "
-                 f"({done(s12)} K tiles finish in {window:.0f} µs)", fontsize=11.5, loc="left")
+    ax.set_title(f"step 12, ONE of the {blocks12} blocks on an SM, one stage: load → wait → wgmma → __syncthreads, "
+                 f"one K tile at a time\n(this block: {done(s12)} K tiles in {window:.0f} µs; the SM's other "
+                 f"{blocks12 - 1} blocks can run their wgmmas during its waits)", fontsize=11.5, loc="left")
     ax = axes[1]
     for s in range(S):
         bars(ax, [b for b in s13["load"] if b[2] % S == s], 1 + s * 0.55, 0.45, LOAD, label_kt=True)
@@ -560,8 +632,9 @@ def one_stage_vs_ring():
                   ["consumer\nwarpgroup"] + [f"load into stage {s}" for s in range(S)]
                   + ["producer (thread 0)"], fontsize=10)
     ax.set_ylim(-0.7, 1 + S * 0.55 + 0.7)
-    ax.set_title(f"step 13, a ring of {S} stages: the producer issues as soon as a stage is empty "
-                 f"({done(s13)} K tiles finish in {window:.0f} µs)", fontsize=11.5, loc="left")
+    ax.set_title(f"step 13, the ONLY block on its SM ({blocks13} per SM), a ring of {S} stages: the producer "
+                 f"issues as soon as a stage is empty\n(this block: {done(s13)} K tiles in {window:.0f} µs; "
+                 f"nothing else on the SM fills its gaps)", fontsize=11.5, loc="left")
     ax.set_xlim(0, window)
     ax.set_xlabel("time (µs) from the block's first load", fontsize=10)
     handles = [Patch(facecolor=LOAD, edgecolor="black", label="TMA load in flight (number: K tile)"),
@@ -577,11 +650,15 @@ def one_stage_vs_ring():
              f"step 12: wait {m12['wait full']:.3f}, wgmma {m12['wgmma']:.3f}, gaps {m12['wait->mma']:.3f} + "
              f"{m12['mma->wait']:.3f};  step 13: wait {m13['wait full']:.3f}, wgmma {m13['wgmma']:.3f}, gaps "
              f"{m13['wait->mma']:.3f} + {m13['mma->wait']:.3f}, producer between issues {m13['producer']:.3f}.\n"
-             f"The loads are not traced: each is drawn as long as step 12's median wait. Step 12 runs {blocks12} "
-             "blocks per SM (docs/resources.md) whose wgmmas fill some of each other's waits; step 13 runs one.",
+             f"The loads are not traced: each is drawn as long as step 12's median wait. Blocks per SM: "
+             f"docs/resources.md. The SM as a whole, all its blocks: docs/img/trace_12_13_8192.png.",
              ha="center", va="top", fontsize=9.5)
-    fig.suptitle("One stage serializes load and math; a ring of stages lets the producer load ahead "
-                 "while the consumer computes", fontsize=13, y=0.995)
+    ratio = bench_tflops("13") / bench_tflops("12")
+    words = {1: "one", 2: "two", 3: "three", 4: "four"}
+    fig.suptitle("One stage serializes load and math; a ring lets the producer load ahead — drawn for "
+                 f"one block; per SM, step 12 runs {words.get(blocks12, blocks12)}\n(step 13: "
+                 f"{words.get(blocks13, blocks13)}), and measured, step 13 is {ratio:.2f}x step 12 at 8192³ "
+                 "(results/nvidia_h200.csv)", fontsize=13, y=0.995)
     fig.tight_layout(rect=(0, 0.08, 1, 0.97))
     return fig
 

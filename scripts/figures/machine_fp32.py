@@ -25,6 +25,13 @@ ROOFLINE = ROOT / "results" / "profiles" / "nvidia_h200_roofline_4096.csv"
 A, B, C = style.A_COLOR, style.B_COLOR, style.C_COLOR
 INK = "#222222"
 LIGHT = "#eeeeee"
+# Shared loads and FFMAs in one K tile of the loop, counted in the SASS of steps 03 and 04
+# (build/sass/03_smem_tiling/sgemm_smem_tiling.sass, build/sass/04_1d_blocktiling/sgemm_1d_blocktiling.sass,
+# `make sass`; docs/fp32_ladder.md quotes the same counts).
+# Step 05's example thread (trow, tcol) and k, the same in outer_product and kloop_05, which the book shows
+# back to back: thread trow * (BN / TN) + tcol = 53.
+THREAD_05, K_05 = (3, 5), 2
+SASS_LOOP = {"03": {"ffma": 32, "lds": 32, "lds128": 8}, "04": {"ffma": 64, "lds": 8, "lds128": 16}}
 
 
 @functools.lru_cache(None)
@@ -87,14 +94,21 @@ def canvas(w, h, xlim, ylim):
 # ---------------------------------------------------------------------------------------------------
 
 @style.figure("memory_hierarchy", "The H200's memory hierarchy: registers and L1/shared memory in each of "
-              "the 132 SMs, one L2 and HBM3e shared by all; each level down is larger, farther and slower "
-              "to feed the cores, and every number is tagged with where it comes from")
+              "the 132 SMs, distributed shared memory across the blocks of a cluster, one L2 and HBM3e shared by "
+              "all; each level down is larger, farther and slower to feed the cores, and every number is tagged "
+              "with where it comes from (L2: ncu's model, 15.3 TB/s)")
 def memory_hierarchy():
+    import plot_roofline  # scripts/plot_roofline.py: ncu's L2 model, the same numbers as the roofline's L2 roof
+    import statistics
     m = machine()
     sms, ghz = m["sms"], m["mhz"] / 1000
     regs_kb = 64 * 1024 * 4 // 1024  # 64 Ki 32-bit registers per SM
     l1_tbps = sms * 128 * ghz / 1000
-    fig, ax = canvas(10, 6.2, (0, 20), (-0.6, 12.6))
+    l2s = plot_roofline.l2_model()
+    # The most L2 traffic any step moved per second in the 4096^3 ncu launches (results/profiles/..._roofline_4096.csv).
+    l2_step, l2_most = max(((st, float(r["l2_bytes"]) / float(r["time_us"]) / 1e6) for st, r in ncu_bytes().items()
+                            if r.get("time_us") and not st.startswith("cublas") and st != "00"), key=lambda x: x[1])
+    fig, ax = canvas(10.5, 7.6, (0, 21), (-0.8, 14.9))
     # name, size text, bandwidth text, width of its box, fill
     levels = [
         ("registers", f"64 Ki x 32-bit = {regs_kb} KB per SM [G]\nat most 255 per thread [G]",
@@ -102,35 +116,43 @@ def memory_hierarchy():
         ("L1 / shared memory", "256 KB per SM, of which up to\n228 KB shared (227 KB per block) [G]",
          f"128 B per clock per SM (32 banks x 4 B) [G]\n= {l1_tbps:.1f} TB/s on {sms} SMs at {ghz:.2f} GHz [A]",
          7.6, "#f3e3ee"),
+        ("distributed shared memory (DSMEM)", "the shared memory of the other blocks of its\ncluster: up to 8 "
+         "blocks (16 opt-in) on one GPC [G]",
+         "SM-to-SM network: no sourced bandwidth.\nStep 17: TMA multicast into both blocks'\nsB, remote mbarrier "
+         "arrives", 9.4, "#ece4f3"),
         ("L2 cache", f"{m['l2_mib']} MiB, one for all {sms} SMs [Q]",
-         "bandwidth: not measured here\n(ncu counts its bytes per step: the roofline)", 9.0, "#f5f0d8"),
+         f"ncu's model: {statistics.median(l2s):.1f} TB/s [N]\n(most moved by a step at 4096³: "
+         f"{l2_most:.1f} TB/s,\nstep {l2_step} [M])", 10.0, "#f5f0d8"),
         ("HBM3e (global memory)", "141 GB [D]",
-         "4.8 TB/s [D]\n4.3 TB/s device-to-device copy [M]", 11.0, "#e6efe6"),
+         "4.8 TB/s [D]\n4.3 TB/s device-to-device copy [M]", 11.6, "#e6efe6"),
     ]
-    cx, h, gap = 6.3, 2.0, 0.8
-    y = 11.6
+    cx, h, gap = 6.8, 2.0, 0.8
+    y = 13.9
+    tops = []
     for i, (name, size, bw, w, fc) in enumerate(levels):
         y0 = y - h
+        tops.append((y, y0))
         box(ax, cx - w / 2, y0, w, h, fc=fc)
-        ax.text(cx, y0 + h - 0.35, name, ha="center", va="top", fontsize=11, weight="bold", color=INK)
-        ax.text(cx, y0 + 0.3, size, ha="center", va="bottom", fontsize=8.5, color=INK, linespacing=1.3)
-        ax.text(13.0, y0 + h / 2, bw, ha="left", va="center", fontsize=8.5, color=INK, linespacing=1.3)
-        ax.plot([cx + w / 2 + 0.1, 12.8], [y0 + h / 2] * 2, color="#999999", lw=0.8, ls=":")
+        ax.text(cx, y0 + h - 0.3, name, ha="center", va="top", fontsize=11, weight="bold", color=INK)
+        ax.text(cx, y0 + 0.25, size, ha="center", va="bottom", fontsize=8.5, color=INK, linespacing=1.3)
+        ax.text(13.5, y0 + h / 2, bw, ha="left", va="center", fontsize=8.5, color=INK, linespacing=1.3)
+        ax.plot([cx + w / 2 + 0.1, 13.3], [y0 + h / 2] * 2, color="#999999", lw=0.8, ls=":")
         if i < len(levels) - 1:
             arrow(ax, (cx, y0 - 0.03), (cx, y0 - gap + 0.03), style_="<|-|>", ms=12, lw=1.5)
         y = y0 - gap
-    # Which levels sit in each SM.
-    top, bottom = 11.6, 11.6 - 2 * h - gap
-    ax.plot([0.35, 0.2, 0.2, 0.35], [top, top, bottom, bottom], color=INK, lw=1.2)
-    ax.text(0.0, (top + bottom) / 2, f"in each SM\n(x {sms})", rotation=90, ha="right", va="center", fontsize=9)
-    top2, bottom2 = bottom - gap, bottom - gap - 2 * h - gap
-    ax.plot([0.35, 0.2, 0.2, 0.35], [top2, top2, bottom2, bottom2], color=INK, lw=1.2)
-    ax.text(0.0, (top2 + bottom2) / 2, "shared by\nall SMs", rotation=90, ha="right", va="center", fontsize=9)
-    ax.text(13.0, 11.9, "bandwidth", fontsize=10, weight="bold", va="bottom")
-    ax.text(cx, 11.9, "size", fontsize=10, weight="bold", va="bottom", ha="center")
-    ax.text(0.0, -0.2, "[D] NVIDIA H200 datasheet.  [M] measured on this H200 (docs/machine.md).  "
+    # Which levels sit in each SM, in a cluster, shared by all.
+    for (first, last), label in (((0, 1), f"in each SM\n(x {sms})"), ((2, 2), "in a\ncluster"),
+                                 ((3, 4), "shared by\nall SMs")):
+        top, bottom = tops[first][0], tops[last][1]
+        ax.plot([0.55, 0.4, 0.4, 0.55], [top, top, bottom, bottom], color=INK, lw=1.2)
+        ax.text(0.2, (top + bottom) / 2, label, rotation=90, ha="right", va="center", fontsize=9)
+    ax.text(13.5, 14.15, "bandwidth", fontsize=10, weight="bold", va="bottom")
+    ax.text(cx, 14.15, "size", fontsize=10, weight="bold", va="bottom", ha="center")
+    ax.text(0.0, -0.35, "[D] NVIDIA H200 datasheet.  [M] measured on this H200 (docs/machine.md; the roofline CSV).  "
             "[Q] device query (cudaDevAttrL2CacheSize),\nprinted with every results table.  [G] CUDA C Programming "
-            "Guide, compute capability 9.0 and shared memory.  [A] arithmetic from those.",
+            "Guide, compute capability 9.0, shared memory and thread block clusters.  [A] arithmetic from those.\n"
+            f"[N] ncu's own L2 peak: L2 bytes / time / ncu's L2 throughput % of each kernel in "
+            f"results/profiles/l2_multicast_8192.md ({min(l2s):.1f}–{max(l2s):.1f} TB/s); a model, not a datasheet figure.",
             fontsize=7.8, va="center", color="#444444", linespacing=1.4)
     ax.set_title("The H200 memory hierarchy: each level down is larger, shared by more SMs, and slower to feed "
                  "the cores", fontsize=11)
@@ -138,13 +160,14 @@ def memory_hierarchy():
 
 
 @style.figure("sm_anatomy", "One SM of the H200: four sub-partitions, each with its warp scheduler, a quarter "
-              "of the register file, 32 FP32 lanes and a tensor core, around the L1/shared memory and the TMA "
-              "unit; a warp stays on one sub-partition, a warpgroup is one warp on each")
+              "of the register file, 32 FP32 lanes, 8 load/store units and a tensor core, around the L1/shared "
+              "memory and the TMA unit; the 32 load/store units share one shared memory that serves one warp-wide "
+              "access per clock; a warp stays on one sub-partition, a warpgroup is one warp on each")
 def sm_anatomy():
     m = machine()
     sms = m["sms"]
     fp32_per_clock, tc_per_clock = sms * 128 * 2, sms * 4 * 1024
-    fig, ax = canvas(10, 7.4, (0, 20), (-1.9, 13.2))
+    fig, ax = canvas(10, 8.0, (0, 20), (-2.4, 13.6))
     box(ax, 0.2, 2.7, 19.6, 10.2, fc="#fafafa", lw=1.6)
     ax.text(0.5, 12.55, f"SM (one of {sms})", fontsize=11, weight="bold", va="center")
     ax.text(19.5, 12.55, "at most 64 resident warps (2048 threads) and 32 blocks per SM [G]", fontsize=8.5,
@@ -156,33 +179,45 @@ def sm_anatomy():
         ax.text(x + w / 2, 11.75, f"sub-partition {q}", ha="center", va="center", fontsize=9.5, weight="bold")
         box(ax, x + 0.2, 10.4, w - 0.4, 0.95, "warp scheduler\n1 warp-instruction / clock", fc="#fff4d6", fs=8)
         ax.text(x + w / 2, 10.1, "up to 16 resident warps", ha="center", va="center", fontsize=7.5, color="#555555")
-        box(ax, x + 0.2, 8.55, w - 0.4, 1.2, "register file\n16 Ki x 32-bit = 64 KB", fc="#dde8f3", fs=8)
+        box(ax, x + 0.2, 8.75, w - 0.4, 1.0, "register file\n16 Ki x 32-bit = 64 KB", fc="#dde8f3", fs=8)
         # 32 FP32 lanes, 2 rows of 16
-        ax.text(x + w / 2, 8.15, "32 FP32 lanes", ha="center", va="center", fontsize=8)
+        ax.text(x + w / 2, 8.4, "32 FP32 lanes", ha="center", va="center", fontsize=8)
         lw_ = (w - 0.4) / 16
         for lane in range(32):
             r, c = divmod(lane, 16)
-            ax.add_patch(Rectangle((x + 0.2 + c * lw_, 7.3 - r * 0.55), lw_ * 0.8, 0.45, fc=C, ec="none", zorder=4))
-        ax.text(x + w / 2, 6.45, "1 FFMA per lane per clock", ha="center", va="center", fontsize=7.5, color="#555555")
-        box(ax, x + 0.2, 4.2, w - 0.4, 1.7, "tensor core\n1024 bf16 FLOP / clock\n(dense) [A]", fc="#f3e3ee", fs=8)
-    box(ax, 0.5, 2.9, 14.6, 0.85, "L1 data cache / shared memory: 256 KB, up to 228 KB shared [G]; "
-        "32 banks x 4 B per clock", fc="#f3e3ee", fs=8.5)
-    box(ax, 15.3, 2.9, 4.2, 0.85, "TMA unit (tile copies)", fc="#e6efe6", fs=8.5)
+            ax.add_patch(Rectangle((x + 0.2 + c * lw_, 7.6 - r * 0.5), lw_ * 0.8, 0.4, fc=C, ec="none", zorder=4))
+        ax.text(x + w / 2, 6.85, "1 FFMA per lane per clock", ha="center", va="center", fontsize=7.5, color="#555555")
+        # 8 load/store units
+        ax.text(x + w / 2, 6.4, "8 load/store units [W]", ha="center", va="center", fontsize=8)
+        uw = (w - 0.4) / 8
+        for u in range(8):
+            ax.add_patch(Rectangle((x + 0.2 + u * uw, 5.55), uw * 0.85, 0.55, fc="#e8d9f0", ec="#7a5a8a", lw=0.6,
+                                   zorder=4))
+            ax.text(x + 0.2 + u * uw + uw * 0.425, 5.825, "LS", ha="center", va="center", fontsize=6, zorder=5)
+        box(ax, x + 0.2, 4.1, w - 0.4, 1.25, "tensor core\n1024 bf16 FLOP / clock\n(dense) [A]", fc="#f3e3ee", fs=8)
+        # the load/store units feed the SM's one shared memory
+        arrow(ax, (x + w / 2, 5.5), (x + w / 2, 3.8), color="#7a5a8a", lw=1.0, ms=8, zorder=1)
+    box(ax, 0.5, 2.85, 14.6, 0.9, "L1 data cache / shared memory: 256 KB, up to 228 KB shared [G]\n32 banks x 4 B "
+        "per clock = one warp-wide access (128 B) per clock for the whole SM [G]", fc="#f3e3ee", fs=8, zorder=5)
+    box(ax, 15.3, 2.85, 4.2, 0.9, "TMA unit (tile copies)", fc="#e6efe6", fs=8.5)
     # the warp -> sub-partition and warpgroup story
-    ax.text(0.2, 1.9, "A warp (32 threads) lives on one sub-partition: one FFMA instruction feeds its 32 lanes "
+    ax.text(0.2, 1.55, "A warp (32 threads) lives on one sub-partition: one FFMA instruction feeds its 32 lanes "
             "in one clock.\nHopper's wgmma is issued by a warpgroup: 4 consecutive warps, one per sub-partition, "
-            "driving all 4 tensor cores.", fontsize=8.5, va="center", linespacing=1.4)
-    ax.text(0.2, 0.45, f"Per SM per clock: 4 x 32 lanes x 2 = 256 fp32 FLOP, 4 x 1024 = 4096 bf16 FLOP; "
+            "driving all 4 tensor cores.\nThe 4 x 8 = 32 load/store units share the SM's one shared memory: one "
+            "warp-wide shared access per clock for\nall four sub-partitions together, while the four schedulers "
+            "can issue four FFMA warp-instructions per clock.", fontsize=8.5, va="center", linespacing=1.4)
+    ax.text(0.2, -0.15, f"Per SM per clock: 4 x 32 lanes x 2 = 256 fp32 FLOP, 4 x 1024 = 4096 bf16 FLOP; "
             f"x {sms} SMs: {fp32_per_clock:,} and {tc_per_clock:,}.\n"
             f"That is {fp32_per_clock * 1.98e9 / 1e12:.1f} TFLOP/s fp32 at 1.98 GHz and "
             f"{tc_per_clock * 1.83e9 / 1e12:.0f} TFLOP/s bf16 at 1.83 GHz; under the 700 W cap a bf16 GEMM "
             "gets a lower clock.", fontsize=8.5, va="center", linespacing=1.4)
-    ax.text(0.2, -1.2, "[A] arithmetic: the datasheet's 989 TFLOP/s dense bf16 [NVIDIA H200 datasheet] = "
+    ax.text(0.2, -1.6, "[A] arithmetic: the datasheet's 989 TFLOP/s dense bf16 [NVIDIA H200 datasheet] = "
             "132 SMs x 4 tensor cores x 1024 FLOP x 1.83 GHz.\n[G] CUDA C Programming Guide, compute capability "
-            "9.0. Units per sub-partition: docs/machine.md. Drawn to count, not to scale.",
+            "9.0.  [W] NVIDIA H100 Tensor Core GPU Architecture whitepaper, its SM diagram\n(the H200 has the same "
+            "GH100 SM). Units per sub-partition: docs/machine.md. Drawn to count, not to scale.",
             fontsize=7.5, color="#444444", va="center", linespacing=1.4)
     ax.set_title("An H200 SM: four sub-partitions, each issuing one warp-instruction per clock to its 32 FP32 "
-                 "lanes or its tensor core", fontsize=11)
+                 "lanes,\nits 8 load/store units or its tensor core", fontsize=11)
     return fig
 
 
@@ -359,22 +394,26 @@ def coalescing():
         else:
             ax.text(16.6, -0.5, "all lanes", ha="left", va="center", fontsize=8, color=A)
         # B window: rows k-1..k+1 x 64 floats
-        bx, by = 22, -4
+        bx, by, rh = 22, -3.5, 1.8  # rh: a row of B drawn 1.8 cells tall, so the three rows read apart
         for r in range(3):
             for q in range(64):
                 addr = 4 * ((kcol - 1 + r) * size + q)
                 read = addr in ad["B"]
                 fetched = addr // 32 in {a // 32 for a in ad["B"]}
                 fc = B if read else ("#f6c2c8" if fetched else "white")
-                ax.add_patch(Rectangle((bx + q, by - r - 1), 1, 1, fc=fc, ec="#bbbbbb", lw=0.3))
+                ax.add_patch(Rectangle((bx + q, by - (r + 1) * rh), 1, rh, fc=fc, ec="#bbbbbb", lw=0.3))
         for q in range(0, 65, 8):
-            ax.plot([bx + q, bx + q], [by, by - 3], color=INK, lw=0.9 if q % 32 else 1.6)
-        ax.text(bx, by + 0.6, "B: rows k-1, k, k+1 x 64 floats (thin lines: 32-byte sectors; thick: 128-byte lines)",
-                ha="left", va="bottom", fontsize=8.5)
-        ax.text(bx - 0.4, by - 1.5, "k", ha="right", va="center", fontsize=8)
-        ax.text(bx + (16 if step == "02" else 0.5), by - 3.4,
-                "lane i reads column i" if step == "02" else "all lanes", ha="center" if step == "02" else "left",
-                va="top", fontsize=8, color=B)
+            ax.plot([bx + q, bx + q], [by, by - 3 * rh], color=INK, lw=0.9 if q % 32 else 1.6)
+        ax.text(bx, by + 0.6, f"B: rows k-1, k, k+1 x 64 floats, each row {size * 4 // 1024} KB after the last "
+                "(thin lines: 32-byte sectors; thick: 128-byte lines)", ha="left", va="bottom", fontsize=8.5)
+        for r, name in enumerate(("row k-1", "row k", "row k+1")):
+            ax.text(bx - 0.4, by - (r + 0.5) * rh, name, ha="right", va="center", fontsize=7.5,
+                    weight="bold" if name == "row k" else "normal")
+        for r in range(4):
+            ax.plot([bx, bx + 64], [by - r * rh] * 2, color=INK, lw=0.7)
+        ax.text(bx + (16 if step == "02" else 0.5), by - 3 * rh - 0.4,
+                "lane i reads column i of row k" if step == "02" else "all lanes read one float of row k",
+                ha="center" if step == "02" else "left", va="top", fontsize=8, color=B)
         sa, sb, sc = sectors(ad["A"]), sectors(ad["B"]), sectors(ad["C"])
         warps = size * size // 32
         predicted = warps * size * (sa + sb) * 32 + warps * sc * 32
@@ -392,8 +431,8 @@ def coalescing():
             (f"ncu (l1tex__t_bytes.sum) for one {size}³ GEMM:  {measured:,.0f} bytes", dict(color=style.PURPLE)),
         ]
         for i, (t, kw) in enumerate(lines):
-            ax.text(bx, -12 - i * 3.2, t, ha="left", va="center", fontsize=9.5 if i == 0 else 9, **kw)
-        ax.text(bx, -29, "Dark: the floats the lanes read. Light: the rest of each 32-byte sector L1 must fetch.",
+            ax.text(bx, -13.2 - i * 3.1, t, ha="left", va="center", fontsize=9.5 if i == 0 else 9, **kw)
+        ax.text(bx, -29.6, "Dark: the floats the lanes read. Light: the rest of each 32-byte sector L1 must fetch.",
                 ha="left", va="center", fontsize=8, color="#555555")
     fig.suptitle("Coalescing: step 01's warp touches 33 sectors per k, step 02's touches 5; "
                  "ncu counts exactly that", fontsize=12)
@@ -470,7 +509,7 @@ def matrix(ax, x, y, rows, cols, cw, fc="white", ec="#cccccc", lw=0.3, hot=None,
 def outer_product():
     c = k("05")
     bm, bn, bk, tm, tn = c["BM"], c["BN"], c["BK"], c["TM"], c["TN"]
-    trow, tcol, kk = 3, 5, 2  # the thread followed (t = trow * (BN / TN) + tcol) and the k drawn
+    (trow, tcol), kk = THREAD_05, K_05  # the thread followed (t = trow * (BN / TN) + tcol) and the k drawn
     t = trow * (bn // tn) + tcol
     fig, ax = plt.subplots(figsize=(10.5, 6.8))
     fig.subplots_adjust(left=0.01, right=0.99, top=0.86, bottom=0.02)
@@ -658,8 +697,14 @@ def blocktiling_04():
         ax.add_patch(Rectangle((zx + 2.6 * s + 4.4, y), 1.4 * s, s, fc=C, ec="white"))
         ax.text(zx + 3.3 * s + 4.4, y + s / 2, f"acc[{i}]", ha="center", va="center", fontsize=8, color="white")
     yb = zy + tm * (s + 0.4)
+    s04, s03 = SASS_LOOP["04"], SASS_LOOP["03"]
     ax.text(zx + 2.7 * s, yb + 0.8,
-            f"per k: 1 LDS of sB + {tm} LDS of sA for {tm} FFMA:\n{(1 + tm) / tm:.3f} LDS per FFMA (step 03: 2).\n"
+            f"in the source, per k: 1 read of sB + {tm} of sA for {tm} FFMA:\n"
+            f"{(1 + tm) / tm:.3f} shared reads per FFMA (step 03's source: 2).\n"
+            f"In the SASS, per K tile: {s04['lds']} LDS + {s04['lds128']} LDS.128 for {s04['ffma']} FFMA,\n"
+            f"{(s04['lds'] + s04['lds128']) / s04['ffma']:.3f} per FFMA (step 03: {s03['lds'] + s03['lds128']} for "
+            f"{s03['ffma']}, {(s03['lds'] + s03['lds128']) / s03['ffma']:.2f}):\n"
+            f"ptxas reads 4 k of sA in one LDS.128.\n"
             f"sA[r][k] is one address for the whole warp:\na broadcast.", ha="center", va="top", fontsize=8.5,
             linespacing=1.35)
     x0, y0 = c_x + tcol * cw, top + trow * tm * cw
@@ -711,7 +756,7 @@ def kloop_05():
     bm, bn, bk, tm, tn = c["BM"], c["BN"], c["BK"], c["TM"], c["TN"]
     threads = (bm // tm) * (bn // tn)  # Tiles::THREADS in kernels/05_2d_blocktiling.cu
     size = 4096
-    trow, tcol, kk = 2, 9, 3
+    (trow, tcol), kk = THREAD_05, K_05  # the same thread and k as outer_product, shown just before
     t = trow * (bn // tn) + tcol
     fig = plt.figure(figsize=(10.5, 6.6))
     ax = fig.add_axes([0.0, 0.12, 0.44, 0.74])
@@ -857,7 +902,7 @@ def kloop_08():
              f"At the last k of a tile: store tile kt+1 (in registers since the last tile) into the other buffer,\n"
              f"issue the loads of tile kt+2 into the freed registers, one barrier, switch buffers.\n"
              f"Every k: the fragment for k+1 is read while the {tm * tn} FFMAs of k issue.\n"
-             f"Step 05 loads, waits at a barrier, computes, waits again; here one barrier per tile.\n"
+             f"Its parent, step 07, loads, waits at a barrier, computes, waits again; here one barrier per tile.\n"
              f"Order of instructions, not to scale. {size_k(bk)} K tiles at K = 4096.",
              ha="left", va="top", fontsize=8.2, linespacing=1.4)
     fig.suptitle(f"Step 08: block {bm}x{bn}x{bk} -> warp {wm}x{wn} -> thread {tm}x{tn}, and a k loop that "
@@ -939,8 +984,192 @@ def cp_async_ring():
 
 
 @style.figure("roofline", "The H200 roofline per memory level: each step at its FLOP per byte through L1, L2 "
-              "and DRAM (ncu, one GEMM at 4096³) and the TFLOP/s of that launch; 01 and 02 sit under the L1 "
-              "roof, every later step right of every ridge")
+              "and DRAM (ncu, one GEMM at 4096³) and the TFLOP/s of that launch, against the DRAM, L1/shared and "
+              "(dashed) L2 roofs, the L2 one ncu's model at 15.3 TB/s; 01 and 02 sit under the L1 roof, and step "
+              "03 joins them at its shared-memory point (0.4 FLOP per byte, counted from its SASS)")
 def roofline():
     import plot_roofline  # scripts/plot_roofline.py: the same drawing as `make docs` runs
     return plot_roofline.draw(BENCH, ROOFLINE)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Step 09b: the stream-K split of the last wave
+# ---------------------------------------------------------------------------------------------------
+
+def blocks_per_sm(step, kernel):
+    """docs/resources.md's blocks per SM of one kernel of a step (09b has two kernels, one row each)."""
+    for line in (ROOT / "docs" / "resources.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) > 8 and cells[0] == step and cells[1].strip("`") == kernel:
+            return int(cells[8].split()[0])
+    raise KeyError(f"docs/resources.md has no row for step {step}, kernel {kernel}")
+
+
+class Split09b:
+    """Step 09b's split of one launch, restated from kernels/09b_stream_k.cu:
+      Split (host):  tiles_n = ceil(N / BN), tiles = ceil(M / BM) * tiles_n, KT = ceil(K / BK),
+                     P = SMs x blocks per SM of sgemm_stream_k (cudaOccupancyMaxActiveBlocksPerMultiprocessor;
+                     here docs/resources.md's row), waves = tiles / P, rest = tiles % P,
+                     sk_tiles = 0 if waves == 0 or rest == 0, else rest if 2 rest >= P, else rest + P;
+      launch_tiles:  dp_tiles = tiles - sk_tiles; Schedule{blocks G = min(P, sk_tiles * KT), iters S = sk_tiles * KT};
+      sgemm_stream_k: start(b) = b * S / G; block g's pieces walk [start(g), start(g + 1)) tile by tile;
+                     block_of(x) = ((x + 1) G - 1) / S; a piece's slot is 2c + 1 for the tile's first block c_first,
+                     2c for every later block c."""
+
+    def __init__(self, m, n, k_, sms, per_sm):
+        c = k("09b")
+        self.bm, self.bn, self.bk = c["BM"], c["BN"], c["BK"]
+        self.tiles_n = -(-n // self.bn)
+        self.tiles = -(-m // self.bm) * self.tiles_n
+        self.KT = -(-k_ // self.bk)
+        self.P = sms * max(per_sm, 1)
+        self.waves, self.rest = divmod(self.tiles, self.P)
+        self.sk_tiles = 0 if self.waves == 0 or self.rest == 0 else (
+            self.rest if 2 * self.rest >= self.P else self.rest + self.P)
+        self.dp_tiles = self.tiles - self.sk_tiles
+        self.iters = self.sk_tiles * self.KT
+        self.blocks = min(self.P, self.iters)
+
+    def start(self, b):
+        return b * self.iters // self.blocks
+
+    def block_of(self, x):
+        return ((x + 1) * self.blocks - 1) // self.iters
+
+    def pieces(self, g):
+        """Block g's pieces (tile, kt0, kt1), tile counted from 0 among the stream-K tiles (sgemm_stream_k's loop)."""
+        first = self.start(g)
+        tile, kt0, left, out = first // self.KT, first % self.KT, self.start(g + 1) - first, []
+        while left > 0:
+            kt1 = min(self.KT, kt0 + left)
+            left -= kt1 - kt0
+            out.append((tile, kt0, kt1))
+            tile, kt0 = tile + 1, 0
+        return out
+
+
+SK_COLORS = ["#77aadd", "#ee8866", "#eedd88", "#ffaabb", "#99ddff", "#44bb99"]  # Tol's "light", cycled by block
+
+
+@style.figure("streamk_09b", "Step 09b's stream-K split at 4096³ on 132 SMs: 512 tiles of 128x256 are 3 full "
+              "waves and 116 tiles; those 116 tiles' 116 x 256 K tiles are cut into one even run over all 132 "
+              "blocks (224-225 K tiles each, 0.88 of a tile), crossing tile boundaries; a tile cut between blocks "
+              "is summed by the fixup in the block that stores its last piece")
+def streamk_09b():
+    m_ = machine()
+    size = 4096
+    per_sm = blocks_per_sm("09b", "sgemm_stream_k")
+    sp = Split09b(size, size, size, m_["sms"], per_sm)
+    assert sp.sk_tiles > 0 and sp.blocks == sp.P
+    for x in range(0, sp.iters, 97):  # block_of inverts start
+        b = sp.block_of(x)
+        assert sp.start(b) <= x < sp.start(b + 1)
+    covered = sorted((t * sp.KT + a, t * sp.KT + b) for g in range(sp.blocks) for t, a, b in sp.pieces(g))
+    assert covered[0][0] == 0 and covered[-1][1] == sp.iters and all(p[1] == q[0] for p, q in zip(covered, covered[1:]))
+    sizes = [sp.start(b + 1) - sp.start(b) for b in range(sp.blocks)]
+    fig = plt.figure(figsize=(13, 10.4))
+    gs = fig.add_gridspec(2, 3, height_ratios=[0.72, 1.0], hspace=0.32, wspace=0.35, top=0.89, bottom=0.09,
+                          left=0.07, right=0.98)
+    # Top left: the first stream-K tiles x their K tiles, each piece coloured and labelled by its block.
+    rows = 8
+    ax = fig.add_subplot(gs[0, 0:2])
+    for g in range(sp.blocks):
+        for t, a, b in sp.pieces(g):
+            if t >= rows:
+                continue
+            ax.add_patch(Rectangle((a, t), b - a, 0.86, fc=SK_COLORS[g % len(SK_COLORS)], ec=INK, lw=0.8))
+            ax.text((a + b) / 2, t + 0.43, f"block {g}: K tiles {a}-{b - 1}" if b - a > sp.KT / 3 else f"{g}",
+                    ha="center", va="center", fontsize=8)
+    ax.set_xlim(0, sp.KT)
+    ax.set_ylim(rows + 0.1, -0.2)
+    ax.set_yticks([r + 0.43 for r in range(rows)], [f"tile t = {sp.dp_tiles + r}" for r in range(rows)], fontsize=8)
+    ax.tick_params(axis="x", labelsize=8)
+    ax.set_xlabel(f"K tile of the tile (0..{sp.KT - 1}, BK = {sp.bk})", fontsize=9)
+    for s_ in ("top", "right"):
+        ax.spines[s_].set_visible(False)
+    ax.set_title(f"the first {rows} of the {sp.sk_tiles} stream-K tiles: each block's run of "
+                 f"{min(sizes)}-{max(sizes)} K tiles\nstarts where the last one ended, inside a tile", fontsize=10,
+                 loc="left")
+    # Top right: the numbers of the split, as the C++ computes them.
+    tx = fig.add_subplot(gs[0, 2])
+    tx.axis("off")
+    tx.text(0, 1.0,
+            f"Split (kernels/09b_stream_k.cu), {size}³:\n"
+            f"tiles = {size // sp.bm} x {sp.tiles_n} = {sp.tiles}\n  of {sp.bm}x{sp.bn}\n"
+            f"P = {m_['sms']} SMs x {per_sm} block per SM\n  = {sp.P} (sgemm_stream_k)\n"
+            f"waves = {sp.waves}, rest = {sp.rest}\n"
+            f"2 x {sp.rest} ≥ {sp.P}: sk_tiles = rest = {sp.sk_tiles}\n"
+            f"dp_tiles = {sp.dp_tiles}: data-parallel\n  kernel, {sp.dp_tiles // sp.P} full waves\n"
+            f"KT = {size} / {sp.bk} = {sp.KT} K tiles a tile\n"
+            f"S = iters = {sp.sk_tiles} x {sp.KT} = {sp.iters:,}\n"
+            f"G = blocks = min(P, S) = {sp.blocks}\n"
+            f"block g: [g·S/G, (g+1)·S/G):\n  {min(sizes)}-{max(sizes)} K tiles = "
+            f"{sp.iters / sp.blocks / sp.KT:.2f} of a tile",
+            transform=tx.transAxes, ha="left", va="top", fontsize=9.2, family="monospace", linespacing=1.3)
+    # Bottom left: the end of the run, SM x time in K tiles, with and without stream-K.
+    tl = fig.add_subplot(gs[1, 0:2])
+    dp_kt = sp.dp_tiles // sp.P * sp.KT
+    lo = dp_kt - sp.KT // 2
+    for b in range(sp.blocks):
+        tl.add_patch(Rectangle((lo, b - 0.5), dp_kt - lo, 1, fc="#dddddd", ec="none"))
+        x = dp_kt
+        for i, (t, a, e) in enumerate(sp.pieces(b)):
+            tl.add_patch(Rectangle((x, b - 0.5), e - a, 1, fc=tint(C, 0.45 if i == 0 else 0.8), ec="none"))
+            x += e - a
+    rest = sp.rest
+    tl.plot([dp_kt + sp.KT] * 2, [-0.5, rest - 0.5], color=INK, lw=1.5, ls="--")
+    tl.plot([dp_kt, dp_kt + sp.KT], [rest - 0.5] * 2, color=INK, lw=1.5, ls="--")
+    end = dp_kt + max(sizes)
+    tl.axvline(end, color=C, lw=1.5)
+    tl.text(dp_kt + sp.KT + 3, rest * 0.45, f"without stream-K (step 09):\nblocks 0..{rest - 1} run a 4th wave,\n"
+            f"one whole tile ({sp.KT} K tiles);\n{sp.P - rest} SMs sit idle", fontsize=9, va="center")
+    tl.text(end + 3, sp.P - 8, f"09b: every block ends\nafter {max(sizes)} K tiles more\n(plus its fixup)",
+            fontsize=9, va="center", color=C)
+    tl.text(lo + 3, sp.P * 0.5, f"the end of the\nlast of the {sp.dp_tiles // sp.P}\ndata-parallel\nwaves",
+            fontsize=9, va="center")
+    tl.set_xlim(lo, dp_kt + sp.KT + 95)
+    tl.set_ylim(sp.P - 0.5, -0.5)
+    tl.set_xlabel("time in K tiles of one block, from the start of the run (drawn: its end)", fontsize=9)
+    tl.set_ylabel("block (one per SM)", fontsize=9)
+    tl.tick_params(labelsize=8)
+    tl.set_title("the end of the run: grey = data-parallel tiles, green = stream-K pieces (a block's second piece,\n"
+                 "in the next tile, darker). Drawn as if stream-K block b took data-parallel block b's SM: the "
+                 "hardware\npromises no order, and programmatic dependent launch lets a block start as an SM frees up",
+                 fontsize=9, loc="left")
+    # Bottom right: the fixup of the first tile cut between the most blocks.
+    fx = fig.add_subplot(gs[1, 2])
+    fx.axis("off")
+    spans = [sp.block_of((r + 1) * sp.KT - 1) - sp.block_of(r * sp.KT) for r in range(sp.sk_tiles)]
+    r = spans.index(max(spans))
+    x0 = r * sp.KT
+    c_first, c_last = sp.block_of(x0), sp.block_of(x0 + sp.KT - 1)
+    fx.set_xlim(-2, 12)
+    fx.set_ylim(16.5, -1.2)
+    fx.set_title(f"the fixup of tile t = {sp.dp_tiles + r}, cut between\n{c_last - c_first + 1} blocks "
+                 f"(the most any tile is)", fontsize=9.5, loc="left")
+    for i, cc in enumerate(range(c_first, c_last + 1)):
+        a, b = max(sp.start(cc), x0) - x0, min(sp.start(cc + 1), x0 + sp.KT) - x0
+        slot = 2 * cc + 1 if cc == c_first else 2 * cc
+        y = i * 2.3
+        box(fx, 0, y, 4.6, 1.7, f"block {cc}\nK tiles {a}..{b - 1}", fc=SK_COLORS[cc % len(SK_COLORS)], fs=8.5)
+        box(fx, 6.2, y, 5.2, 1.7, f"slot {slot}:\nfp32 partial", fc=SK_COLORS[cc % len(SK_COLORS)], fs=8.5)
+        arrow(fx, (4.7, y + 0.85), (6.1, y + 0.85), lw=1.1, ms=9)
+    n_pieces = c_last - c_first + 1
+    fx.text(-1.8, n_pieces * 2.3 + 0.2,
+            "1. each block stores its piece's partial\n    (__stcg) in its slot, __threadfence,\n"
+            "    then atomicAdd on arrivals[tile]\n"
+            f"2. the one that counts the last of the\n    {n_pieces} pieces sums the slots in block\n"
+            f"    order {', '.join(str(cc) for cc in range(c_first, c_last + 1))}, resets the counter and\n"
+            "    stores C\n3. no block waits for another\n\n"
+            "slot 2c+1: block c's piece that starts\nat K tile 0; slot 2c: its piece that\nstarts inside a tile",
+            fontsize=8.5, va="top")
+    s8 = Split09b(8192, 8192, 8192, m_["sms"], per_sm)
+    fig.text(0.5, 0.012, f"At 8192³: {s8.tiles} tiles = {s8.waves} waves + {s8.rest}; 2 x {s8.rest} ≥ {s8.P}, so "
+             f"sk_tiles = {s8.sk_tiles} tiles x {s8.KT} K tiles over {s8.blocks} blocks: "
+             f"{s8.iters // s8.blocks}-{-(-s8.iters // s8.blocks)} K tiles each ({s8.iters / s8.blocks / s8.KT:.2f} "
+             f"of a tile). Blocks per SM: docs/resources.md; SMs: results/nvidia_h200.csv.",
+             ha="center", fontsize=9)
+    fig.suptitle("Step 09b: stream-K shares the last wave's K tiles evenly over all 132 blocks, cutting across "
+                 "tile boundaries;\na tile cut between blocks is summed by the fixup (colour = block, cycled)",
+                 fontsize=12.5, fontweight="bold", y=0.995)
+    return fig
