@@ -142,7 +142,7 @@ run: $(BUILD)/bin/$(RUN_STEP)
 
 # A benchmark needs a GPU: say so before compiling for minutes (the GPU machine runs bench-run).
 need_gpu = $(if $(shell nvidia-smi -L 2>/dev/null | grep '^GPU'),,$(error make $(1) needs an NVIDIA GPU and \
-  nvidia-smi finds none here; nothing was built or written (`make` builds the steps; `make bench-run` runs built ones))
+  nvidia-smi finds none here; nothing was built or written (`make` builds the steps; `make bench-run` runs built ones)))
 ifneq ($(filter bench bench-sweep bench-waves,$(MAKECMDGOALS)),)
   $(foreach g,$(filter bench bench-sweep bench-waves,$(MAKECMDGOALS)),$(call need_gpu,$(g)))
 endif

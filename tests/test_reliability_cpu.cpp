@@ -214,6 +214,29 @@ TEST_CASE("bad input to make: an unknown step id is one clear line and a non-zer
     gemm_test::mark_skipped("no make on PATH");
     return;
   }
+  // make bench without a GPU stops before compiling, in one line; with one (a stand-in nvidia-smi) the
+  // same makefile parses and would build and run (a dry run: nothing is built).
+  const fs::path smi_dir = build_dir() / "make-bench-test", no_smi_dir = build_dir() / "make-bench-test-none";
+  fs::create_directories(smi_dir);
+  fs::create_directories(no_smi_dir);
+  std::ofstream(smi_dir / "nvidia-smi") << "#!/bin/sh\necho 'GPU 0: Stand-in (UUID: GPU-0)'\n";
+  std::ofstream(no_smi_dir / "nvidia-smi") << "#!/bin/sh\necho 'NVIDIA-SMI has failed' >&2; exit 9\n";  // as with no driver
+  fs::permissions(smi_dir / "nvidia-smi", fs::perms::owner_all);
+  fs::permissions(no_smi_dir / "nvidia-smi", fs::perms::owner_all);
+  for (const std::string goal : {"bench", "bench-sweep", "bench-waves"}) {
+    const auto none = run("PATH=" + quote(no_smi_dir.string()) + ":$PATH make -n -s --no-print-directory -C " +
+                          quote(repo_dir().string()) + " " + goal);
+    INFO("make " << goal << " (no GPU)\n" << none.output);
+    CHECK(none.status != 0);
+    CHECK_THAT(none.output, Catch::Contains("needs an NVIDIA GPU") && !Catch::Contains("unterminated"));
+    const auto gpu = run("PATH=" + quote(smi_dir.string()) + ":$PATH make -n -s --no-print-directory -C " +
+                         quote(repo_dir().string()) + " " + goal);
+    INFO("make " << goal << " (a stand-in GPU)\n" << gpu.output);
+    CHECK(gpu.status == 0);
+    CHECK_THAT(gpu.output, Catch::Contains("scripts/bench.py"));
+  }
+  fs::remove_all(smi_dir);
+  fs::remove_all(no_smi_dir);
   for (const std::string goal : {"99", "run STEP=99", "sass STEP=7", "diff A=05 B=42"}) {
     const auto r = run("make -n -s --no-print-directory -C " + quote(repo_dir().string()) + " " + goal);
     INFO("make " << goal << "\n" << r.output);
