@@ -1,10 +1,10 @@
 // Step 01 — naive: one thread per output element, C[row][col] = alpha * dot(A[row,:], B[:,col]) + beta * C.
 // The first kernel, a root of the step tree. threadIdx.x walks rows, so the 32 threads of a warp read
-// 32 different rows of A (stride K floats) and write 32 different rows of C: every warp access is
-// split into 32 transactions. This is the shape of the mistake step 02 fixes: it is the lesson.
+// 32 different rows of A (stride K floats) and write 32 different rows of C: each warp access to them
+// touches 32 sectors of 32 bytes for 4 useful bytes each. This is the mistake step 02 fixes.
 // Prediction: memory-bound far below the 67 TFLOP/s fp32 peak, ~1 % of cuBLAS (a public ladder
 // measured 0.50 TFLOP/s at 4096 on the H200).
-// SASS: one LDG.E per operand per FFMA in a rolled-up k loop (sass_annotations/01_naive.md).
+// SASS: one LDG.E per operand per FFMA, the k loop unrolled x16/x8/x4 (sass_annotations/01_naive.md).
 // Supports: any M, N, K >= 1 with ceil(N / 32) <= 65535 (grid y); M maps to grid x (2^31-1 blocks).
 // Run: make run STEP=01 M=4096 N=4096 K=4096
 #include "../common/kernel_lib/check.hpp"

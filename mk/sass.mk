@@ -61,8 +61,8 @@ stamp_of    = $(BUILD)/sass/$(call STEP_OF,$(1))/dump.stamp
 sass-html: $(if $(filter sass-html,$(MAKECMDGOALS)),$(if $(B),$(call stamp_of,$(HTML_A)) $(call stamp_of,$(B)),$(if $(HTML_STEP),$(call stamp_of,$(HTML_STEP)),$(STEP_STAMPS))))
 	@$(SASS) html $(if $(B),--diff $(HTML_A) $(B),$(HTML_STEP))
 
-SCREENSHOT_STEP := 14_two_consumers
-#> make docs-sass-screenshot docs/img/sass_html.png: step 14's page in headless Chromium
+SCREENSHOT_STEP := 06_vectorized_loads
+#> make docs-sass-screenshot docs/img/sass_html.png: step 06's page in headless Chromium
 docs-sass-screenshot: $(BUILD)/sass/$(SCREENSHOT_STEP)/dump.stamp
 	@$(SASS) html --out $(BUILD)/sass-html $(SCREENSHOT_STEP)
-	@$(SASS) html-screenshot --fragment L85 --size 1600,1000 $(BUILD)/sass-html/$(SCREENSHOT_STEP).html docs/img/sass_html.png
+	@$(SASS) html-screenshot --fragment L73 --size 1600,1000 $(BUILD)/sass-html/$(SCREENSHOT_STEP).html docs/img/sass_html.png

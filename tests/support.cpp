@@ -105,4 +105,15 @@ bool have_repo(const std::string& what) {
   return false;
 }
 
+bool have_executables(const std::vector<std::string>& names) {
+  for (const auto& name : names) {
+    if (std::filesystem::exists(binary_dir() / name)) continue;
+    const std::string why = "no " + name + " next to this binary (" + binary_dir().string() + ")";
+    if (!repo_dir().empty()) FAIL(why + ": build it with `make`");
+    mark_skipped((why + "; copy the step executables beside it to run this test").c_str());
+    return false;
+  }
+  return true;
+}
+
 }  // namespace gemm_test

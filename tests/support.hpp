@@ -78,6 +78,10 @@ std::filesystem::path repo_dir();
 /// True when repo_dir() found the repository; otherwise records the current test case as skipped:
 /// "no repository next to this binary (it needs `what`)", so the summary counts it as skipped.
 bool have_repo(const std::string& what);
+/// True when every executable in `names` sits next to this binary. When one is missing: under the
+/// repository (a build that should have made it) the test fails naming it; elsewhere (the test binary
+/// copied alone) the test case is recorded as skipped with the reason.
+bool have_executables(const std::vector<std::string>& names);
 
 /// The outcome of a shell command: exit status (-1 when it ended by a signal, i.e. crashed) and
 /// its stdout and stderr together.

@@ -155,6 +155,7 @@ TEST_CASE("the check catches the broken Hopper fixtures: wrong swizzle, wrong de
 
 TEST_CASE("a step executable that computes a wrong answer exits 1 with a FAIL line", "[gpu][exe][reliability]") {
   REQUIRE_GPU_OR_SKIP();
+  if (!gemm_test::have_executables({"fixture_wrong"})) return;
   const auto r = gemm_test::run_command((gemm_test::binary_dir() / "fixture_wrong").string() + " --m 64 --n 48 --k 32 --check-only");
   INFO(r.output);
   REQUIRE(r.exited);
@@ -184,6 +185,7 @@ TEST_CASE("the last bf16 step is right with M * N over 2^31: 46345 x 46352 x 64,
 
 TEST_CASE("a shape too large for device memory is refused with exit 2 and the size it needed", "[gpu][exe][reliability]") {
   REQUIRE_GPU_OR_SKIP();
+  if (!gemm_test::have_executables({"09_async_copy_pipeline"})) return;
   const auto r = gemm_test::run_command((gemm_test::binary_dir() / "09_async_copy_pipeline").string() +
                                         " --m 300000 --n 300000 --k 64 --check-only");
   INFO(r.output);

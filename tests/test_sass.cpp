@@ -458,7 +458,8 @@ TEST_CASE("every step has its .expect, its place in the README's tree and result
     if (step.fixture) continue;
     ++steps;
     const std::string file = step.id + "_" + step.name;
-    INFO("step " << file);
+    INFO("step " << file << " (a missing row: run `make tables`, which rewrites the README's tree and table "
+                       "and docs/resources.md)");
     // The README's tree (scripts/steps.py readme) and its results rows (scripts/results_table.py --readme):
     // "09b stream_k" and "| [09b](kernels/09b_stream_k.cu) | 09 | ...".
     CHECK((readme.find(step.id + " " + step.name + "\n") != std::string::npos ||
