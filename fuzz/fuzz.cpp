@@ -239,7 +239,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);
-    std::fprintf(stderr, "error: fuzz: %s\nRun with --help for the flags.\n", e.what());
+    std::fprintf(stderr, "error: fuzz: %s (see --help)\n", e.what());
     return 2;
   }
 

@@ -278,7 +278,7 @@ def main():
     ap.add_argument("--build", default=str(ROOT / "build"))
     ap.add_argument("--out", default=str(ROOT / "results"))
     ap.add_argument("--sizes", type=int, nargs="+", default=[4096, 8192])
-    ap.add_argument("--steps", nargs="*", help="step ids (default: all built)")
+    ap.add_argument("--steps", nargs="+", help="step ids (default: all built)")
     ap.add_argument("--reps", type=int, default=30, help="paired rounds per process (>= 20)")
     ap.add_argument("--sustained", type=float, default=3.0,
                     help="seconds of back-to-back launches per kernel for the last step of each ladder (0: skip)")
@@ -321,12 +321,18 @@ def prepare_and_run(args, ap):
     """Checks the build, the GPU and results/, then runs (run()) with the stage."""
     if args.reps < 20:
         ap.error("--reps must be at least 20 (the harness reports a median of at least 20 launches)")
+    for opt, ids in (("--steps", args.steps), ("--also", args.also), ("--sweep-also", args.sweep_also)):
+        unknown = [i for i in ids or [] if i not in STEPS]
+        if unknown:
+            print(f"error: bench.py {opt}: no step '{unknown[0]}' (steps: {' '.join(STEPS)})", file=sys.stderr)
+            sys.exit(2)
     build = pathlib.Path(args.build)
     if not (build / "bin").is_dir():
         sys.exit(f"error: {build}/bin does not exist: run `make` first (or pass --build)")
     bins = [b for b in steps_in(build) if not args.steps or step_id(b) in args.steps]
     if not bins:
-        sys.exit(f"error: no step binaries under {build}/bin" + (f" for steps {args.steps}" if args.steps else ""))
+        sys.exit(f"error: no step binaries under {build}/bin" + (f" for steps {' '.join(args.steps)}: run `make`"
+                                                                 if args.steps else ""))
     # No GPU: every step would refuse with "no CUDA device" and the run would write FAIL rows. Ask the
     # first binary once (a tiny check-only run) and stop before anything is written.
     probe = subprocess.run([str(bins[0]), "--m", "64", "--n", "64", "--k", "64", "--check-only"],

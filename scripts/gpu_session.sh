@@ -9,6 +9,11 @@
 #   scripts/gpu_session.sh sweep    make bench-sweep, then ncu profiles of the last bf16 step
 #   scripts/gpu_session.sh soak     build/bin/soak for SOAK_MINUTES (default 8): the last bf16 steps back
 #                                   to back over rotating shapes, every 10th result checked (SOAK_ARGS add)
+#   scripts/gpu_session.sh faults   make bench's fault handling on the GPU, on a copy of results/: a short
+#                                   bench (FAULT_STEPS, default 22 23, at 4096^3) killed by SIGINT, SIGTERM
+#                                   and SIGKILL at random points (the hashes of the copy before and after),
+#                                   --resume, a run while another process holds the GPU, a shape past
+#                                   device memory
 #   scripts/gpu_session.sh roofline ncu's bytes through L1, L2 and DRAM for every step and cuBLAS at
 #                                   ROOFLINE_SIZE^3 (default 4096): profile.py --roofline, the data of
 #                                   docs/img/roofline.png
@@ -30,7 +35,7 @@ if [ -f build/carry/bin.tar.xz ] && [ ! -x build/bin/tests ]; then
   mkdir -p build && tar xJf build/carry/bin.tar.xz -C build || { echo "cannot unpack build/carry/bin.tar.xz" >&2; exit 2; }
 fi
 case "${1:-}" in
-  checks|bench|stability|sweep|roofline|soak) ;;
+  checks|bench|stability|sweep|roofline|soak|faults) ;;
   step)
     [ -n "${STEP:-}" ] || { echo "step: set STEP (and PREV, default its parent; step ids, e.g. STEP=23 PREV=22)" >&2; exit 2; }
     PREV=${PREV:-$(python3 scripts/steps.py parent "$STEP" 2>/dev/null)}
@@ -39,7 +44,7 @@ case "${1:-}" in
       compgen -G "build/bin/${id}_*" > /dev/null || { echo "step: no binary build/bin/${id}_* (ids as in kernels/NN_name.cu)" >&2; exit 2; }
     done
     ;;
-  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|roofline|soak|step" >&2; exit 2 ;;
+  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|roofline|soak|faults|step" >&2; exit 2 ;;
 esac
 OUT=${OUT:-gpu_out}
 mkdir -p "$OUT/run"
@@ -125,6 +130,40 @@ case "${1:-}" in
     summary+=("soak (rc=$rc, $((SECONDS - start)) s): $(tail -n 1 "$R/soak.log")")
     grep -E "^(MISMATCH|BITS|NVML)" "$R/soak.log" | head -20
     [ $rc -eq 0 ] || status=1
+    ;;
+  faults)
+    F="$R/faults"
+    cp -r results "$F"
+    digest() { (cd "$F" && cat $(ls | grep -E '\.(csv|json)$' | sort)) | sha256sum | cut -c1-16; }
+    wellformed() { python3 -c 'import csv,glob,sys; [list(csv.DictReader(open(f))) for f in glob.glob(sys.argv[1]+"/*.csv")]' "$F" \
+                   && echo "every CSV parses"; }
+    args=(--build build --out "$F" --no-docs --steps ${FAULT_STEPS:-22 23} --sizes 4096 --sustained 0 --stability 0 --reps 20)
+    kill_at() {  # $1: signal, $2: extra bench.py arguments; kills the bench at a random point
+      local after=$((3 + RANDOM % 12)) was now rc
+      was=$(digest)
+      python3 scripts/bench.py "${args[@]}" $2 > "$R/faults_$1.log" 2>&1 & local p=$!
+      sleep $after; kill -s "$1" $p 2>/dev/null; wait $p; rc=$?
+      now=$(digest)
+      summary+=("SIG$1 after ${after} s: rc=$rc, results $( [ "$was" = "$now" ] && echo unchanged || echo CHANGED ) ($now); $(tail -n 1 "$R/faults_$1.log")")
+    }
+    kill_at INT
+    timeout 200 python3 scripts/bench.py "${args[@]}" --resume > "$R/faults_resume.log" 2>&1
+    summary+=("--resume: rc=$?, results now $(digest); $(wellformed)")
+    kill_at TERM
+    kill_at KILL
+    timeout 200 python3 scripts/bench.py "${args[@]}" > "$R/faults_after_kill.log" 2>&1
+    summary+=("a full run after SIGKILL: rc=$?, results now $(digest); $(wellformed); $(grep -m1 -i 'journal\|recover' "$R/faults_after_kill.log")")
+    build/bin/soak --minutes 0.5 > "$R/faults_soak.log" 2>&1 & p=$!
+    sleep 5
+    was=$(digest)
+    python3 scripts/bench.py "${args[@]}" > "$R/faults_busy.log" 2>&1
+    summary+=("while another process holds the GPU: rc=$?, results $( [ "$was" = "$(digest)" ] && echo unchanged || echo CHANGED ); $(tail -n 1 "$R/faults_busy.log")")
+    kill $p 2>/dev/null; wait $p
+    was=$(digest)
+    timeout 120 python3 scripts/bench.py --build build --out "$F" --no-docs --steps 23 --sizes 150000 --sustained 0 \
+      --stability 0 --reps 20 > "$R/faults_oom.log" 2>&1
+    summary+=("150000^3 (past device memory): rc=$?; $(grep -m1 -i "refus" "$R/faults_oom.log")")
+    grep -h -E "^(error|note|interrupted)" "$R"/faults_*.log | sort | uniq -c | head -20
     ;;
   roofline)
     start=$SECONDS

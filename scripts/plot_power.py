@@ -5,7 +5,7 @@ back to back at 8192^3 (or the largest size present), with the power limit marke
 
 Only a few bf16 runs are drawn, so that each line can be told apart: by default the steps with the role
 power in scripts/step_roles.tsv (21 and 22, the pair the book compares), the last step of the bf16 ladder
-(the highest step id, 23), and the cuBLAS reference measured in the last step's process (--steps and
+(the highest step id: 23 as of this writing), and the cuBLAS reference measured in the last step's process (--steps and
 --reference choose others). A step's precision is read from the sustained rows next to the series
 (results/<gpu>_sustained.csv, column dtype); without that file every step counts. The legend gives each
 run's numbers as that file has them: TFLOP/s, the mean NVML SM clock and the mean power (from the energy

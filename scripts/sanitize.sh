@@ -29,6 +29,10 @@ STEPS=
 SHAPES=
 while [ $# -gt 0 ]; do
   case "$1" in
+    --build|--tools|--steps|--shapes)
+      [ $# -ge 2 ] && [ -n "$2" ] || { echo "error: sanitize.sh: $1 needs a value (see --help)" >&2; exit 2; } ;;
+  esac
+  case "$1" in
     --build) BUILD=$2; shift 2 ;;
     --tools) TOOLS=$2; shift 2 ;;
     --steps) STEPS=$2; shift 2 ;;
@@ -37,6 +41,9 @@ while [ $# -gt 0 ]; do
     *) echo "error: sanitize.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
+if [ -n "$SHAPES" ] && ! [[ "$SHAPES" =~ ^[1-9][0-9]*:[1-9][0-9]*:[1-9][0-9]*(,[1-9][0-9]*:[1-9][0-9]*:[1-9][0-9]*)*$ ]]; then
+  echo "error: sanitize.sh: --shapes '$SHAPES' is not M:N:K[,M:N:K...] with positive integers" >&2; exit 2
+fi
 IFS=, read -r -a tools <<< "$TOOLS"
 for t in "${tools[@]}"; do
   case "$t" in memcheck|racecheck|initcheck|synccheck) ;; *) echo "error: sanitize.sh: unknown tool '$t'" >&2; exit 2 ;; esac

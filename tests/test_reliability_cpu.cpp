@@ -299,6 +299,10 @@ TEST_CASE("sanitize.sh: bad input, and its verdicts against a stub sanitizer (fi
   CHECK_THAT(help.output, Catch::Contains("racecheck") && Catch::Contains("initcheck"));
   expect_one_clear_line(run(quote(script.string()) + " --tools memcheck,bogus"), "unknown tool 'bogus'");
   expect_one_clear_line(run(quote(script.string()) + " --frobnicate"), "unknown argument");
+  // A malformed shape or a missing value is refused before anything runs (else xargs shifts the words).
+  expect_one_clear_line(run(quote(script.string()) + " --shapes 1:2"), "is not M:N:K");
+  expect_one_clear_line(run(quote(script.string()) + " --shapes 4:0:8"), "is not M:N:K");
+  expect_one_clear_line(run(quote(script.string()) + " --shapes"), "needs a value");
   if (!gemm_test::have_executables({"fixture_racy"})) return;
 
   // A stub in place of compute-sanitizer: it runs nothing and reports what STUB_MODE asks for.

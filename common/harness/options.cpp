@@ -76,7 +76,7 @@ Options parse_options(int argc, const char* const* argv, const std::string& prog
     if (e.get_exit_code() == 0) {
       exit_code = app.exit(e);  // --help: usage on stdout, exit 0
     } else {
-      fmt::print(stderr, "error: {}: {}\nRun with --help for the flags.\n", program, e.what());
+      fmt::print(stderr, "error: {}: {} (see --help)\n", program, e.what());
       exit_code = 2;
     }
   } catch (const Error& e) {
