@@ -226,7 +226,7 @@ TEST_CASE("bad input to make: an unknown step id is one clear line and a non-zer
   std::ofstream(no_smi_dir / "nvidia-smi") << "#!/bin/sh\necho 'NVIDIA-SMI has failed' >&2; exit 9\n";  // as with no driver
   fs::permissions(smi_dir / "nvidia-smi", fs::perms::owner_all);
   fs::permissions(no_smi_dir / "nvidia-smi", fs::perms::owner_all);
-  for (const std::string goal : {"bench", "bench-sweep", "bench-waves"}) {
+  for (const std::string goal : {"bench", "bench-sweep", "bench-waves", "bench-shapes"}) {
     const auto none = run("PATH=" + quote(no_smi_dir.string()) + ":$PATH make -n -s --no-print-directory -C " +
                           quote(repo_dir().string()) + " " + goal);
     INFO("make " << goal << " (no GPU)\n" << none.output);
