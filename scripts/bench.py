@@ -271,9 +271,16 @@ def redraw(out, slug, args, what):
         if what == "bench":
             subprocess.run([sys.executable, str(ROOT / "scripts" / "results_table.py"), str(out / f"{slug}.csv")], check=False)
         return
-    if what == "shapes":  # the table first: it needs no matplotlib
+    if what == "shapes":  # the figure first (if matplotlib is there): the table links it only once it exists
+        try:
+            import matplotlib  # noqa: F401
+            subprocess.run([sys.executable, str(ROOT / "scripts" / "plot_shapes.py"), str(out / f"{slug}_shapes.csv")],
+                           check=False)
+        except ImportError:
+            print("matplotlib not installed: docs/img/shapes.png not drawn (scripts/docs_deps.sh says how to install it)")
         subprocess.run([sys.executable, str(ROOT / "scripts" / "shapes_table.py"), str(out / f"{slug}_shapes.csv"),
                         "--full", str(ROOT / "docs" / "results.md")], check=False)
+        return
     if what in ("bench", "stability"):
         subprocess.run([sys.executable, str(ROOT / "scripts" / "results_table.py"), str(out / f"{slug}.csv"),
                         "--readme", str(ROOT / "README.md"), "--full", str(ROOT / "docs" / "results.md")], check=False)
@@ -286,8 +293,6 @@ def redraw(out, slug, args, what):
         return
     if what == "bench":
         subprocess.run([sys.executable, str(ROOT / "scripts" / "plot_steps.py"), str(out / f"{slug}.csv")], check=False)
-    elif what == "shapes":
-        subprocess.run([sys.executable, str(ROOT / "scripts" / "plot_shapes.py"), str(out / f"{slug}_shapes.csv")], check=False)
     elif what == "sweep":
         subprocess.run([sys.executable, str(ROOT / "scripts" / "plot_sweep.py"), str(out / f"{slug}_sweep.csv")], check=False)
 
