@@ -65,7 +65,7 @@ STEP_OF  = $(filter $(1)_%,$(STEPS))
 BUILD_GOALS := $(filter-out clean help test-run bench-run docs docs-deps schedule-figures swizzle-figure steps-table results-tables,\
                  $(or $(MAKECMDGOALS),all))
 
-.PHONY: all test test-run bench bench-run bench-sweep bench-waves profile help run clean tables steps-table results-tables $(STEP_IDS)
+.PHONY: all test test-run bench bench-run bench-sweep bench-waves bench-shapes profile help run clean tables steps-table results-tables $(STEP_IDS)
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -143,8 +143,8 @@ run: $(BUILD)/bin/$(RUN_STEP)
 # A benchmark needs a GPU: say so before compiling for minutes (the GPU machine runs bench-run).
 need_gpu = $(if $(shell nvidia-smi -L 2>/dev/null | grep '^GPU'),,$(error make $(1) needs an NVIDIA GPU and \
   nvidia-smi finds none here; nothing was built or written (`make` builds the steps; `make bench-run` runs built ones)))
-ifneq ($(filter bench bench-sweep bench-waves,$(MAKECMDGOALS)),)
-  $(foreach g,$(filter bench bench-sweep bench-waves,$(MAKECMDGOALS)),$(call need_gpu,$(g)))
+ifneq ($(filter bench bench-sweep bench-waves bench-shapes,$(MAKECMDGOALS)),)
+  $(foreach g,$(filter bench bench-sweep bench-waves bench-shapes,$(MAKECMDGOALS)),$(call need_gpu,$(g)))
 endif
 
 #> make bench                every step at 4096^3 and 8192^3, paired; sustained and stability -> results/, README table, figure
@@ -163,6 +163,10 @@ bench-sweep: all
 bench-waves: all
 	python3 scripts/bench.py --build $(BUILD) --waves
 
+#> make bench-shapes         the last bf16 step (and the shapes-also steps) over issue 30's shapes: decode M = 1-256, prefill, ragged, long and short K -> results/<gpu>_shapes.csv, docs/results.md's table, docs/img/shapes.png (about 2 min a step, estimated; `python3 scripts/bench.py --shapes --dry-run` prints the plan)
+bench-shapes: all
+	python3 scripts/bench.py --build $(BUILD) --shapes
+
 #> make profile STEP=NN      ncu, clocks left as found: the step beside cuBLAS (M= N= K=, default 4096)
 profile: $(BUILD)/bin/$(RUN_STEP)
 	python3 scripts/profile.py $(STEP) --m $(M) --n $(N) --k $(K) --build $(BUILD)
@@ -172,10 +176,15 @@ profile: $(BUILD)/bin/$(RUN_STEP)
 steps-table:
 	python3 scripts/steps.py readme
 
-#> make results-tables       rewrite README.md's results rows, docs/results.md and the book's measured blocks from the committed CSV (no GPU)
+#> make results-tables       rewrite README.md's results rows, docs/results.md (with the shapes table when results/<gpu>_shapes.csv exists) and the book's measured blocks from the committed CSVs (no GPU)
 results-tables:
 	python3 scripts/results_table.py results/$(DOCS_GPU).csv --readme README.md --full docs/results.md > /dev/null
 	python3 scripts/book_numbers.py --csv results/$(DOCS_GPU).csv
+	@if [ -f results/$(DOCS_GPU)_shapes.csv ]; then \
+	  python3 scripts/shapes_table.py results/$(DOCS_GPU)_shapes.csv --full docs/results.md; \
+	else \
+	  echo "docs/results.md: shapes table left as it is (no results/$(DOCS_GPU)_shapes.csv yet: make bench-shapes on a GPU)"; \
+	fi
 
 #> make tables               every generated table that lists the steps: the README's tree and results rows, docs/results.md, docs/resources.md
 tables: steps-table results-tables resources

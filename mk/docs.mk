@@ -34,6 +34,11 @@ docs: docs-deps schedule-figures swizzle-figure
 	python3 scripts/figures/draw.py
 	python3 scripts/plot_steps.py results/$(DOCS_GPU).csv
 	python3 scripts/plot_sweep.py results/$(DOCS_GPU)_sweep.csv
+	@if [ -f results/$(DOCS_GPU)_shapes.csv ]; then \
+	  python3 scripts/plot_shapes.py results/$(DOCS_GPU)_shapes.csv; \
+	else \
+	  echo "docs/img/shapes.png not drawn (no results/$(DOCS_GPU)_shapes.csv yet: make bench-shapes on a GPU)"; \
+	fi
 	python3 scripts/plot_waves.py $(WAVES_CSVS)
 	python3 scripts/plot_power.py results/$(DOCS_GPU)_series.csv
 	python3 scripts/plot_roofline.py results/$(DOCS_GPU).csv

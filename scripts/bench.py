@@ -16,6 +16,12 @@ the per-pair ratios, with its interquartile range.
   scripts/bench.py --waves            the last bf16 step against cuBLAS at M = K = 4096 and N = 256 ..
                                       8192 in steps of one tile column (wave quantization)
                                       -> results/<gpu>_waves_<step>.csv
+  scripts/bench.py --shapes           the last bf16 step and the shapes-also steps over every shape a
+                                      transformer runs (scripts/shape_sweep.py: decode M = 1-256,
+                                      prefill, ragged, long and short K), each paired with cuBLAS,
+                                      cuBLASLt best-of-8 and CUTLASS -> results/<gpu>_shapes.csv;
+                                      it prints its plan and an estimate of its time first
+                                      (--dry-run: only that, no GPU needed)
 Options: --build DIR --out DIR --sizes N.. --steps ID.. --reps R --sustained S --stability P
 A step that fails its check gets a FAIL row with no timing and makes the script exit 1; a step that
 refuses a shape (exit 2, e.g. more memory than the GPU has) gets a REFUSED row and a note. Step 01 is
@@ -35,8 +41,10 @@ import re
 import signal
 import subprocess
 import sys
+import time
 
 import results_io
+import shape_sweep
 import steps as step_table
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -140,24 +148,31 @@ def done_runs(tmp):
     return {(r["step"], int(r["m"]), int(r["n"]), int(r["k"])) for r in read_rows(tmp) if r.get("kernel") == "step"}
 
 
-def run_shapes(runs, args, tmp, stage, suffix, refs, done):
+def run_shapes(runs, args, tmp, stage, suffix, refs, done, reps_of=None, decorate=None):
     """Runs each (binary, m, n, k) of `runs` once (no energy runs), with `refs` (None: the step's default
-    references), and stages every row as <gpu>_<suffix>.csv. Returns (its name, failures, notes)."""
+    references) and reps_of(m, n, k) rounds (default --reps), and stages every row, passed through
+    decorate(row) if given, as <gpu>_<suffix>.csv. Returns (its name, failures, notes)."""
     failures, notes, extra_rows = [], [], []
     for i, (b, m, n, k) in enumerate(runs):
         if (step_id(b), m, n, k) in done:
             continue
         progress(i, len(runs))
-        run_one(b, m, n, k, args.reps, tmp, ["--energy-s", "0"], refs, failures, extra_rows, notes)
+        reps = reps_of(m, n, k) if reps_of else args.reps
+        t0 = time.monotonic()
+        run_one(b, m, n, k, reps, tmp, ["--energy-s", "0"], refs, failures, extra_rows, notes)
+        if reps_of:
+            print(f"[{i + 1}/{len(runs)}] {b.name} {m}x{n}x{k}: {time.monotonic() - t0:.1f} s", flush=True)
     rows = read_rows(tmp) + extra_rows
     if not rows:
         sys.exit("no step produced a result")
+    if decorate:
+        rows = [decorate(r) for r in rows]
     name = f"{slug_of(next((r['gpu'] for r in rows if r.get('gpu')), 'gpu'))}_{suffix}.csv"
     stage.csv(name, rows)
     return name, failures, notes
 
 
-PROGRESS = {"done": 0, "of": 0}
+PROGRESS = {"done": 0, "of": 0, "t0": time.monotonic()}
 
 
 def progress(i, total):
@@ -167,6 +182,31 @@ def progress(i, total):
 def fail_row(binary, m, n, k, code, check=None):
     return {"step": step_id(binary), "name": binary.name[len(step_id(binary)) + 1:], "m": m, "n": n, "k": k,
             "mode": "burst", "kernel": "step", "check": check or f"FAIL (exit {code})"}
+
+
+def shapes_plan(bins, args):
+    """The runs of --shapes, (binary, m, n, k) shape by shape (the steps of one shape back to back, so
+    they meet the same thermal state): the last bf16 step and the --shapes-also steps over
+    shape_sweep.SHAPES. Prints them, family by family, with the rounds and the estimated time."""
+    bf16 = [b for b in bins if not is_fp32(step_id(b))]
+    if not bf16:
+        sys.exit("error: --shapes needs a bf16 step (the shapes are bf16 GEMMs)")
+    swept = [b for b in bf16 if b == bf16[-1] or step_id(b) in args.shapes_also]
+    runs = [(b, m, n, k) for (m, n, k) in shape_sweep.SHAPES for b in swept]
+    total = 0.0
+    print(f"--shapes: steps {' '.join(step_id(b) for b in swept)} (the last bf16 step, and shapes-also) over "
+          f"{len(shape_sweep.SHAPES)} shapes: {len(runs)} processes, each paired with cuBLAS, cuBLASLt best-of-"
+          f"8 and CUTLASS")
+    for fam, shapes in shape_sweep.FAMILIES:
+        secs = sum(shape_sweep.plan_seconds(m, n, k, shape_sweep.reps_for(m, n, k, args.reps))
+                   for (m, n, k) in shapes) * len(swept)
+        total += secs
+        few = [shape_sweep.label(*s) for s in shapes if shape_sweep.reps_for(*s, args.reps) < args.reps]
+        print(f"  {fam:8s} {len(shapes):2d} shapes x {len(swept)} steps, about {secs:4.0f} s"
+              + (f"; {shape_sweep.MIN_REPS} rounds (not {args.reps}) at {', '.join(few)}" if few else ""))
+    print(f"estimated time: about {total / 60:.1f} min ({total:.0f} s; a plan from assumed per-process costs in "
+          f"scripts/shape_sweep.py, not a measurement: each run below prints its real time)", flush=True)
+    return runs
 
 
 def stability(binary, sizes, processes, reps, tmp):
@@ -231,6 +271,16 @@ def redraw(out, slug, args, what):
         if what == "bench":
             subprocess.run([sys.executable, str(ROOT / "scripts" / "results_table.py"), str(out / f"{slug}.csv")], check=False)
         return
+    if what == "shapes":  # the figure first (if matplotlib is there): the table links it only once it exists
+        try:
+            import matplotlib  # noqa: F401
+            subprocess.run([sys.executable, str(ROOT / "scripts" / "plot_shapes.py"), str(out / f"{slug}_shapes.csv")],
+                           check=False)
+        except ImportError:
+            print("matplotlib not installed: docs/img/shapes.png not drawn (scripts/docs_deps.sh says how to install it)")
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "shapes_table.py"), str(out / f"{slug}_shapes.csv"),
+                        "--full", str(ROOT / "docs" / "results.md")], check=False)
+        return
     if what in ("bench", "stability"):
         subprocess.run([sys.executable, str(ROOT / "scripts" / "results_table.py"), str(out / f"{slug}.csv"),
                         "--readme", str(ROOT / "README.md"), "--full", str(ROOT / "docs" / "results.md")], check=False)
@@ -252,6 +302,9 @@ def announce_writes(args, out, bins):
     slug = slug_of(nvidia_smi("name"))
     if args.sweep:
         files = [out / f"{slug}_sweep.csv"] + ([] if args.no_docs else [ROOT / "docs" / "img" / "sweep.png"])
+    elif args.shapes:
+        files = [out / f"{slug}_shapes.csv"] + ([] if args.no_docs else [ROOT / "docs" / "img" / "shapes.png",
+                                                                         ROOT / "docs" / "results.md"])
     elif args.waves:
         last_bf16 = [b for b in bins if not is_fp32(step_id(b))][-1:]
         files = [out / f"{slug}_waves_{step_id(b)}.csv" for b in last_bf16]
@@ -270,7 +323,8 @@ def announce_writes(args, out, bins):
     names = [f"{f.relative_to(ROOT) if f.is_relative_to(ROOT) else f}{' (tracked)' if f.resolve() in tracked else ''}"
              for f in files]
     print("this run writes: " + ", ".join(names) + ("; README.md and docs/results.md only between their "
-                                                     "results markers" if ROOT / "README.md" in files else ""), flush=True)
+                                                     "results markers" if ROOT / "README.md" in files else "")
+          + ("; docs/results.md only between its shapes markers" if args.shapes and not args.no_docs else ""), flush=True)
 
 
 def main():
@@ -295,6 +349,14 @@ def main():
     ap.add_argument("--sweep", action="store_true", help="the shape sweep instead of the step table")
     ap.add_argument("--waves", action="store_true",
                     help="wave quantization: the last bf16 step at M = K = 4096 and every N = 256 j up to 8192")
+    shapes_also = [s.id for s in step_table.with_role(STEPS.values(), "shapes-also")]
+    ap.add_argument("--shapes", action="store_true",
+                    help="issue 30's sweep (scripts/shape_sweep.py) instead of the step table")
+    ap.add_argument("--shapes-also", nargs="*", default=shapes_also,
+                    help=f"steps run by --shapes besides the last bf16 step (default, the role shapes-also in "
+                         f"scripts/step_roles.tsv: {' '.join(shapes_also)})")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="with --shapes: print the runs and the estimated time, run nothing, write nothing")
     ap.add_argument("--sweep-also", nargs="*", default=sweep_also,
                     help=f"steps swept besides the last of each ladder (default, the role sweep-also in "
                          f"scripts/step_roles.tsv: {' '.join(sweep_also)})")
@@ -333,6 +395,13 @@ def prepare_and_run(args, ap):
     if not bins:
         sys.exit(f"error: no step binaries under {build}/bin" + (f" for steps {' '.join(args.steps)}: run `make`"
                                                                  if args.steps else ""))
+    if sum((args.sweep, args.waves, args.shapes, args.stability_only)) > 1:
+        ap.error("--sweep, --waves, --shapes and --stability-only are separate runs: pass one")
+    if args.dry_run:
+        if not args.shapes:
+            ap.error("--dry-run plans a --shapes run: pass --shapes")
+        shapes_plan(bins, args)
+        return 0
     # No GPU: every step would refuse with "no CUDA device" and the run would write FAIL rows. Ask the
     # first binary once (a tiny check-only run) and stop before anything is written.
     probe = subprocess.run([str(bins[0]), "--m", "64", "--n", "64", "--k", "64", "--check-only"],
@@ -382,6 +451,18 @@ def run(args, build, bins, fp32, bf16, last, out, tmp, series, stage, done):
         for line in notes:
             print(line)
         redraw(out, name[: -len("_sweep.csv")], args, "sweep")
+        return finish(failed)
+
+    if args.shapes:
+        runs = shapes_plan(bins, args)
+        name, failed, notes = run_shapes(runs, args, tmp, stage, "shapes", None, done,
+                                         reps_of=lambda m, n, k: shape_sweep.reps_for(m, n, k, args.reps),
+                                         decorate=lambda r: dict(r, family=shape_sweep.family_of(
+                                             int(r["m"]), int(r["n"]), int(r["k"]))))
+        print(f"\nwrote {out}/: {', '.join(stage.commit())} ({time.monotonic() - PROGRESS['t0']:.0f} s)")
+        for line in notes:
+            print(line)
+        redraw(out, name[: -len("_shapes.csv")], args, "shapes")
         return finish(failed)
 
     if args.waves:

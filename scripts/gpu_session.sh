@@ -7,6 +7,10 @@
 #   scripts/gpu_session.sh stability  BENCH_IN=DIR: the stability runs added to the results in DIR
 #                                   (the first call's results/, carried back), for a bench split in two
 #   scripts/gpu_session.sh sweep    make bench-sweep, then ncu profiles of the last bf16 step
+#   scripts/gpu_session.sh shapes   make bench-shapes (issue 30's shapes: the last bf16 step and the
+#                                   shapes-also steps, alone on the GPU) under SHAPES_TIMEOUT_S (default
+#                                   540 s); stopped by it, it leaves its finished runs in build/: a second
+#                                   call with BENCH_ARGS=--resume on the same machine goes on from them
 #   scripts/gpu_session.sh soak     build/bin/soak for SOAK_MINUTES (default 8): the last bf16 steps back
 #                                   to back over rotating shapes, every 10th result checked (SOAK_ARGS add)
 #   scripts/gpu_session.sh faults   make bench's fault handling on the GPU, on a copy of results/: a short
@@ -35,7 +39,7 @@ if [ -f build/carry/bin.tar.xz ] && [ ! -x build/bin/tests ]; then
   mkdir -p build && tar xJf build/carry/bin.tar.xz -C build || { echo "cannot unpack build/carry/bin.tar.xz" >&2; exit 2; }
 fi
 case "${1:-}" in
-  checks|bench|stability|sweep|roofline|soak|faults) ;;
+  checks|bench|stability|sweep|shapes|roofline|soak|faults) ;;
   step)
     [ -n "${STEP:-}" ] || { echo "step: set STEP (and PREV, default its parent; step ids, e.g. STEP=23 PREV=22)" >&2; exit 2; }
     PREV=${PREV:-$(python3 scripts/steps.py parent "$STEP" 2>/dev/null)}
@@ -44,7 +48,7 @@ case "${1:-}" in
       compgen -G "build/bin/${id}_*" > /dev/null || { echo "step: no binary build/bin/${id}_* (ids as in kernels/NN_name.cu)" >&2; exit 2; }
     done
     ;;
-  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|roofline|soak|faults|step" >&2; exit 2 ;;
+  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|shapes|roofline|soak|faults|step" >&2; exit 2 ;;
 esac
 OUT=${OUT:-gpu_out}
 mkdir -p "$OUT/run"
@@ -121,6 +125,22 @@ case "${1:-}" in
         > "$R/profile_$s.log" 2>&1
       summary+=("profile $last $s (rc=$?)")
     done
+    ;;
+  shapes)
+    start=$SECONDS
+    # The plan and its estimate first (no GPU time), then the runs; the log has each process's real time.
+    python3 scripts/bench.py --build build --shapes --dry-run ${BENCH_ARGS:-} > "$R/shapes_plan.log" 2>&1
+    grep -E "^estimated" "$R/shapes_plan.log"
+    timeout "${SHAPES_TIMEOUT_S:-540}" python3 scripts/bench.py --build build --out "$R/results" --no-docs --shapes \
+      ${BENCH_ARGS:-} > "$R/shapes.log" 2>&1
+    rc=$?
+    summary+=("shapes (rc=$rc, $((SECONDS - start)) s): $(grep -cE '^\[[0-9]+/[0-9]+\]' "$R/shapes.log") processes ran")
+    grep -E "refused|^FAILED|^wrote|interrupted" "$R/shapes.log" | head -20
+    csv=$(ls "$R"/results/*_shapes.csv 2>/dev/null | head -n 1)
+    if [ -n "$csv" ]; then  # each step's summary line: geometric mean and worst five shapes
+      python3 scripts/shapes_table.py "$csv" > "$R/shapes_table.md" 2>&1 && grep -E '^\*\*step' "$R/shapes_table.md"
+    fi
+    [ $rc -eq 0 ] || status=1
     ;;
   soak)
     start=$SECONDS

@@ -25,6 +25,7 @@ from sasslib.consts import evaluate, read_constants  # noqa: E402  (the constant
 ROLES_FILE = ROOT / "scripts" / "step_roles.tsv"
 ROLES = {"bench-also": "sustained and stability runs in make bench, beside the last step of each ladder",
          "sweep-also": "swept by make bench-sweep, beside the last step of each ladder",
+         "shapes-also": "run by make bench-shapes (issue 30's shapes), beside the last bf16 step",
          "power": "drawn in the power figure beside the last bf16 step",
          "waves-figure": "its results/<gpu>_waves_<id>.csv is drawn in docs/img/waves.png"}
 README_BEGIN, README_END = "<!-- steps:begin -->", "<!-- steps:end -->"

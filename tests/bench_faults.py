@@ -9,7 +9,13 @@ the stand-in nvidia-smi, its .meta.json). The twin (BENCH_UNSAFE_WRITES=1: each 
 as the benchmark once did) must show the damage the same kill does then; if it did not, this test
 could not tell.
 
-  tests/bench_faults.py --repo DIR --scratch DIR     prints one line per case and "N passed, N failed"
+The shapes cases (--cases shapes) run `bench.py --shapes` the same way: its plan (--dry-run, nothing
+written), then a stubbed run whose stand-ins time every reference and refuse one shape (exit 2), and
+then scripts/plot_shapes.py and scripts/shapes_table.py on that CSV and on a small synthetic one whose
+best references and geometric means are known.
+
+  tests/bench_faults.py --repo DIR --scratch DIR [--cases faults|shapes|all]
+                                                     prints one line per case and "N passed, N failed"
 """
 import argparse
 import csv
@@ -28,9 +34,17 @@ HEADER = ("step,name,technique,dtype,m,n,k,mode,kernel,detail,ms,ms_min,ms_max,t
           "clock_reasons,check,gpu,sm_count,l2_mib,max_sm_clock_mhz,power_limit_w,driver_cuda,runtime,cublas,date")
 
 
+# The references of a stand-in run with STANDIN_REFS=all, as the real harness names them, and the step's
+# paired ratio over each: cuBLASLt's best is the best reference (the smallest ratio) at every shape.
+ALL_REFS = (("cublas", "0.9"), ("cublaslt_best", "0.8"), ("cutlass_coop_128x256x64_c2x1", "1.1"),
+            ("cutlass_pingpong_128x128x64_c1x1", "1.2"))
+
+
 def standin_step(argv):
-    """A step executable: --check-only passes; a run appends its step and cuBLAS rows to --csv, tagged
-    STANDIN_RUN, after STANDIN_SLEEP seconds; M = STANDIN_OOM_M is refused as out of memory (exit 2)."""
+    """A step executable: --check-only passes; a run appends its step and cuBLAS rows (STANDIN_REFS=all:
+    every reference's) to --csv, tagged STANDIN_RUN, after STANDIN_SLEEP seconds; M = STANDIN_OOM_M is
+    refused as out of memory and the shapes MxNxK of STANDIN_REFUSE (comma-separated) as unaligned,
+    with exit 2."""
     a = {argv[i]: argv[i + 1] for i in range(1, len(argv) - 1) if argv[i].startswith("--")}
     name = pathlib.Path(argv[0]).name
     sid = name.split("_")[0]
@@ -41,6 +55,10 @@ def standin_step(argv):
         print(f"error: {name} refuses M={m} N={n} K={k}: out of device memory: 96 GiB needed, 80 GiB free",
               file=sys.stderr)
         return 2
+    if f"{m}x{n}x{k}" in os.environ.get("STANDIN_REFUSE", "").split(","):
+        print(f"error: {name} refuses M={m} N={n} K={k}: N must be a multiple of 8 (16-byte rows of C for TMA)",
+              file=sys.stderr)
+        return 2
     time.sleep(float(os.environ.get("STANDIN_SLEEP", "0")))
     tag = os.environ.get("STANDIN_RUN", "run")
     path = pathlib.Path(a["--csv"])
@@ -48,7 +66,8 @@ def standin_step(argv):
     with open(path, "a") as f:
         if new:
             f.write(HEADER + "\n")
-        for kernel, ratio in (("step", "1.0"), ("cublas", "0.9")):
+        refs = ALL_REFS if os.environ.get("STANDIN_REFS") == "all" else ALL_REFS[:1]
+        for kernel, ratio in (("step", "1.0"), *refs):
             f.write(f"{sid},{name[len(sid) + 1:]},\"stand-in\",bf16,{m},{n},{k},burst,{kernel},{tag},1.0,1.0,1.0,1.0,"
                     f"{ratio},{ratio},{ratio},20,1500,probe,,,,,,pass,Stand-in GPU,132,60,1980,700,13.0,13.0,13.1.0,"
                     f"2026-12-02\n")
@@ -88,7 +107,8 @@ class Case:
 
     def env(self, **kv):
         e = dict(os.environ, PATH=f"{self.smi}:{os.environ['PATH']}")
-        for k in ("BENCH_FAULT", "BENCH_UNSAFE_WRITES", "STANDIN_BUSY", "STANDIN_OOM_M", "STANDIN_SLEEP"):
+        for k in ("BENCH_FAULT", "BENCH_UNSAFE_WRITES", "STANDIN_BUSY", "STANDIN_OOM_M", "STANDIN_SLEEP", "STANDIN_REFUSE",
+                  "STANDIN_REFS"):
             e.pop(k, None)
         e.update({k: str(v) for k, v in kv.items()})
         return e
@@ -146,20 +166,8 @@ def wait_rows(case, n, proc, tag, limit=60):
     return False
 
 
-def main():
-    if len(sys.argv) > 1 and not sys.argv[1].startswith("--"):  # called as a stand-in
-        name = pathlib.Path(sys.argv[1]).name
-        return (standin_smi if name == "nvidia-smi" else standin_step)(sys.argv[1:])
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--repo", required=True)
-    ap.add_argument("--scratch", required=True)
-    args = ap.parse_args()
-    results = []
-
-    def case(name, ok, detail=""):
-        results.append(ok)
-        print(f"{'PASS' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}", flush=True)
-
+def fault_cases(args, case):
+    """The faults on the writes of make bench (the module's docstring)."""
     c = Case(args.repo, args.scratch)
     r = c.run(STANDIN_RUN="A")
     case("a whole run commits every file", r.returncode == 0 and c.state() == "one run: A" and not c.pending(),
@@ -222,6 +230,158 @@ def main():
     case("twin: written in place, the same kill leaves a damaged file (this check can fail)",
          r.returncode == -signal.SIGKILL and "truncated" in damaged, damaged)
 
+
+
+def synthetic_rows():
+    """A small shapes CSV in the harness's format (no family column, as an older CSV would have): steps 22
+    and 23; 23 refuses 2050x2050x2048; 16x4096x4096 is no shape of the sweep ('other'). Returns (rows, the
+    geometric mean of 23's ratios to its best reference)."""
+    plan = {  # (step, m, n, k): {kernel: (ratio, q25, q75)}, or a refusal
+        ("23", 1, 4096, 4096): {"cublas": (0.60, 0.59, 0.61), "cublaslt_best": (0.55, 0.54, 0.56),
+                                "cutlass_coop_128x256x64_c2x1": (1.30, 1.29, 1.31)},
+        ("23", 16, 4096, 4096): {"cublas": (0.70, 0.69, 0.71), "cublaslt_best": (0.72, 0.71, 0.73)},
+        ("23", 2050, 2050, 2048): "REFUSED (N must be a multiple of 8)",
+        ("23", 8192, 8192, 512): {"cublas": (1.02, 1.01, 1.03), "cublaslt_best": (0.98, 0.97, 0.99),
+                                  "cutlass_coop_128x256x64_c2x1": (1.05, 1.04, 1.06)},
+        ("22", 1, 4096, 4096): {"cublas": (0.50, 0.49, 0.51), "cublaslt_best": (0.52, 0.51, 0.53)},
+        ("22", 2050, 2050, 2048): {"cublas": (0.96, 0.95, 0.97), "cublaslt_best": (0.97, 0.96, 0.98)},
+    }
+    fields = HEADER.split(",")
+    rows = []
+    for (sid, m, n, k), refs in plan.items():
+        base = dict.fromkeys(fields, "")
+        base.update(step=sid, name="stand_in", technique="stand-in", dtype="bf16", m=m, n=n, k=k, mode="burst",
+                    rounds=30, gpu="Stand-in GPU", sm_count=132, date="2026-12-02")
+        if isinstance(refs, str):
+            rows.append(dict(base, kernel="step", check=refs))
+            continue
+        # 500 TFLOP/s, or 3.5 TB/s for A, B and C where that takes longer (the small M ones)
+        ms = max(2.0 * m * n * k / 500e12, 2.0 * (m * k + n * k + m * n) / 3.5e12) * 1e3
+        rows.append(dict(base, kernel="step", ms=ms, tflops=500, step_ratio=1, clock_mhz=1900, check="pass"))
+        for kern, (r, q25, q75) in refs.items():
+            rows.append(dict(base, kernel=kern, ms=ms * r, tflops=500 / r, step_ratio=r, step_ratio_q25=q25,
+                             step_ratio_q75=q75, clock_mhz=1890, check="pass"))
+    return rows, (0.55 * 0.70 * 0.98) ** (1 / 3)
+
+
+def write_csv(path, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()), lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+
+
+def shapes_cases(args, case):
+    """bench.py --shapes with stand-ins (plan, a stubbed run with a refused shape), then the figure and the
+    table on its CSV and on a small synthetic one."""
+    c = Case(args.repo, pathlib.Path(args.scratch) / "shapes")
+    sys.path.insert(0, str(c.repo / "scripts"))
+    import shape_sweep
+    base = [sys.executable, str(c.repo / "scripts/bench.py"), "--build", str(c.build), "--out", str(c.out), "--shapes",
+            "--steps", "14", "23", "--shapes-also", "14", "--no-docs"]
+    want = len(shape_sweep.SHAPES) * 2
+    r = subprocess.run(base + ["--dry-run"], env=c.env(), capture_output=True, text=True)
+    ok = (r.returncode == 0 and f"{want} processes" in r.stdout and "estimated time: about" in r.stdout
+          and all(f in r.stdout for f, _ in shape_sweep.FAMILIES) and "20 rounds (not 30) at 16384x14336x4096" in r.stdout
+          and not (c.out.exists() and any(c.out.iterdir())))
+    case("--shapes --dry-run prints the plan and its estimate and writes nothing", ok,
+         next((l for l in r.stdout.splitlines() if l.startswith("estimated")), "") if ok
+         else f"exit {r.returncode}: {(r.stdout + r.stderr).strip()[-300:]}")
+    r = subprocess.run(base[:6] + ["--dry-run"], env=c.env(), capture_output=True, text=True)
+    case("--dry-run without --shapes is refused", r.returncode == 2 and "--dry-run plans a --shapes run" in r.stderr,
+         f"exit {r.returncode}")
+
+    refused = "2050x2050x2048"
+    r = subprocess.run(base, env=c.env(STANDIN_RUN="S", STANDIN_REFS="all", STANDIN_REFUSE=refused),
+                       capture_output=True, text=True)
+    path = c.out / "stand_in_gpu_shapes.csv"
+    rows = list(csv.DictReader(open(path))) if path.exists() else []
+    steps = {(x["step"], int(x["m"]), int(x["n"]), int(x["k"])) for x in rows if x["kernel"] == "step"}
+    plan = {(s, *shp) for shp in shape_sweep.SHAPES for s in ("14", "23")}
+    bad = [x for x in rows if None in x.values() or None in x
+           or x.get("family") != shape_sweep.family_of(int(x["m"]), int(x["n"]), int(x["k"]))]
+    refusals = [x for x in rows if x["check"].startswith("REFUSED")]
+    timed = [x for x in rows if x["kernel"] == "step" and x.get("tflops")]
+    per = {}
+    for x in rows:
+        per[(x["step"], x["m"], x["n"], x["k"])] = per.get((x["step"], x["m"], x["n"], x["k"]), 0) + 1
+    case("--shapes with stand-ins writes a well-formed CSV: every step at every shape, each timed one with its "
+         "four references, a family per row",
+         r.returncode == 0 and steps == plan and not bad and len(timed) == want - 2
+         and all(v == 5 for (s, m, n, k), v in per.items() if f"{m}x{n}x{k}" != refused) and not c.pending(),
+         f"exit {r.returncode}, {len(steps)} of {len(plan)} step rows, {len(bad)} bad rows"
+         + ("" if r.returncode == 0 else f"; {r.stderr.strip()[-200:]}"))
+    case("--shapes: a shape a step refuses (exit 2) is a REFUSED row with the reason, and a note",
+         len(refusals) == 2 and {f"{x['m']}x{x['n']}x{x['k']}" for x in refusals} == {refused}
+         and all("multiple of 8" in x["check"] for x in refusals) and f"refused {refused}" in r.stdout,
+         f"{len(refusals)} refused rows")
+    big = "--m 16384 --n 14336 --k 4096 --reps 20"
+    case("--shapes: 20 rounds at 1 TFLOP or more, --reps (30) elsewhere, and each process's time printed",
+         big in r.stdout and "--m 1 --n 4096 --k 4096 --reps 30" in r.stdout and f"[{want}/{want}]" in r.stdout,
+         "" if big in r.stdout else "no 20-round run of 16384x14336x4096")
+
+    table = [sys.executable, str(c.repo / "scripts/shapes_table.py")]
+    t = subprocess.run(table + [str(path)], capture_output=True, text=True) if path.exists() else None
+    case("shapes_table.py on the stubbed CSV: the best reference is cuBLASLt's (ratio 0.8), refusals named",
+         t is not None and t.returncode == 0 and "geometric mean 0.800× the best reference over 37 shapes" in t.stdout
+         and f"not timed: {refused} (REFUSED" in t.stdout and "| cublaslt_best | 0.800" in t.stdout,
+         "" if t and t.returncode == 0 else (t.stdout + t.stderr)[-300:] if t else "no CSV")
+
+    syn_rows, gm = synthetic_rows()
+    syn = c.root / "synthetic_shapes.csv"
+    write_csv(syn, syn_rows)
+    md = c.root / "results.md"
+    md.write_text("# Results\n\nbefore\n\n<!-- shapes:begin -->\nnot measured yet\n<!-- shapes:end -->\n\nafter\n")
+    t = subprocess.run(table + [str(syn), "--full", str(md)], capture_output=True, text=True)
+    text = md.read_text()
+    case("shapes_table.py on a small synthetic CSV: geomean, worst five in order with IQR and clock, the "
+         "refused shape, only between its markers",
+         t.returncode == 0 and f"geometric mean {gm:.3f}× the best reference over 3 shapes" in text
+         and "Worst five: 1x4096x4096 0.550 [0.540–0.560] at 1900 MHz (against cublaslt_best); "
+             "16x4096x4096 0.700 [0.690–0.710]" in text
+         and "not timed: 2050x2050x2048 (REFUSED (N must be a multiple of 8))" in text
+         and "| 23 | other | 16x4096x4096 |" in text and "| 22 | ragged | 2050x2050x2048 | 500.0 | cublas | 0.960" in text
+         and text.startswith("# Results\n\nbefore\n") and text.endswith("<!-- shapes:end -->\n\nafter\n")
+         and "not measured yet" not in text, "" if t.returncode == 0 else (t.stdout + t.stderr)[-300:])
+
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        case("plot_shapes.py: not drawn, matplotlib is not installed (scripts/docs_deps.sh)", True)
+        return
+    plot = [sys.executable, str(c.repo / "scripts/plot_shapes.py")]
+    outs = []
+    for src, name in ((syn, "synthetic.png"), (path, "stubbed.png")):
+        p = subprocess.run(plot + [str(src), "--out", str(c.root / name)], capture_output=True, text=True)
+        outs.append((p, c.root / name))
+    # A subset without any M <= 32 shape: the memory-bound panel says so instead of failing.
+    write_csv(c.root / "large_only.csv", [x for x in syn_rows if int(x["m"]) > 32])
+    p = subprocess.run(plot + [str(c.root / "large_only.csv"), "--out", str(c.root / "large.png")], capture_output=True, text=True)
+    outs.append((p, c.root / "large.png"))
+    case("plot_shapes.py draws the synthetic CSV, the stubbed one and a subset without M <= 32",
+         all(p.returncode == 0 and f.exists() and f.read_bytes()[:4] == b"\x89PNG" for p, f in outs),
+         "; ".join(f"exit {p.returncode} {p.stderr.strip()[-150:]}" for p, _ in outs if p.returncode))
+
+
+def main():
+    if len(sys.argv) > 1 and not sys.argv[1].startswith("--"):  # called as a stand-in
+        name = pathlib.Path(sys.argv[1]).name
+        return (standin_smi if name == "nvidia-smi" else standin_step)(sys.argv[1:])
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repo", required=True)
+    ap.add_argument("--scratch", required=True)
+    ap.add_argument("--cases", choices=("faults", "shapes", "all"), default="all")
+    args = ap.parse_args()
+    results = []
+
+    def case(name, ok, detail=""):
+        results.append(ok)
+        print(f"{'PASS' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}", flush=True)
+
+    if args.cases in ("faults", "all"):
+        fault_cases(args, case)
+    if args.cases in ("shapes", "all"):
+        shapes_cases(args, case)
     shutil.rmtree(args.scratch, ignore_errors=True)
     print(f"{sum(results)} passed, {len(results) - sum(results)} failed")
     return 0 if all(results) else 1

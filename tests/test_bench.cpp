@@ -105,9 +105,23 @@ TEST_CASE("bench.py under faults: signals, a full disk, a busy GPU, an out-of-me
   const std::filesystem::path repo = gemm_test::repo_dir();
   const std::filesystem::path scratch = gemm_test::binary_dir().parent_path() / "bench-faults-test";
   const auto r = gemm_test::run_command("python3 '" + (repo / "tests/bench_faults.py").string() + "' --repo '" +
-                                        repo.string() + "' --scratch '" + scratch.string() + "'");
+                                        repo.string() + "' --scratch '" + scratch.string() + "' --cases faults");
   INFO(r.output);
   CHECK(r.status == 0);
   CHECK_THAT(r.output, Catch::Contains("PASS twin: written in place, the same kill leaves a damaged file") &&
                            Catch::Contains(" passed, 0 failed"));
+}
+
+TEST_CASE("bench.py --shapes with stand-ins: its plan, a well-formed CSV, a REFUSED row; plot_shapes.py and shapes_table.py on a synthetic CSV", "[cpu][bench][shapes]") {
+  if (!gemm_test::have_repo("scripts/bench.py and tests/bench_faults.py")) return;
+  const std::filesystem::path repo = gemm_test::repo_dir();
+  const std::filesystem::path scratch = gemm_test::binary_dir().parent_path() / "bench-shapes-test";
+  const auto r = gemm_test::run_command("python3 '" + (repo / "tests/bench_faults.py").string() + "' --repo '" +
+                                        repo.string() + "' --scratch '" + scratch.string() + "' --cases shapes");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("PASS --shapes with stand-ins writes a well-formed CSV") &&
+                           Catch::Contains("PASS --shapes: a shape a step refuses (exit 2) is a REFUSED row") &&
+                           Catch::Contains("PASS shapes_table.py on a small synthetic CSV") &&
+                           Catch::Contains("plot_shapes.py") && Catch::Contains(" passed, 0 failed"));
 }

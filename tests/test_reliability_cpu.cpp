@@ -226,12 +226,18 @@ TEST_CASE("bad input to make: an unknown step id is one clear line and a non-zer
   std::ofstream(no_smi_dir / "nvidia-smi") << "#!/bin/sh\necho 'NVIDIA-SMI has failed' >&2; exit 9\n";  // as with no driver
   fs::permissions(smi_dir / "nvidia-smi", fs::perms::owner_all);
   fs::permissions(no_smi_dir / "nvidia-smi", fs::perms::owner_all);
-  for (const std::string goal : {"bench", "bench-sweep", "bench-waves"}) {
+  for (const std::string goal : {"bench", "bench-sweep", "bench-waves", "bench-shapes"}) {
     const auto none = run("PATH=" + quote(no_smi_dir.string()) + ":$PATH make -n -s --no-print-directory -C " +
                           quote(repo_dir().string()) + " " + goal);
     INFO("make " << goal << " (no GPU)\n" << none.output);
     CHECK(none.status != 0);
     CHECK_THAT(none.output, Catch::Contains("needs an NVIDIA GPU") && !Catch::Contains("unterminated"));
+    // With a GPU, make would first remake its dependency stamp: only where the build made it (not on a
+    // GPU machine handed the executables alone, where installing is not the test's business).
+    if (!fs::exists(build_dir() / ".deps-ok")) {
+      WARN("make " << goal << " with a stand-in GPU: not tried, no " << (build_dir() / ".deps-ok").string());
+      continue;
+    }
     const auto gpu = run("PATH=" + quote(smi_dir.string()) + ":$PATH make -n -s --no-print-directory -C " +
                          quote(repo_dir().string()) + " " + goal);
     INFO("make " << goal << " (a stand-in GPU)\n" << gpu.output);

@@ -1,0 +1,136 @@
+"""The shapes of `make bench-shapes` (issue 30's sweep: every shape a transformer runs), the time plan
+of the run, and the reading of its CSV that the figure (scripts/plot_shapes.py) and the table
+(scripts/shapes_table.py) share: for each step and shape, the step's paired ratio to the best
+reference of that process (the fastest of cuBLAS, cuBLASLt's best of 8 and the CUTLASS
+configurations, i.e. the reference row with the smallest step speed / reference speed).
+
+Layers of a 4096-wide model with a 14336-wide MLP and grouped-query attention (Llama-3-8B-like):
+(N, K) = (4096, 4096) the attention output projection, (14336, 4096) the MLP up (and gate)
+projection, (4096, 14336) the MLP down projection, (6144, 4096) the fused QKV projection
+(4096 + 2 x 1024). C = A * B^T with A M x K: M is the number of tokens in the batch."""
+import csv
+import math
+import pathlib
+
+NK_LAYERS = [(4096, 4096), (14336, 4096), (4096, 14336), (6144, 4096)]
+
+# (family, shapes (M, N, K)) in the order the run, the figure and the table take them.
+FAMILIES = [
+    # decode: one new token per sequence, M = the batch (1 to 256); every layer, B (the weights)
+    # dominates the bytes, so these are memory-bound up to M of about 128.
+    ("decode", [(m, n, k) for m in (1, 4, 32, 128, 256) for n, k in NK_LAYERS]),
+    # prefill and training: M = tokens of a prompt or a batch (512 to 16384), the layers but QKV.
+    ("prefill", [(m, n, k) for m in (512, 2048, 8192, 16384) for n, k in NK_LAYERS[:3]]),
+    # ragged: M and N a few elements past a multiple of every tile (2050, 8200) or of none (5000).
+    ("ragged", [(2050, 2050, 2048), (5000, 5000, 5000), (8200, 8200, 8192)]),
+    # long K: few output tiles for 132 SMs and a long reduction each (what split-K is for).
+    ("long K", [(2048, 2048, 32768), (1024, 1024, 65536)]),
+    # short K: many output tiles with a short main loop (prologue and epilogue weigh).
+    ("short K", [(8192, 8192, 512)]),
+]
+SHAPES = [s for _, shapes in FAMILIES for s in shapes]
+FAMILY_ORDER = [f for f, _ in FAMILIES] + ["other"]
+
+# Fewer paired rounds for the biggest shapes: at 1 TFLOP or more per GEMM (over 1.5 ms a launch at the
+# power cap) a shape gets the harness's minimum of 20 rounds; every other shape gets --reps (30).
+BIG_FLOP = 1e12
+MIN_REPS = 20
+
+# The time plan of one step process: an ESTIMATE from assumed constants, not a measurement (the run
+# prints each process's real time and the total, against which to correct these).
+PROCESS_S = 2.5        # assumed: start, CUDA context, cuBLAS and cuBLASLt handles, inputs, warm-up
+HOST_S_PER_C = 12e-9   # assumed: per element of C, copying it to the host and comparing it, ~4 times
+SETTLE_S = 0.5         # the harness's --settle-s default: untimed paired rounds
+LT_SELECTION = 8 * 11  # cuBLASLt's 8 candidates, 1 warm-up and 10 timed launches each
+CONTENDERS = 5         # the step, cuBLAS, cuBLASLt best, two CUTLASS configurations
+LAUNCH_GAP_S = 60e-6   # assumed: the L2 flush and the clock probe around every timed launch
+PLAN_TFLOPS = 600.0    # assumed bf16 speed of every kernel, for the plan only
+PLAN_HBM_TBPS = 4.3    # device-to-device copy on the H200 (docs/machine.md): the plan's memory-bound time
+BYTES_BF16 = 2
+
+
+def family_of(m, n, k):
+    for fam, shapes in FAMILIES:
+        if (m, n, k) in shapes:
+            return fam
+    return "other"
+
+
+def reps_for(m, n, k, reps):
+    return min(reps, MIN_REPS) if 2.0 * m * n * k >= BIG_FLOP else reps
+
+
+def gemm_bytes(m, n, k):
+    """Bytes of A (M x K), B (N x K) and C (M x N) in bf16: what a GEMM must move at least once."""
+    return BYTES_BF16 * (m * k + n * k + m * n)
+
+
+def plan_seconds(m, n, k, reps):
+    """Estimated wall time of one step process at this shape (see the constants above)."""
+    kernel = max(2.0 * m * n * k / (PLAN_TFLOPS * 1e12), gemm_bytes(m, n, k) / (PLAN_HBM_TBPS * 1e12))
+    timed = (3 + reps) * CONTENDERS * (kernel + LAUNCH_GAP_S)
+    return PROCESS_S + HOST_S_PER_C * m * n + SETTLE_S + LT_SELECTION * kernel + timed
+
+
+def label(m, n, k):
+    return f"{m}x{n}x{k}"
+
+
+def _num(v):
+    try:
+        return float(v) if v not in ("", None) else None
+    except ValueError:
+        return None
+
+
+def read_results(csv_path):
+    """One dict per (step, shape) of a shapes CSV (any subset of steps and shapes), in step order then
+    the sweep's shape order: step, name, family, m, n, k, status ('ok', or the step row's check, e.g.
+    'REFUSED (...)', 'FAIL (exit 1)'), tflops, ms, clock (step's SM MHz), ratio, q25, q75 (to the best
+    reference; None without one), best (its kernel name), best_clock, refs {kernel: ratio}."""
+    with open(csv_path) as f:
+        rows = [r for r in csv.DictReader(f) if r.get("mode", "burst") == "burst"]
+    groups = {}
+    for r in rows:
+        key = (r["step"], int(r["m"]), int(r["n"]), int(r["k"]))
+        groups.setdefault(key, []).append(r)
+    out = []
+    for (sid, m, n, k), group in groups.items():
+        me = next((r for r in group if r["kernel"] == "step"), None)
+        if me is None:
+            continue
+        fam = me.get("family") or family_of(m, n, k)
+        res = {"step": sid, "name": me.get("name", ""), "family": fam if fam in FAMILY_ORDER else "other",
+               "m": m, "n": n, "k": k, "tflops": _num(me.get("tflops")), "ms": _num(me.get("ms")),
+               "clock": _num(me.get("clock_mhz")), "ratio": None, "q25": None, "q75": None, "best": "",
+               "best_clock": None, "best_ms": None, "refs": {}}
+        res["status"] = "ok" if res["tflops"] is not None else (me.get("check") or "no timing")
+        refs = [r for r in group if r["kernel"] != "step" and _num(r.get("step_ratio")) is not None]
+        res["refs"] = {r["kernel"]: _num(r["step_ratio"]) for r in refs}
+        if res["status"] == "ok" and refs:
+            best = min(refs, key=lambda r: _num(r["step_ratio"]))
+            res.update(ratio=_num(best["step_ratio"]), q25=_num(best.get("step_ratio_q25")),
+                       q75=_num(best.get("step_ratio_q75")), best=best["kernel"],
+                       best_clock=_num(best.get("clock_mhz")), best_ms=_num(best.get("ms")))
+        out.append(res)
+    return sorted(out, key=lambda r: (step_key(r["step"]), shape_key(r)))
+
+
+def step_key(sid):
+    digits = "".join(c for c in sid if c.isdigit())
+    return (int(digits) if digits else 1 << 30, sid)
+
+
+def shape_key(r):
+    shp = (r["m"], r["n"], r["k"])
+    return (FAMILY_ORDER.index(r["family"]), SHAPES.index(shp) if shp in SHAPES else len(SHAPES), shp)
+
+
+def geomean(values):
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def pending_commit(csv_path):
+    """True when a benchmark killed inside its commit left results/ half moved (scripts/results_io.py)."""
+    return (pathlib.Path(csv_path).parent / ".bench-staging" / "COMMIT").exists()
