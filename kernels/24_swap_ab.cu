@@ -1,18 +1,18 @@
 // Step 24 — small M by swapping the operands, on step 23. wgmma's M is 64 rows per warpgroup, so at
-// M = 16 step 23 pads each m64 slab with 48 zero rows, and 16 x 8192 x 8192 is 64 tiles of 128x128
-// for 132 SMs: half the SMs idle, each running 4x the tensor work it needs. For M <= SWAP_MAX_M the
-// launcher computes C^T = B * A^T instead with the same kernel (template parameter SWAP): its M side
-// (128-row boxes, two m64 slabs) reads rows of B, its N side reads A with wgmma m64n64k16, so all of
-// M fits one 64-wide tile column and B is read from HBM once. Both operands stay K-major (same tensor
-// maps, same 128B swizzle); the accumulators hold a tile of C^T, written transposed from registers
-// (ptx::store_dt_fragment_bf16; C is tiny). The bound is wgmma N = 64: up to it B streams once; past
-// it 23's 128-row tiles pad less than half. Stream-K: the swapped problem is N/128 tiles (64 here),
-// usually fewer than SMs; make_split<true> drops 23's wave limits (measured on compute-bound tiles)
-// so every SM gets K tiles of B to stream. Fixup and its fixed summation order are 23's.
+// M = 16 step 23's 128-row tile is 16 rows of A and 112 of zero fill (8x the tensor work), and
+// 16 x 8192 x 8192 is 64 tiles: too many for 23's split rule, so 68 of 132 SMs idle. For
+// M <= SWAP_MAX_M the launcher computes C^T = B * A^T with the same kernel (template parameter SWAP):
+// its M side (128-row boxes, two m64 slabs) reads rows of B, its N side reads A with wgmma
+// m64n64k16, so all of M fits one 64-wide tile column and B is read from HBM once (the bound: past
+// 64, B would be read once per 64 rows of M). Both operands stay K-major (same tensor maps, same
+// 128B swizzle); the accumulators hold a tile of C^T, stored transposed from registers
+// (ptx::store_dt_fragment_bf16; C is tiny). Stream-K: make_split<true> drops 23's wave limits
+// (measured on compute-bound tiles), so the 64 tiles' K tiles are shared out on all 132 SMs, every
+// one streaming B. Fixup and its fixed summation order are 23's.
 // Prediction: memory-bound on B: at 16 x 8192 x 8192 its 128 MiB take 31 us at the 4.3 TB/s measured
 // copy rate (69 TFLOP/s); expect 35-40 us, about 1.0x cuBLAS (23: 0.56x). M > 64: 23's numbers.
-// SASS: gemm_pingpong_stream_k<true> has HGMMA.64x64x16.F32.BF16 (8 per K tile) and no UTMASTG;
-// <false> is 23's kernel (HGMMA.64x128x16); make diff B=24.
+// SASS: gemm_pingpong_stream_k<true> has HGMMA.64x64x16.F32.BF16 (8 per K tile), no UTMASTG, STG.E.U16
+// stores; <false> is 23's kernel, the same SASS (make diff B=24 shows both against 23).
 // Supports: K % 8 == 0, any M, N >= 1 (TMA clips; else register stores), < 2^30 tiles. sm_90a.
 // Run: make run STEP=24 M=16 N=8192 K=8192
 #include <cuda_bf16.h>
