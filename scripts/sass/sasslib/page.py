@@ -18,7 +18,7 @@ from .listing import clean_functions, parse_nvdisasm, read_clean, trim_padding
 from .page_assets import CSS, JS
 from .resources import RESOURCE_COLUMNS, unit_rows
 from .tools import REPO, ToolError
-from .units import all_steps, find_unit, step_registry
+from .units import all_steps, display_name, find_unit, step_registry
 
 esc = html.escape
 
@@ -195,7 +195,7 @@ def kernel_info(k, v, res_rows, results):
     clean = v["clean"]
     whole, loop = mix_counts(clean)
     mixrows = [[key, str(whole.get(key, 0)), str(loop.get(key, 0))] for key in mix_keys(whole, loop)]
-    mine = [r for r in res_rows if r[1].strip("`") == clean.short]
+    mine = [r for r in res_rows if r[1].strip("`") == display_name(clean.short, clean.demangled)]
     badges = "".join(
         f"<span class='badge {'pass' if ok else 'fail'}' title='{esc(detail + ' (' + where + ')')}'>"
         f"{'✓' if ok else '✗'} {esc(rule)}</span>"
