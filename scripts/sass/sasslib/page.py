@@ -195,7 +195,7 @@ def kernel_info(k, v, res_rows, results):
     clean = v["clean"]
     whole, loop = mix_counts(clean)
     mixrows = [[key, str(whole.get(key, 0)), str(loop.get(key, 0))] for key in mix_keys(whole, loop)]
-    mine = [r for r in res_rows if r[1].strip("`") == display_name(clean.short, clean.demangled)]
+    mine = [r for r in res_rows if r[1].strip("`") in (clean.short, display_name(clean.short, clean.demangled))]
     badges = "".join(
         f"<span class='badge {'pass' if ok else 'fail'}' title='{esc(detail + ' (' + where + ')')}'>"
         f"{'✓' if ok else '✗'} {esc(rule)}</span>"
