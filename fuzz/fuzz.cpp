@@ -74,7 +74,10 @@ std::vector<int> primes_below(int limit) {
 /// Draws shape `index` of step `step` for run seed `seed`: a pure function of the three.
 /// Families: tiny, prime, skinny (M or N of 1-16, K up to 8192), flat (K of 1-32), K of one to a
 /// few pipeline stages, tile boundaries +-1, ragged mid-size, and grid-limit (M or N past 65535
-/// blocks of 128 on a grid axis, tiny otherwise). A drawn shape the step refuses is kept as a
+/// blocks of 128 on a grid axis, tiny otherwise); for the bf16 steps also small-m (M of 1-64 or 65, half
+/// the time one of the edges 1, 2, 7, 8, 16, 31, 32, 33, 63, 64, 65; N and K of 8-8192: the decode
+/// shapes, which step 24 runs swapped), a quarter of their draws, so that with the other families'
+/// small M about 45 % of a bf16 step's draws have M <= 64. A drawn shape the step refuses is kept as a
 /// refusal check 30% of the time; otherwise N and K are rounded up to multiples of 8 first, so most
 /// draws of the steps with alignment constraints still run. Sizes are capped (M*N <= 3M elements,
 /// M*N*K <= 2.5e8; grid-limit draws have K <= 8) so thousands of checks take minutes.
@@ -95,8 +98,9 @@ Draw draw(const Step& step, uint64_t seed, int index) {
   };
   Draw d;
   d.index = index;
-  static const char* kinds[] = {"tiny", "prime", "skinny", "flat", "k-stages", "tile-edge", "ragged", "grid-limit"};
-  const int family = index % 16 == 15 && chance(0.5) ? 7 : uni(0, 6);  // grid-limit: ~3% (large C)
+  static const char* kinds[] = {"tiny", "prime", "skinny", "flat", "k-stages", "tile-edge", "ragged", "grid-limit", "small-m"};
+  int family = index % 16 == 15 && chance(0.5) ? 7 : uni(0, 6);  // grid-limit: ~3% (large C)
+  if (step.dtype == Dtype::bf16 && family != 7 && chance(0.25)) family = 8;  // small-m: bf16 steps only
   d.kind = kinds[family];
   switch (family) {
     case 0: d.m = uni(1, 16), d.n = uni(1, 16), d.k = uni(1, 16); break;
@@ -110,6 +114,11 @@ Draw draw(const Step& step, uint64_t seed, int index) {
     case 4: d.m = uni(1, 700), d.n = uni(1, 700), d.k = uni(1, 5 * 64 + 8); break;
     case 5: d.m = edge({16, 32, 64, 128, 256}, 5), d.n = edge({16, 32, 64, 128, 256}, 5), d.k = edge({8, 16, 32, 64}, 8); break;
     case 6: d.m = uni(100, 1500), d.n = uni(100, 1500), d.k = uni(8, 700); break;
+    case 8: {
+      static const int edges[] = {1, 2, 7, 8, 16, 31, 32, 33, 63, 64, 65};
+      d.m = chance(0.5) ? edges[uni(0, 10)] : uni(1, 64), d.n = uni(8, 8192), d.k = uni(8, 8192);
+      break;
+    }
     default:
       if (chance(0.5)) d.m = 65535 * 128 + uni(1, 200), d.n = uni(1, 4);
       else d.n = 65535 * 128 + uni(1, 200), d.m = uni(1, 4);

@@ -3,7 +3,8 @@
 // stage count, ragged M and N, N = 8 mod 16, odd N), exact mode compared with ==, two buffers of one
 // shape back to back, ten repeats bitwise identical; for the persistent steps (15 on) the tile-loop
 // cases (fewer tiles than SMs, more than two waves, short K with many tiles per block, two input sets
-// alternated, repeats on a multi-wave shape, odd tile counts for clusters of two); CPU tests of the registry's tiles, the tensor-map
+// alternated, repeats on a multi-wave shape, odd tile counts for clusters of two); for steps 24 on,
+// small M (1-65) over N and K, and a small-M split shape ten times bitwise identical; CPU tests of the registry's tiles, the tensor-map
 // validation, the shape refusals and the watchdog. Every GPU check runs under a watchdog: a deadlocked kernel (an mbarrier phase that never
 // completes) ends the run with a message naming the check, instead of hanging CI.
 #include <catch2/catch.hpp>
@@ -247,6 +248,71 @@ TEST_CASE("persistent steps with stream-K: split tiles are summed right (random 
     CHECK(split >= 4);
   }
   CHECK(stepped >= 2);  // 21, 23
+}
+
+// ---- small M (step 24 on: C^T = B * A^T for M <= 64) -------------------------------------------
+// The decode shapes. Step 24 runs M <= 64 swapped: B's rows on wgmma's M side, A's on its N side
+// (n64), the accumulators a tile of C^T stored transposed, and (fewer tiles than SMs) the K tiles
+// shared out over every SM with the fixup. M = 1 (TMA zero-fills A's rows past M), M = 64 (the last
+// swapped M) and 65 (the first unswapped one), N = 8 (one partial row of B's box), K = 8 (one partial
+// K tile) and K = 4104 (65 K tiles, a tail of 8: split between blocks); stores clip at M and N.
+// Run on the steps from 24 on (the chapter of shape-general steps); earlier ones pad M to 64 or 128.
+
+namespace {
+std::vector<Step> small_m_steps() {
+  std::vector<Step> out;
+  for (const Step& s : persistent_steps())
+    if (s.id >= "24") out.push_back(s);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("small M (steps 24 on): M of 1-65 against cuBLAS and the CPU fp64 loop (random normal and exact)", "[gpu][hopper][small_m]") {
+  REQUIRE_HOPPER_OR_SKIP();
+  const std::vector<Step> steps = small_m_steps();
+  REQUIRE_FALSE(steps.empty());
+  for (const Step& step : steps)
+    for (int m : {1, 7, 16, 33, 64, 65})
+      for (int n : {8, 1000, 4096})
+        for (int k : {8, 64, 4104}) {
+          const std::string what = fmt::format("small M: {} x {} x {}", m, n, k);
+          expect_pass(step, {Dtype::bf16, m, n, k, 1, 0, 61, false}, Oracle::cublas, what);
+          const Problem exact{Dtype::bf16, m, n, k, 1, 0, 67, true};
+          expect_pass(step, exact, Oracle::cublas, what + " (exact)");
+          if (double(m) * n * k <= 2e7) expect_pass(step, exact, Oracle::cpu_fp64, what + " (exact)");
+        }
+}
+
+TEST_CASE("small M (steps 24 on): a split shape, 16 x 4096 x 8192, is the same bits on ten runs", "[gpu][hopper][small_m][stream_k]") {
+  REQUIRE_HOPPER_OR_SKIP();
+  for (const Step& step : small_m_steps()) {
+    // 32 tiles of C^T (128 x 64) of 128 K tiles on 132 SMs: every tile split between about four blocks,
+    // summed by whichever piece arrives last, always in block order (the fixup's fixed order).
+    const Problem p{Dtype::bf16, 16, 4096, 8192, 1, 0, 71, false};
+    INFO("step " << step.id);
+    CHECK(step.workspace_bytes(p.m, p.n, p.k) > 0);  // the split chose stream-K
+    Watchdog dog(describe(step, p, "small M, ten runs"), gemm_test::kGpuCheckLimit);
+    ProblemBuffers ws(p);
+    reserve_workspace(step, ws);
+    const std::vector<float> want = ws.cublas_reference();
+    std::vector<float> first;
+    for (int rep = 0; rep < 10; ++rep) {
+      ws.reset_output(nullptr);
+      launch_step(step, ws, nullptr);
+      CUDA_CHECK(cudaDeviceSynchronize());
+      const std::vector<float> c = ws.download_c();
+      if (rep == 0) {
+        first = c;
+        const CheckReport r = ws.check_against(want);
+        INFO(describe(step, p, "first of ten runs, small M split") << ": " << r.summary());
+        CHECK(r.passed);
+        continue;
+      }
+      INFO(describe(step, p, fmt::format("run {}", rep)));
+      REQUIRE(c.size() == first.size());
+      CHECK(std::memcmp(c.data(), first.data(), c.size() * sizeof(float)) == 0);
+    }
+  }
 }
 
 // ---- clusters of two (step 17: pairs of M tiles share B through TMA multicast) -----------------

@@ -275,6 +275,13 @@ TEST_CASE("fuzz: --help, bad input, no GPU, and seeded draws that cover every fa
   const auto lines06 = lines_with_prefix(a.output, "06 "), lines14 = lines_with_prefix(a.output, "14 ");
   CHECK(lines06.size() == 400);
   CHECK(lines14.size() == 400);
+  // The small-M family is the bf16 steps' alone, a quarter of their draws.
+  auto count_of = [](const std::vector<std::string>& lines, const char* what) {
+    return std::count_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(what) != std::string::npos; });
+  };
+  CHECK(count_of(lines06, "(small-m ") == 0);
+  CHECK(count_of(lines14, "(small-m ") >= 60);
+  CHECK(count_of(lines14, "(small-m ") <= 140);
   for (const auto* lines : {&lines06, &lines14}) {
     const auto refused = std::count_if(lines->begin(), lines->end(), [](const std::string& l) { return l.find(" refused: ") != std::string::npos; });
     CHECK(refused >= 10);

@@ -44,6 +44,38 @@ __device__ __forceinline__ void store_d_fragment_bf16(const float (&d)[R], __nv_
   }
 }
 
+/// The transposed store, for a kernel that computed C^T = B * A^T with swapped operands (step 24, small
+/// M): `d` is the D fragment of one m64nNk16 wgmma holding a 64 x N tile of C^T, and it is written
+/// as bf16 into row-major C (M x N, leading dimension N), clipping rows >= M and columns >= N of C.
+/// Fragment row r (wgmma's M side: the rows of B) is C's column n0 + r, fragment column c (wgmma's N
+/// side: the rows of A) is C's row m0 + c. With the D fragment layout of store_d_fragment_bf16 (PTX
+/// ISA, "Register Fragments and Shared Memory Matrix Layouts", wgmma .m64nNk16 D), accumulator i of
+/// lane l of warp w goes to
+///   C[m0 + 8*(i/4) + 2*(l%4) + i%2][n0 + 16w + l/4 + 8*((i/2) % 2)].
+/// A pair (i, i+1) is two rows of C, so every value is its own 2-byte store: the 8 lanes with one l%4
+/// write 16 contiguous bytes of one C row. Meant for a small C (M <= 64 rows), where these stores are
+/// a sliver of the traffic.
+template <int R>
+__device__ __forceinline__ void store_dt_fragment_bf16(const float (&d)[R], __nv_bfloat16* C, int M, int N,
+                                                       int64_t n0, int64_t m0) {
+  static_assert(R % 4 == 0, "an m64nNk16 fragment holds N/2 accumulators per thread, N a multiple of 8");
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+  const int64_t n_base = n0 + 16 * warp + lane / 4;
+  const int64_t m_base = m0 + 2 * (lane % 4);
+#pragma unroll
+  for (int j = 0; j < R / 4; ++j)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int64_t n = n_base + 8 * h;
+      if (n >= N) continue;
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int64_t m = m_base + 8 * j + e;
+        if (m < M) C[m * N + n] = __float2bfloat16_rn(d[4 * j + 2 * h + e]);
+      }
+    }
+}
+
 /// Writes columns 64*box .. 64*box+63 of this warpgroup's m64nNk16 D fragment (see above), as bf16,
 /// into `dst`: a 64 x 64 bf16 box (64 rows of 128 bytes, 8 KB, 1024-byte aligned) in the layout a
 /// TMA store with CU_TENSOR_MAP_SWIZZLE_128B reads (gemm::swizzle::byte_offset<128>). Each thread

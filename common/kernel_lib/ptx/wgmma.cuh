@@ -135,4 +135,16 @@ __device__ __forceinline__ void wgmma_m64n256k16_bf16(float (&d)[128], uint64_t 
       : "l"(desc_a), "l"(desc_b), "r"(scale_d));
 }
 
+/// The m64nNk16 wrapper above whose N is 2R: one call site for a kernel templated on its tile's N
+/// (step 24: n128 for its 128x128 tile, n64 for the swapped small-M tile). R is the fragment's fp32
+/// accumulators per thread, N/2 (PTX ISA, .m64nNk16 D fragment); only the wrapped N (64, 128, 256)
+/// compile.
+template <int R>
+__device__ __forceinline__ void wgmma_m64nNk16_bf16(float (&d)[R], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+  static_assert(R == 32 || R == 64 || R == 128, "wrapped wgmma N: 64, 128, 256 (R = N / 2 accumulators)");
+  if constexpr (R == 32) wgmma_m64n64k16_bf16(d, desc_a, desc_b, scale_d);
+  else if constexpr (R == 64) wgmma_m64n128k16_bf16(d, desc_a, desc_b, scale_d);
+  else wgmma_m64n256k16_bf16(d, desc_a, desc_b, scale_d);
+}
+
 }  // namespace ptx

@@ -90,13 +90,15 @@ def mix_table(fa, fb, a_name, b_name):
 
 
 def pair_functions(fa, fb):
-    """Same short name first; otherwise in object order."""
-    by_b = {f.short: f for f in fb}
-    pairs, rest_a, rest_b = [], [], [f for f in fb]
+    """Same short name first: a function of A against every function of B with its name (template
+    instantiations, e.g. step 24's kernel<false> and kernel<true> against step 23's one kernel);
+    otherwise in object order."""
+    pairs, rest_a, rest_b = [], [], list(fb)
     for f in fa:
-        if f.short in by_b:
-            pairs.append((f, by_b[f.short]))
-            rest_b.remove(by_b[f.short])
+        same = [g for g in fb if g.short == f.short]
+        if same:
+            pairs += [(f, g) for g in same]
+            rest_b = [g for g in rest_b if all(g is not x for x in same)]
         else:
             rest_a.append(f)
     pairs += list(zip(rest_a, rest_b))
@@ -116,23 +118,26 @@ def cmd_diff(args):
     out = []
     for a, b in pair_functions(fa, fb):
         if args.what == "ptx":
-            la, lb = read_clean_ptx(ua, a.short), read_clean_ptx(ub, b.short)
+            la, lb = read_clean_ptx(ua, a.base or a.short), read_clean_ptx(ub, b.base or b.short)
             if la is None or lb is None:
                 raise ToolError("no PTX in the cubin: build with -lineinfo")
             ext = ".ptx"
         else:
             # Keep the labels in the text so loop heads are visible in the diff.
-            la = read_body(os.path.join(ua.out, a.short + ".sass"))
-            lb = read_body(os.path.join(ub.out, b.short + ".sass"))
+            la = read_body(os.path.join(ua.out, (a.base or a.short) + ".sass"))
+            lb = read_body(os.path.join(ub.out, (b.base or b.short) + ".sass"))
             ext = ".sass"
-        out.append(f"==== {ua.name}/{a.short}{ext}  vs  {ub.name}/{b.short}{ext}")
+        na, nb = a.base or a.short, b.base or b.short
+        out.append(f"==== {ua.name}/{na}{ext}  vs  {ub.name}/{nb}{ext}")
         out += [f"// A: {a.header.get('clean SASS of', '')}", f"// B: {b.header.get('clean SASS of', '')}"]
-        out += list(difflib.unified_diff(la, lb, f"{ua.name}/{a.short}{ext}", f"{ub.name}/{b.short}{ext}", lineterm="", n=3))
+        out += [f"// A: {a.demangled}", f"// B: {b.demangled}"] if na != a.short or nb != b.short else []
+        out += list(difflib.unified_diff(la, lb, f"{ua.name}/{na}{ext}", f"{ub.name}/{nb}{ext}", lineterm="", n=3))
         out.append("")
         out.append(f"instruction mix, {a.short} ({ua.step}) -> {b.short} ({ub.step}): whole kernel and hottest loop")
         out.append(mix_table(a, b, ua.step or ua.name, ub.step or ub.name))
         out.append("")
-    if len(fa) != len(fb):
+    pairs = pair_functions(fa, fb)
+    if len({id(a) for a, _ in pairs}) != len(fa) or len({id(b) for _, b in pairs}) != len(fb):
         out.append(f"note: {ua.name} has {len(fa)} kernel function(s), {ub.name} has {len(fb)}; unpaired ones are not shown")
     text = "\n".join(out) + "\n"
     path = os.path.join(args.build, "sass", f"diff_{ua.step}_{ub.step}.{args.what}.txt")

@@ -179,6 +179,7 @@ class CleanFunction:
     header: dict
     insns: list
     labels: dict       # ".L3" -> instruction index
+    base: str = ""     # the clean file's base name: short, or short_1, short_2 ... for template instantiations
 
     def backedges(self):
         """(branch index, target index) for every branch to an earlier (or the same) instruction,
@@ -286,7 +287,8 @@ def read_clean(path):
         target = t.group(1) if t and op.split(".")[0] in BRANCH_OPS else ""
         insns.append(CleanInsn(len(insns), s, pred, op, operands, target))
     short = header.get("clean SASS of", os.path.basename(path)).split(" |")[0]
-    return CleanFunction(short, header.get("mangled", ""), header.get("function", ""), header, insns, labels)
+    base = os.path.basename(path)[:-len(".sass")] if path.endswith(".sass") else short
+    return CleanFunction(short, header.get("mangled", ""), header.get("function", ""), header, insns, labels, base)
 
 
 def clean_functions(unit):

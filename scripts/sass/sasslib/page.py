@@ -18,7 +18,7 @@ from .listing import clean_functions, parse_nvdisasm, read_clean, trim_padding
 from .page_assets import CSS, JS
 from .resources import RESOURCE_COLUMNS, unit_rows
 from .tools import REPO, ToolError
-from .units import all_steps, find_unit, step_registry
+from .units import all_steps, display_name, find_unit, step_registry
 
 esc = html.escape
 
@@ -195,7 +195,7 @@ def kernel_info(k, v, res_rows, results):
     clean = v["clean"]
     whole, loop = mix_counts(clean)
     mixrows = [[key, str(whole.get(key, 0)), str(loop.get(key, 0))] for key in mix_keys(whole, loop)]
-    mine = [r for r in res_rows if r[1].strip("`") == clean.short]
+    mine = [r for r in res_rows if r[1].strip("`") in (clean.short, display_name(clean.short, clean.demangled))]
     badges = "".join(
         f"<span class='badge {'pass' if ok else 'fail'}' title='{esc(detail + ' (' + where + ')')}'>"
         f"{'✓' if ok else '✗'} {esc(rule)}</span>"
@@ -309,8 +309,9 @@ def diff_page(ua, ub, linked_index=False):
     src = list(difflib.unified_diff(sa, sb, ra, rb, lineterm="", n=3))
     pairs = []
     for a, b in pair_functions(clean_functions(ua), clean_functions(ub)):
-        la, lb = read_body(os.path.join(ua.out, a.short + ".sass")), read_body(os.path.join(ub.out, b.short + ".sass"))
-        d = list(difflib.unified_diff(la, lb, f"{ua.name}/{a.short}.sass", f"{ub.name}/{b.short}.sass", lineterm="", n=3))
+        fa, fb = a.base or a.short, b.base or b.short
+        la, lb = read_body(os.path.join(ua.out, fa + ".sass")), read_body(os.path.join(ub.out, fb + ".sass"))
+        d = list(difflib.unified_diff(la, lb, f"{ua.name}/{fa}.sass", f"{ub.name}/{fb}.sass", lineterm="", n=3))
         (wa, pa), (wb, pb) = mix_counts(a), mix_counts(b)
         rows = []
         for k in mix_keys(wa, wb):
@@ -319,7 +320,7 @@ def diff_page(ua, ub, linked_index=False):
                          str(lx), str(ly), f"<td class={'up' if ly > lx else 'down' if ly < lx else ''}>{ly - lx:+d}</td>"])
         na, nb = ua.step, ub.step
         table = grid(["instruction", na, nb, "delta", "loop " + na, "loop " + nb, "delta"], rows)
-        pairs.append(f"<div class=pair><h3>{esc(a.short)} ({na}) → {esc(b.short)} ({nb})</h3>{table}"
+        pairs.append(f"<div class=pair><h3>{esc(fa)} ({na}) → {esc(fb)} ({nb})</h3>{table}"
                      f"{diff_rows(d) if d else '<p>&nbsp;clean SASS identical</p>'}</div>")
     nav = "<nav><a href='index.html'>all steps</a></nav>" if linked_index else ""
     body = (f"<header>{nav}<h1>Step {esc(ua.step)} → step {esc(ub.step)}</h1>"

@@ -8,7 +8,7 @@ from .checks import expect_files, parse_expect, parse_ptxas
 from .consts import eval_count, source_constants
 from .dump import ensure_dumped
 from .listing import clean_functions
-from .units import all_steps, short_name
+from .units import all_steps, display_name, short_name
 
 # ----------------------------------------------------------------------------------------------
 # Resource table
@@ -94,7 +94,11 @@ def unit_rows(unit, size=4096):
             if grid and blocks:
                 waves = f"{-(-grid // (blocks * H200['sms']))}"
                 waves += f" ({grid / (blocks * H200['sms']):.2f})"
-        rows.append([unit.step, f"`{short_name(mangled)}`", str(p["registers"]), str(p["smem"]),
+        # Template arguments only where two instantiations share a name (step 24's <false> and <true>).
+        label = short_name(mangled)
+        if sum(short_name(x) == label for x in props) > 1:
+            label = display_name(label, names.get(mangled))
+        rows.append([unit.step, f"`{label}`", str(p["registers"]), str(p["smem"]),
                      "?" if uses_dynamic else str(dyn), str(p["stack"]), f"{p['spill_stores']}/{p['spill_loads']}",
                      str(threads or "?"), lim, occ, waves])
     return rows

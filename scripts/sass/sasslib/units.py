@@ -57,6 +57,13 @@ def all_twins(build):
 # Names
 # ----------------------------------------------------------------------------------------------
 
+def display_name(short, demangled):
+    """The short name with its template arguments when the function is a template instantiation
+    (step 24: gemm_pingpong_stream_k<true>), so that two instantiations read apart in tables."""
+    m = re.search(re.escape(short) + r"(<[^()]*>)\(", demangled or "")
+    return short + (m.group(1) if m else "")
+
+
 def short_name(mangled):
     """Last identifier of an Itanium nested name: _ZN6step0111sgemm_naiveE... -> sgemm_naive."""
     m = re.match(r"_ZN?(L?)(.*)", mangled)

@@ -1,0 +1,67 @@
+"""Concept figures of the book's chapter "Every shape" (steps 24 on: small M, ragged edges, long K).
+
+Sizes come from the kernels' constants (step_constants.constants): step 23's tile (BM x BN, m64 slabs
+of WGMMA_M rows) and step 24's swapped tile (BM rows of B x SWAP_BN rows of A)."""
+import matplotlib.pyplot as plt
+from matplotlib.patches import Patch, Rectangle
+
+import style
+from step_constants import constants
+
+A, B = style.A_COLOR, style.B_COLOR
+PAD = "#e4e4e4"  # zero fill: rows TMA fills with zeros past the matrix, computed all the same
+M_EXAMPLE = 16   # the decode batch the figure draws (the chapter's 16 x 8192 x 8192)
+
+
+def _tile(ax, x0, rows, cols, real_rows, real_cols, row_color, col_color, slab):
+    """One consumer tile as wgmma sees it: `rows` on its M side (m64 slabs of `slab` rows outlined),
+    `cols` on its N side; cells that are real on both sides are coloured by the operand that gives the
+    rows, the others are zero fill. 1 unit = 1 element."""
+    ax.add_patch(Rectangle((x0, 0), cols, rows, fc=PAD, ec="none"))
+    ax.add_patch(Rectangle((x0, 0), real_cols, real_rows, fc=row_color, ec="none", alpha=0.55))
+    for s0 in range(0, rows, slab):  # the m64 slabs: one wgmma accumulator fragment each
+        ax.add_patch(Rectangle((x0, s0), cols, slab, fc="none", ec="black", lw=1.2))
+        ax.text(x0 + cols + 2, s0 + slab / 2, f"m64 slab {s0 // slab}", va="center", fontsize=9)
+    # The operands along the two sides: the rows of one (left), the rows of the other (top).
+    ax.add_patch(Rectangle((x0 - 10, 0), 6, real_rows, fc=row_color, ec="none"))
+    ax.add_patch(Rectangle((x0 - 10, real_rows), 6, rows - real_rows, fc=PAD, ec="none"))
+    ax.add_patch(Rectangle((x0, -10), real_cols, 6, fc=col_color, ec="none"))
+    ax.add_patch(Rectangle((x0 + real_cols, -10), cols - real_cols, 6, fc=PAD, ec="none"))
+
+
+@style.figure("swap_ab_small_m",
+              "Step 23 against step 24 at M = 16: in 23's 128x128 tile the 16 rows of A sit on wgmma's M "
+              "side, so 112 of the 128 rows are zero fill; swapped, the 128 rows of B fill both m64 slabs "
+              "and A's 16 rows are 16 of the 64 columns of an m64n64k16 wgmma (C^T, stored transposed)")
+def swap_ab_small_m():
+    c23, c24 = constants("23"), constants("24")
+    bm, bn, slab = c23["BM"], c23["BN"], c23["WGMMA_M"]
+    sbm, sbn = c24["BM"], c24["SWAP_BN"]
+    m = M_EXAMPLE
+    fig, ax = plt.subplots(figsize=(11.5, 5.6))
+    ax.set_aspect("equal")
+    ax.axis("off")
+    # Left: step 23, rows of A on wgmma's M side, rows of B on its N side.
+    _tile(ax, 12, bm, bn, m, bn, A, B, slab)
+    useful23 = m * bn / (bm * bn)
+    ax.text(12 + bn / 2, -16, f"step 23: tile {bm}x{bn} of C\nwgmma m64n{bn}k16", ha="center", va="bottom", fontsize=11)
+    ax.text(0, m / 2, f"A: {m} rows", ha="right", va="center", fontsize=9)
+    ax.text(0, (m + bm) / 2, f"{bm - m} rows\nzero fill", ha="right", va="center", fontsize=9)
+    ax.text(12 + bn / 2, bm + 8, f"{useful23:.1%} of the tensor work is C\n({m} of {bm} rows)",
+            ha="center", va="top", fontsize=10)
+    # Right: step 24, rows of B on wgmma's M side, rows of A on its N side: a tile of C^T.
+    x1 = 12 + bn + 110
+    _tile(ax, x1, sbm, sbn, sbm, m, B, A, slab)
+    useful24 = m / sbn
+    ax.text(x1 + sbn / 2, -16, f"step 24, M <= {c24['SWAP_MAX_M']}: tile {sbm}x{sbn} of C^T\nwgmma m64n{sbn}k16",
+            ha="center", va="bottom", fontsize=11)
+    ax.text(x1 - 12, sbm / 2, f"B: {sbm}\nrows", ha="right", va="center", fontsize=9)
+    ax.text(x1 - 2, -7, f"A: {m} rows", ha="right", va="center", fontsize=9)
+    ax.text(x1 + sbn / 2, sbm + 8, f"{useful24:.0%} of the tensor work is C\n(the rest: {sbn - m} columns of zero fill)",
+            ha="center", va="top", fontsize=10)
+    ax.set_xlim(-40, x1 + sbn + 40)
+    ax.set_ylim(bm + 26, -40)
+    ax.legend(handles=[Patch(fc=A, alpha=0.8, label="rows of A (C's rows)"), Patch(fc=B, alpha=0.8, label="rows of B (C's columns)"),
+                       Patch(fc=PAD, label="zero fill: computed, thrown away")],
+              loc="lower center", bbox_to_anchor=(0.5, -0.08), ncol=3, fontsize=9, frameon=False)
+    return fig
