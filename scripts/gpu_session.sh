@@ -161,7 +161,7 @@ case "${1:-}" in
     kill_at() {  # $1: signal, $2: extra bench.py arguments; kills the bench at a random point
       local after=$((3 + RANDOM % 12)) was now rc
       was=$(digest)
-      python3 scripts/bench.py "${args[@]}" $2 > "$R/faults_$1.log" 2>&1 & local p=$!
+      python3 scripts/bench.py "${args[@]}" ${2:-} > "$R/faults_$1.log" 2>&1 & local p=$!
       sleep $after; kill -s "$1" $p 2>/dev/null; wait $p; rc=$?
       now=$(digest)
       summary+=("SIG$1 after ${after} s: rc=$rc, results $( [ "$was" = "$now" ] && echo unchanged || echo CHANGED ) ($now); $(tail -n 1 "$R/faults_$1.log")")

@@ -18,7 +18,7 @@
 # initcheck reported the copy as uninitialized; the harness NaN-fills every buffer a TMA store writes,
 # C and cuBLAS's reference alike, so the steps' runs stay meaningful either way).
 # Prints one line per step and tool, then a summary. Logs: $OUT/sanitize/ (or sanitize_out/).
-# Environment: COMPUTE_SANITIZER (the binary), SANITIZER_JOBS (runs at once, default 4), SANITIZER_RUN_TIMEOUT_S (per run, default 600).
+# Environment: COMPUTE_SANITIZER (the binary), SANITIZER_JOBS (runs at once, default 4), SANITIZER_RUN_TIMEOUT_S (per run, default 180).
 # Exit 0: no finding and both fixtures caught; 1: a finding, a failed run, or a fixture not caught;
 # 2: bad arguments, no compute-sanitizer, no binaries or no CUDA device.
 set -uo pipefail
@@ -49,7 +49,9 @@ for t in "${tools[@]}"; do
   case "$t" in memcheck|racecheck|initcheck|synccheck) ;; *) echo "error: sanitize.sh: unknown tool '$t'" >&2; exit 2 ;; esac
 done
 LOGS=${OUT:-sanitize_out}/sanitize
-PER_RUN_S=${SANITIZER_RUN_TIMEOUT_S:-600}
+# One run's limit: the longest clean run on the H200 takes well under a minute; a run past this is a
+# hang (reported as "timed out", a failure), and must not outlive a time-limited GPU visit.
+PER_RUN_S=${SANITIZER_RUN_TIMEOUT_S:-180}
 
 # COMPUTE_SANITIZER names another binary (the CPU test of this script passes a stub).
 SAN=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || true)}
@@ -58,6 +60,19 @@ for c in /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer
 done
 [ -z "$SAN" ] && { echo "error: sanitize.sh: no compute-sanitizer on PATH or in /usr/local/cuda/bin" >&2; exit 2; }
 mkdir -p "$LOGS"
+# Stopped (a visit's time limit, Ctrl-C): stop every sanitizer run and its step too, so none is left
+# holding the GPU (bash runs a trap only between commands: the runs are waited for in the background).
+kill_tree() {
+  local c
+  for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do kill_tree "$c"; done
+  kill -TERM "$1" 2>/dev/null
+}
+stop_runs() {
+  local f
+  for f in "$LOGS"/*.log.pid; do [ -f "$f" ] && kill -TERM -- "-$(cat "$f")" 2>/dev/null; done
+  for f in $(ps -o pid= --ppid $$ 2>/dev/null); do kill_tree "$f"; done
+}
+trap 'trap - TERM INT; stop_runs; exit 124' TERM INT
 
 bins=()
 for b in "$BUILD"/bin/[0-9][0-9]_* "$BUILD"/bin/[0-9][0-9][a-z]_*; do
@@ -95,9 +110,15 @@ run_one() {
   local tool=$1 bin=$2 m=$3 n=$4 k=$5 log=$6
   # The step's check launches cuBLAS's kernels too (its reference); racecheck's reports on those are
   # sorted out by cublas_only_races below.
-  timeout "$PER_RUN_S" "$SAN" --tool "$tool" --error-exitcode 99 "$bin" --m "$m" --n "$n" --k "$k" \
-    --check-only > "$log" 2>&1
+  # timeout runs the sanitizer and the step in a process group of its own (its pid): written to LOG.pid
+  # while it runs, so that a stopped sanitize.sh can end the group even when the shells between are gone.
+  timeout -k 10 "$PER_RUN_S" "$SAN" --tool "$tool" --error-exitcode 99 "$bin" --m "$m" --n "$n" --k "$k" \
+    --check-only > "$log" 2>&1 &
+  local group=$!
+  echo "$group" > "$log.pid"
+  wait "$group"
   local rc=$?
+  rm -f "$log.pid"
   echo "$rc" > "$log.rc"
   return $rc
 }
@@ -107,7 +128,7 @@ export SAN PER_RUN_S
 # Every (tool, step, shape) run, SANITIZER_JOBS at a time (default 4: they share the GPU).
 jobs_file="$LOGS/jobs.txt"
 : > "$jobs_file"
-rm -f "$LOGS"/*.log "$LOGS"/*.log.rc
+rm -f "$LOGS"/*.log "$LOGS"/*.log.rc "$LOGS"/*.log.pid
 for tool in "${tools[@]}"; do
   for bin in "${bins[@]}"; do
     for shape in $(tool_shapes "$tool" "$bin"); do
@@ -117,7 +138,8 @@ for tool in "${tools[@]}"; do
   done
 done
 echo "sanitize: $(wc -l < "$jobs_file") runs, ${SANITIZER_JOBS:-4} at a time; logs in $LOGS"
-xargs -P "${SANITIZER_JOBS:-4}" -L 1 bash -c 'run_one "$@"' _ < "$jobs_file"
+xargs -P "${SANITIZER_JOBS:-4}" -L 1 bash -c 'run_one "$@"' _ < "$jobs_file" &
+wait $!
 
 # Racecheck also instruments the step's reference, cuBLAS, and reported hazards inside its nvjet
 # kernels on the H200 (2026-12-01): nvjet_sm90_tss_64x32_64x16_2x4_h_bz_splitK_TNT at 128 x 512 x 4096,

@@ -342,6 +342,8 @@ TEST_CASE("sanitize.sh: bad input, and its verdicts against a stub sanitizer (fi
                          "  echo '01_naive fp32 M=67 N=92 K=48: check against cuBLAS PASS (max |err| 0)'; exit 99; fi\n"
                          "if [ \"$STUB_MODE\" = finding ] && [ $tool = initcheck ] && [ $bin = 06_vectorized_loads ]; then\n"
                          "  echo '========= Uninitialized __global__ memory read of size 4 bytes'; exit 99; fi\n"
+                         "if [ \"$STUB_MODE\" = hang ] && [ $bin = 06_vectorized_loads ]; then  # a run that never ends\n"
+                         "  exec sleep 997; fi\n"
                          "echo '========= ERROR SUMMARY: 0 errors'; exit 0\n";
   fs::permissions(stub, fs::perms::owner_all);
   auto sanitize = [&](const std::string& mode) {
@@ -375,6 +377,19 @@ TEST_CASE("sanitize.sh: bad input, and its verdicts against a stub sanitizer (fi
   const auto own_race = lines_with_prefix(finding.output, "racecheck  06_vectorized_loads");
   REQUIRE(own_race.size() == 1);
   CHECK_THAT(own_race.front(), Catch::Contains("FAIL") && Catch::Contains("hazard"));
+  // A run that hangs is ended at the per-run limit and fails its line, leaving no process behind; so
+  // is every run when sanitize.sh itself is stopped (a GPU visit's time limit).
+  const std::string hang_env = "STUB_MODE=hang SANITIZE_NO_PROBE=1 COMPUTE_SANITIZER=" + quote(stub.string()) + " OUT=" +
+                               quote((dir / "hang").string()) + " ";
+  const std::string hang_args = " --build " + quote(build_dir().string()) + " --steps 06 --tools memcheck";
+  const auto hung = run(hang_env + "SANITIZER_RUN_TIMEOUT_S=1 " + quote(script.string()) + hang_args);
+  CHECK(hung.status == 1);
+  const auto hung_line = lines_with_prefix(hung.output, "memcheck   06_vectorized_loads");
+  REQUIRE(hung_line.size() == 1);
+  CHECK_THAT(hung_line.front(), Catch::Contains("FAIL") && Catch::Contains("timed out after 1 s"));
+  const auto stopped = run(hang_env + "timeout 3 " + quote(script.string()) + hang_args);
+  CHECK(stopped.status == 124);
+  CHECK(run("sleep 1; pgrep -f '[s]leep 997'").status != 0);  // 1: nothing matches ([s]: not this shell)
   fs::remove_all(dir);
 }
 
