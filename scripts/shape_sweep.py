@@ -87,7 +87,8 @@ def read_results(csv_path):
     """One dict per (step, shape) of a shapes CSV (any subset of steps and shapes), in step order then
     the sweep's shape order: step, name, family, m, n, k, status ('ok', or the step row's check, e.g.
     'REFUSED (...)', 'FAIL (exit 1)'), tflops, ms, clock (step's SM MHz), ratio, q25, q75 (to the best
-    reference; None without one), best (its kernel name), best_clock, refs {kernel: ratio}."""
+    reference; None without one), best (its kernel name), best_clock, refs {kernel: ratio}, untimed_refs
+    (references dropped for computing another C than cuBLAS)."""
     with open(csv_path) as f:
         rows = [r for r in csv.DictReader(f) if r.get("mode", "burst") == "burst"]
     groups = {}
@@ -107,6 +108,9 @@ def read_results(csv_path):
         res["status"] = "ok" if res["tflops"] is not None else (me.get("check") or "no timing")
         refs = [r for r in group if r["kernel"] != "step" and _num(r.get("step_ratio")) is not None]
         res["refs"] = {r["kernel"]: _num(r["step_ratio"]) for r in refs}
+        # references that ran but were not timed (a wrong C, dropped by the harness: bench.py's row)
+        res["untimed_refs"] = sorted(r["kernel"] for r in group
+                                     if r["kernel"] != "step" and (r.get("check") or "").startswith("FAIL (reference"))
         if res["status"] == "ok" and refs:
             best = min(refs, key=lambda r: _num(r["step_ratio"]))
             res.update(ratio=_num(best["step_ratio"]), q25=_num(best.get("step_ratio_q25")),

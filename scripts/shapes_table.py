@@ -84,6 +84,8 @@ def table(csv_path, figure=False):
               "|---|---|---|---:|---|---:|---:|---:|---|"]
     for r in sorted(res, key=lambda r: (sw.step_key(r["step"]), sw.shape_key(r))):
         check = "pass" if r["status"] == "ok" else r["status"]
+        if r.get("untimed_refs"):
+            check += f" ({', '.join(r['untimed_refs'])}: another C than cuBLAS's, not timed)"
         clocks = f"{fmt(r['clock'], '{:.0f}')} / {fmt(r['best_clock'], '{:.0f}')}" if r["ratio"] is not None else ""
         lines.append(f"| {r['step']} | {r['family']} | {sw.label(r['m'], r['n'], r['k'])} | {fmt(r['tflops'], '{:.1f}')} | "
                      f"{r['best']} | {ratio_cell(r)} | {fmt(r['refs'].get('cublas'))} | {clocks} | {check} |")
