@@ -1,16 +1,16 @@
-// Step 24 — small M by swapping the operands, on step 23. wgmma's M is 64 rows per warpgroup, so at
-// M = 16 step 23's 128-row tile is 16 rows of A and 112 of zero fill (8x the tensor work), and
-// 16 x 8192 x 8192 is 64 tiles: too many for 23's split rule, so 68 of 132 SMs idle. For
-// M <= SWAP_MAX_M the launcher computes C^T = B * A^T with the same kernel (template parameter SWAP):
-// its M side (128-row boxes, two m64 slabs) reads rows of B, its N side reads A with wgmma
-// m64n64k16, so all of M fits one 64-wide tile column and B is read from HBM once (the bound: past
-// 64, B would be read once per 64 rows of M). Both operands stay K-major (same tensor maps, same
-// 128B swizzle); the accumulators hold a tile of C^T, stored transposed from registers
-// (ptx::store_dt_fragment_bf16; C is tiny). Stream-K: make_split<true> drops 23's wave limits
-// (measured on compute-bound tiles), so the 64 tiles' K tiles are shared out on all 132 SMs, every
-// one streaming B. Fixup and its fixed summation order are 23's.
+// Step 24 — small M by swapping the operands, on step 23. Two lessons, said so:
+// 1. The swap. wgmma's M side is 64 rows a slab and 23's tile has two, so at M = 16 its 128-row A box
+//    is 16 rows of A and 112 of zero fill (8x the tensor work). For M <= SWAP_MAX_M the launcher
+//    computes C^T = B * A^T with the same kernel (template parameter SWAP): its M side reads 128 rows
+//    of B, its N side reads A with wgmma m64n64k16 (N is any multiple of 8 up to 256), so all of M
+//    fits one 64-wide tile column and B is read from HBM once (M = 65-128 would need N = 128: 23's
+//    tile again). Both operands stay K-major (same tensor maps, same 128B swizzle); the accumulators
+//    hold a tile of C^T, stored transposed from registers (ptx::store_dt_fragment_bf16; C is tiny).
+// 2. The split. make_split<true> drops 23's wave limits (measured on compute-bound tiles): at
+//    16 x 8192 x 8192 the 64 tiles' K tiles go to all 132 SMs (23: 64 SMs; at N = 4096 both steps
+//    split, at N = 14336, K = 4096 neither). Fixup and its fixed summation order are 23's.
 // Prediction: memory-bound on B: at 16 x 8192 x 8192 its 128 MiB take 31 us at the 4.3 TB/s measured
-// copy rate (69 TFLOP/s); expect 35-40 us, about 1.0x cuBLAS (23: 0.56x). M > 64: 23's numbers.
+// copy rate (69 TFLOP/s); expect 35-40 us, about 1.0x cuBLAS (23: ~0.55x, issue 30). M > 64: 23's.
 // SASS: gemm_pingpong_stream_k<true> has HGMMA.64x64x16.F32.BF16 (8 per K tile), no UTMASTG, STG.E.U16
 // stores; <false> is 23's kernel, the same SASS (make diff B=24 shows both against 23).
 // Supports: K % 8 == 0, any M, N >= 1 (TMA clips; else register stores), < 2^30 tiles. sm_90a.
@@ -259,7 +259,8 @@ gemm_pingpong_stream_k(int M, int N, int K, const __grid_constant__ CUtensorMap 
       }
       if constexpr (SWAP) {  // acc is a tile of C^T: slab i holds C's columns m0 + 64i.., its rows n0..
 #pragma unroll
-        for (int i = 0; i < M_SLABS; ++i) ptx::store_dt_fragment_bf16(acc[i], C, N, M, int64_t(m0) + i * WGMMA_M, n0);
+        for (int i = 0; i < M_SLABS; ++i)  // C's M x N is the kernel's N x M; offsets in fragment order (row, column)
+          ptx::store_dt_fragment_bf16(acc[i], C, N, M, int64_t(m0) + i * WGMMA_M, n0);
         return;
       }
       if (!tma_epilogue) {
