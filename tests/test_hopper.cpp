@@ -259,6 +259,33 @@ TEST_CASE("persistent steps with stream-K: split tiles are summed right (random 
 // Run on the steps from 24 on (the chapter of shape-general steps); earlier ones pad M to 64 or 128.
 
 namespace {
+
+/// Runs `step` on `p` ten times: the first result checked against cuBLAS, the other nine required to be
+/// the same bits (a fixed summation order in every fixup; what stream-K and split-K must keep).
+void expect_same_bits_ten_times(const Step& step, const Problem& p, const std::string& what) {
+  Watchdog dog(describe(step, p, "ten runs, " + what), gemm_test::kGpuCheckLimit);
+  ProblemBuffers ws(p);
+  reserve_workspace(step, ws);
+  const std::vector<float> want = ws.cublas_reference();
+  std::vector<float> first;
+  for (int rep = 0; rep < 10; ++rep) {
+    ws.reset_output(nullptr);
+    launch_step(step, ws, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<float> c = ws.download_c();
+    if (rep == 0) {
+      first = c;
+      const CheckReport r = ws.check_against(want);
+      INFO(describe(step, p, "first of ten runs, " + what) << ": " << r.summary());
+      CHECK(r.passed);
+      continue;
+    }
+    INFO(describe(step, p, fmt::format("run {}, {}", rep, what)));
+    REQUIRE(c.size() == first.size());
+    CHECK(std::memcmp(c.data(), first.data(), c.size() * sizeof(float)) == 0);
+  }
+}
+
 std::vector<Step> small_m_steps() {
   std::vector<Step> out;
   for (const Step& s : persistent_steps())
@@ -291,27 +318,7 @@ TEST_CASE("small M (steps 24 on): a split shape, 16 x 4096 x 8192, is the same b
     const Problem p{Dtype::bf16, 16, 4096, 8192, 1, 0, 71, false};
     INFO("step " << step.id);
     CHECK(step.workspace_bytes(p.m, p.n, p.k) > 0);  // the split chose stream-K
-    Watchdog dog(describe(step, p, "small M, ten runs"), gemm_test::kGpuCheckLimit);
-    ProblemBuffers ws(p);
-    reserve_workspace(step, ws);
-    const std::vector<float> want = ws.cublas_reference();
-    std::vector<float> first;
-    for (int rep = 0; rep < 10; ++rep) {
-      ws.reset_output(nullptr);
-      launch_step(step, ws, nullptr);
-      CUDA_CHECK(cudaDeviceSynchronize());
-      const std::vector<float> c = ws.download_c();
-      if (rep == 0) {
-        first = c;
-        const CheckReport r = ws.check_against(want);
-        INFO(describe(step, p, "first of ten runs, small M split") << ": " << r.summary());
-        CHECK(r.passed);
-        continue;
-      }
-      INFO(describe(step, p, fmt::format("run {}", rep)));
-      REQUIRE(c.size() == first.size());
-      CHECK(std::memcmp(c.data(), first.data(), c.size() * sizeof(float)) == 0);
-    }
+    expect_same_bits_ten_times(step, p, "small M split");
   }
 }
 
@@ -378,27 +385,7 @@ TEST_CASE("persistent steps: ten repeats on a multi-wave shape are bitwise ident
   REQUIRE_HOPPER_OR_SKIP();
   for (const Step& step : persistent_steps()) {
     const Problem p{Dtype::bf16, 2100, 4100, 520, 1, 0, 41, false};  // 17 x 17 = 289 tiles of 128 x 256
-    Watchdog dog(describe(step, p, "ten repeats, multi-wave"), gemm_test::kGpuCheckLimit);
-    ProblemBuffers ws(p);
-    reserve_workspace(step, ws);
-    const std::vector<float> want = ws.cublas_reference();
-    std::vector<float> first;
-    for (int rep = 0; rep < 10; ++rep) {
-      ws.reset_output(nullptr);
-      launch_step(step, ws, nullptr);
-      CUDA_CHECK(cudaDeviceSynchronize());
-      const std::vector<float> c = ws.download_c();
-      if (rep == 0) {
-        first = c;
-        const CheckReport r = ws.check_against(want);
-        INFO(describe(step, p, "first of ten repeats, multi-wave") << ": " << r.summary());
-        CHECK(r.passed);
-        continue;
-      }
-      INFO(describe(step, p, fmt::format("repeat {}", rep)));
-      REQUIRE(c.size() == first.size());
-      CHECK(std::memcmp(c.data(), first.data(), c.size() * sizeof(float)) == 0);
-    }
+    expect_same_bits_ten_times(step, p, "multi-wave");
   }
 }
 
