@@ -140,10 +140,12 @@ def run_one(binary, m, n, k, reps, tmp, extra, refs, failures, extra_rows, notes
     elif code == 1 and dropped_references(err) and step_passed(tmp, binary, m, n, k):
         # The step passed and was timed; a reference computed another C than cuBLAS and was dropped
         # (the harness exits 1 so that this is never silent): a row and a note for that reference.
+        # The rows go to `tmp` beside the run's own, so that a --resume (which skips this run) keeps them.
         for ref in dropped_references(err):
             notes.append(f"{binary.name} at {m}x{n}x{k}: reference {ref} failed its check against cuBLAS and was "
                          f"not timed (the step passed)")
-            extra_rows.append({**fail_row(binary, m, n, k, code, "FAIL (reference, not timed)"), "kernel": ref})
+        append_rows(tmp, [{**fail_row(binary, m, n, k, code, "FAIL (reference, not timed)"), "kernel": ref}
+                          for ref in dropped_references(err)])
         code = 0
     elif code != 0:
         failures.append(f"{binary.name} at {m}x{n}x{k}: exit {code}")
@@ -157,6 +159,22 @@ REF_DROPPED = re.compile(r"^error: reference (\S+) failed its check against cuBL
 def dropped_references(err):
     """The references a step process dropped for a wrong C (common/harness/measure.cpp's error line)."""
     return REF_DROPPED.findall(err)
+
+
+def append_rows(path, rows):
+    """Appends `rows` to the CSV at `path` (it exists: the step process wrote its rows there), in its
+    header's columns, empty where a row has no value."""
+    with open(path) as f:
+        fields = next(csv.reader(f))
+    with open(path, "a", newline="") as f:
+        csv.DictWriter(f, fieldnames=fields, extrasaction="ignore", restval="", lineterminator="\n").writerows(rows)
+
+
+def run_signature(args):
+    """What must match for --resume to go on from an interrupted run: the mode and every option that
+    chooses the runs or their rows (not --resume itself, --no-docs, --allow-busy-gpu, --out)."""
+    keep = {k: v for k, v in sorted(vars(args).items()) if k not in ("resume", "no_docs", "allow_busy_gpu", "out")}
+    return json.dumps(keep, sort_keys=True, default=str)
 
 
 def step_passed(tmp, binary, m, n, k):
@@ -405,7 +423,8 @@ def prepare_and_run(args, ap):
     """Checks the build, the GPU and results/, then runs (run()) with the stage."""
     if args.reps < 20:
         ap.error("--reps must be at least 20 (the harness reports a median of at least 20 launches)")
-    for opt, ids in (("--steps", args.steps), ("--also", args.also), ("--sweep-also", args.sweep_also)):
+    for opt, ids in (("--steps", args.steps), ("--also", args.also), ("--sweep-also", args.sweep_also),
+                     ("--shapes-also", args.shapes_also)):
         unknown = [i for i in ids or [] if i not in STEPS]
         if unknown:
             print(f"error: bench.py {opt}: no step '{unknown[0]}' (steps: {' '.join(STEPS)})", file=sys.stderr)
@@ -441,10 +460,21 @@ def prepare_and_run(args, ap):
     if (said := results_io.recover(out)):
         print(f"note: {said}")
     announce_writes(args, out, bins)
-    tmp, series = build / "bench_rows.csv", build / "bench_series.csv"
+    tmp, series, signature = build / "bench_rows.csv", build / "bench_series.csv", build / "bench_run.json"
+    if args.resume and tmp.exists():
+        # The kept rows are only worth going on from with the same options (a --shapes run's rows are not a
+        # step table's): refuse before anything is run or written.
+        kept = signature.read_text() if signature.exists() else None
+        if kept != run_signature(args):
+            old, new = (json.loads(kept) if kept else {}), json.loads(run_signature(args))
+            diff = ", ".join(f"--{k.replace('_', '-')} {old.get(k)} then, {new[k]} now" for k in new if old.get(k) != new[k])
+            print(f"error: bench.py --resume: the rows in {tmp} are from a run with other options "
+                  f"({diff or 'unknown'}); pass the same options, or start again without --resume", file=sys.stderr)
+            return 2
     if not args.resume:
         tmp.unlink(missing_ok=True)
         series.unlink(missing_ok=True)
+        signature.write_text(run_signature(args))
     done = done_runs(tmp) if args.resume else set()
     if done:
         print(f"resuming: {len(done)} runs of the interrupted run are kept from {tmp}")

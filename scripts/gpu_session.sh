@@ -58,7 +58,21 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,po
 summary=()
 status=0
 trap 'tar czf "$OUT/results.tgz" -C "$OUT" run' EXIT
-trap 'exit 124' TERM INT
+# Every timed job runs in the background in a process group of its own (timeout makes one), so that a
+# stopped session ends them too instead of leaving them on the GPU (bash runs a trap only between
+# commands: `guard` waits for its job, and the wait is what a signal interrupts).
+jobs_started=()
+guard() {
+  "$@" &
+  local p=$!
+  jobs_started+=("$p")
+  wait "$p"
+}
+stop_jobs() {
+  local p
+  for p in "${jobs_started[@]}"; do kill -TERM -- "-$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null; done
+}
+trap 'trap "" TERM INT; stop_jobs; exit 124' TERM INT  # ignore the repeats while stopping
 # GPU tests, fuzz and the sanitizers side by side (none of them times anything), then their summary
 # lines; fails when any of them failed. Arguments: the fuzz shapes (FUZZ_COUNT overrides), a Catch2
 # filter for the tests ("" for all), then --steps S for fuzz and sanitize.sh (nothing: every step).
@@ -70,6 +84,7 @@ run_checks() {
   timeout "$limit" build/bin/tests ${filter:+"$filter"} > "$R/tests.log" 2>&1 & p_tests=$!
   timeout "$limit" build/bin/fuzz --seed "${FUZZ_SEED:-1}" "$@" --count "$fuzz_count" > "$R/fuzz.log" 2>&1 & p_fuzz=$!
   OUT="$R" timeout "$limit" scripts/sanitize.sh --build build "$@" > "$R/sanitize.log" 2>&1 & p_san=$!
+  jobs_started+=("$p_tests" "$p_fuzz" "$p_san")
   wait $p_tests; rc_tests=$?
   wait $p_fuzz; rc_fuzz=$?
   wait $p_san; rc_san=$?
@@ -88,7 +103,7 @@ case "${1:-}" in
     ;;
   bench)
     start=$SECONDS
-    timeout "${BENCH_TIMEOUT_S:-560}" python3 scripts/bench.py --build build --out "$R/results" --no-docs ${BENCH_ARGS:-} \
+    guard timeout "${BENCH_TIMEOUT_S:-560}" python3 scripts/bench.py --build build --out "$R/results" --no-docs ${BENCH_ARGS:-} \
       > "$R/bench.log" 2>&1
     summary+=("bench (rc=$?, $((SECONDS - start)) s)")
     grep -E "^stability" "$R/bench.log"
@@ -97,7 +112,7 @@ case "${1:-}" in
     start=$SECONDS
     [ -n "${BENCH_IN:-}" ] && [ -d "$BENCH_IN" ] || { echo "stability: BENCH_IN must name the first call's results/" >&2; exit 2; }
     cp -r "$BENCH_IN" "$R/results"
-    timeout "${BENCH_TIMEOUT_S:-560}" python3 scripts/bench.py --build build --out "$R/results" --no-docs --stability-only \
+    guard timeout "${BENCH_TIMEOUT_S:-560}" python3 scripts/bench.py --build build --out "$R/results" --no-docs --stability-only \
       ${BENCH_ARGS:-} > "$R/stability.log" 2>&1
     summary+=("stability (rc=$?, $((SECONDS - start)) s)")
     grep -E "^stability" "$R/stability.log"
@@ -105,7 +120,7 @@ case "${1:-}" in
   step)
     if run_checks 800 "[hopper]" --steps "$STEP"; then
       start=$SECONDS
-      timeout "${BENCH_TIMEOUT_S:-240}" python3 scripts/bench.py --build build --out "$R/results" --no-docs \
+      guard timeout "${BENCH_TIMEOUT_S:-240}" python3 scripts/bench.py --build build --out "$R/results" --no-docs \
         --steps "$PREV" "$STEP" --also "$PREV" --stability 0 ${BENCH_ARGS:-} > "$R/bench.log" 2>&1
       summary+=("bench $PREV $STEP (rc=$?, $((SECONDS - start)) s)")
       sed -n '/^GPU:/,$p' "$R/bench.log" | tail -n 40
@@ -116,12 +131,12 @@ case "${1:-}" in
     ;;
   sweep)
     start=$SECONDS
-    timeout "${SWEEP_TIMEOUT_S:-420}" python3 scripts/bench.py --build build --out "$R/results" --no-docs --sweep \
+    guard timeout "${SWEEP_TIMEOUT_S:-420}" python3 scripts/bench.py --build build --out "$R/results" --no-docs --sweep \
       --reps 20 > "$R/sweep.log" 2>&1
     summary+=("sweep (rc=$?, $((SECONDS - start)) s)")
     for s in 4096 8192; do
       last=$(ls build/bin | grep -E '^[1-9][0-9][a-z]?_' | sort | tail -n 1)
-      timeout 60 python3 scripts/profile.py "${last%%_*}" --m $s --n $s --k $s --out "$R/profile_$s.md" \
+      guard timeout 60 python3 scripts/profile.py "${last%%_*}" --m $s --n $s --k $s --out "$R/profile_$s.md" \
         > "$R/profile_$s.log" 2>&1
       summary+=("profile $last $s (rc=$?)")
     done
@@ -131,7 +146,7 @@ case "${1:-}" in
     # The plan and its estimate first (no GPU time), then the runs; the log has each process's real time.
     python3 scripts/bench.py --build build --shapes --dry-run ${BENCH_ARGS:-} > "$R/shapes_plan.log" 2>&1
     grep -E "^estimated" "$R/shapes_plan.log"
-    timeout "${SHAPES_TIMEOUT_S:-540}" python3 scripts/bench.py --build build --out "$R/results" --no-docs --shapes \
+    guard timeout "${SHAPES_TIMEOUT_S:-540}" python3 scripts/bench.py --build build --out "$R/results" --no-docs --shapes \
       ${BENCH_ARGS:-} > "$R/shapes.log" 2>&1
     rc=$?
     summary+=("shapes (rc=$rc, $((SECONDS - start)) s): $(grep -cE '^\[[0-9]+/[0-9]+\]' "$R/shapes.log") processes ran")
@@ -145,7 +160,8 @@ case "${1:-}" in
   soak)
     start=$SECONDS
     minutes=${SOAK_MINUTES:-8}
-    timeout $((${minutes%.*} * 60 + 120)) build/bin/soak --minutes "$minutes" ${SOAK_ARGS:-} > "$R/soak.log" 2>&1
+    [[ "$minutes" =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "soak: SOAK_MINUTES='$minutes' is not a number of minutes" >&2; exit 2; }
+    guard timeout $((${minutes%.*} * 60 + 120)) build/bin/soak --minutes "$minutes" ${SOAK_ARGS:-} > "$R/soak.log" 2>&1
     rc=$?
     summary+=("soak (rc=$rc, $((SECONDS - start)) s): $(tail -n 1 "$R/soak.log")")
     grep -E "^(MISMATCH|BITS|NVML)" "$R/soak.log" | head -20
@@ -167,11 +183,11 @@ case "${1:-}" in
       summary+=("SIG$1 after ${after} s: rc=$rc, results $( [ "$was" = "$now" ] && echo unchanged || echo CHANGED ) ($now); $(tail -n 1 "$R/faults_$1.log")")
     }
     kill_at INT
-    timeout 200 python3 scripts/bench.py "${args[@]}" --resume > "$R/faults_resume.log" 2>&1
+    guard timeout 200 python3 scripts/bench.py "${args[@]}" --resume > "$R/faults_resume.log" 2>&1
     summary+=("--resume: rc=$?, results now $(digest); $(wellformed)")
     kill_at TERM
     kill_at KILL
-    timeout 200 python3 scripts/bench.py "${args[@]}" > "$R/faults_after_kill.log" 2>&1
+    guard timeout 200 python3 scripts/bench.py "${args[@]}" > "$R/faults_after_kill.log" 2>&1
     summary+=("a full run after SIGKILL: rc=$?, results now $(digest); $(wellformed); $(grep -m1 -i 'journal\|recover' "$R/faults_after_kill.log")")
     build/bin/soak --minutes 0.5 > "$R/faults_soak.log" 2>&1 & p=$!
     sleep 5
@@ -180,7 +196,7 @@ case "${1:-}" in
     summary+=("while another process holds the GPU: rc=$?, results $( [ "$was" = "$(digest)" ] && echo unchanged || echo CHANGED ); $(tail -n 1 "$R/faults_busy.log")")
     kill $p 2>/dev/null; wait $p
     was=$(digest)
-    timeout 120 python3 scripts/bench.py --build build --out "$F" --no-docs --steps 23 --sizes 150000 --sustained 0 \
+    guard timeout 120 python3 scripts/bench.py --build build --out "$F" --no-docs --steps 23 --sizes 150000 --sustained 0 \
       --stability 0 --reps 20 > "$R/faults_oom.log" 2>&1
     summary+=("150000^3 (past device memory): rc=$?; $(grep -m1 -i "refus" "$R/faults_oom.log")")
     grep -h -E "^(error|note|interrupted)" "$R"/faults_*.log | sort | uniq -c | head -20
@@ -188,7 +204,7 @@ case "${1:-}" in
   roofline)
     start=$SECONDS
     size=${ROOFLINE_SIZE:-4096}
-    timeout "${ROOFLINE_TIMEOUT_S:-540}" python3 scripts/profile.py --roofline --m "$size" --n "$size" --k "$size" \
+    guard timeout "${ROOFLINE_TIMEOUT_S:-540}" python3 scripts/profile.py --roofline --m "$size" --n "$size" --k "$size" \
       --csv "$R/roofline_$size.csv" > "$R/roofline.log" 2>&1
     rc=$?
     summary+=("roofline $size (rc=$rc, $((SECONDS - start)) s): $(grep -c . "$R/roofline_$size.csv" 2>/dev/null) lines")

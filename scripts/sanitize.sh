@@ -20,7 +20,8 @@
 # Prints one line per step and tool, then a summary. Logs: $OUT/sanitize/ (or sanitize_out/).
 # Environment: COMPUTE_SANITIZER (the binary), SANITIZER_JOBS (runs at once, default 4), SANITIZER_RUN_TIMEOUT_S (per run, default 180).
 # Exit 0: no finding and both fixtures caught; 1: a finding, a failed run, or a fixture not caught;
-# 2: bad arguments, no compute-sanitizer, no binaries or no CUDA device.
+# 2: bad arguments, no compute-sanitizer, no binaries or no CUDA device; 124: stopped (SIGTERM,
+# SIGINT), every run ended with it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=build
@@ -52,6 +53,8 @@ LOGS=${OUT:-sanitize_out}/sanitize
 # One run's limit: the longest clean run on the H200 takes well under a minute; a run past this is a
 # hang (reported as "timed out", a failure), and must not outlive a time-limited GPU visit.
 PER_RUN_S=${SANITIZER_RUN_TIMEOUT_S:-180}
+[[ "$PER_RUN_S" =~ ^[1-9][0-9]*$ ]] || { echo "error: sanitize.sh: SANITIZER_RUN_TIMEOUT_S='$PER_RUN_S' is not a positive number of seconds" >&2; exit 2; }
+[[ "${SANITIZER_JOBS:-4}" =~ ^[1-9][0-9]*$ ]] || { echo "error: sanitize.sh: SANITIZER_JOBS='${SANITIZER_JOBS}' is not a positive number of runs" >&2; exit 2; }
 
 # COMPUTE_SANITIZER names another binary (the CPU test of this script passes a stub).
 SAN=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || true)}
@@ -69,10 +72,10 @@ kill_tree() {
 }
 stop_runs() {
   local f
-  for f in "$LOGS"/*.log.pid; do [ -f "$f" ] && kill -TERM -- "-$(cat "$f")" 2>/dev/null; done
+  for f in "$LOGS"/*.log.pid; do [ -f "$f" ] && kill -TERM -- "-$(cat "$f")" 2>/dev/null; rm -f "$f"; done
   for f in $(ps -o pid= --ppid $$ 2>/dev/null); do kill_tree "$f"; done
 }
-trap 'trap - TERM INT; stop_runs; exit 124' TERM INT
+trap 'trap "" TERM INT; stop_runs; exit 124' TERM INT  # ignore the repeats (timeout signals its whole group too)
 
 bins=()
 for b in "$BUILD"/bin/[0-9][0-9]_* "$BUILD"/bin/[0-9][0-9][a-z]_*; do
@@ -110,19 +113,26 @@ run_one() {
   local tool=$1 bin=$2 m=$3 n=$4 k=$5 log=$6
   # The step's check launches cuBLAS's kernels too (its reference); racecheck's reports on those are
   # sorted out by cublas_only_races below.
-  # timeout runs the sanitizer and the step in a process group of its own (its pid): written to LOG.pid
-  # while it runs, so that a stopped sanitize.sh can end the group even when the shells between are gone.
-  timeout -k 10 "$PER_RUN_S" "$SAN" --tool "$tool" --error-exitcode 99 "$bin" --m "$m" --n "$n" --k "$k" \
-    --check-only > "$log" 2>&1 &
+  run_logged "$log" "$SAN" --tool "$tool" --error-exitcode 99 "$bin" --m "$m" --n "$n" --k "$k" --check-only
+  local rc=$?
+  echo "$rc" > "$log.rc"
+  return $rc
+}
+# Runs a command under the per-run limit with its output in LOG. timeout runs it in a process group of
+# its own (its pid): written to LOG.pid while it runs, so that a stopped sanitize.sh can end the group
+# even when the shells between are gone.
+run_logged() {
+  local log=$1
+  shift
+  timeout -k 10 "$PER_RUN_S" "$@" > "$log" 2>&1 &
   local group=$!
   echo "$group" > "$log.pid"
   wait "$group"
   local rc=$?
   rm -f "$log.pid"
-  echo "$rc" > "$log.rc"
   return $rc
 }
-export -f run_one
+export -f run_one run_logged
 export SAN PER_RUN_S
 
 # Every (tool, step, shape) run, SANITIZER_JOBS at a time (default 4: they share the GPU).
@@ -225,7 +235,7 @@ expect_caught() {
 if [[ ",$TOOLS," == *",initcheck,"* ]]; then
   for mode in st tma; do
     log="$LOGS/initcheck_probe_$mode.log"
-    timeout "$PER_RUN_S" "$SAN" --tool initcheck --error-exitcode 99 "$BUILD/bin/probe_initcheck_tma" "$mode" > "$log" 2>&1
+    run_logged "$log" "$SAN" --tool initcheck --error-exitcode 99 "$BUILD/bin/probe_initcheck_tma" "$mode"
     rc=$?
     reports=$(grep -c "Uninitialized access" "$log")
     if [ "$mode" = st ]; then

@@ -197,6 +197,10 @@ def fault_cases(args, case):
     os.killpg(p.pid, signal.SIGKILL)
     p.communicate(timeout=60)
     case("SIGKILL mid-run leaves results/ as it was", c.snapshot() == before, c.state())
+    r = c.run("--resume", "--reps", "25", STANDIN_RUN="B")
+    case("--resume with other options than the interrupted run's is refused before anything runs",
+         r.returncode == 2 and "other options" in r.stderr and c.snapshot() == before and "resuming:" not in r.stdout,
+         f"exit {r.returncode}: {r.stderr.strip()[-160:]}")
     r = c.run("--resume", STANDIN_RUN="B")
     kept = r.returncode == 0 and "resuming:" in r.stdout
     case("--resume goes on from the finished runs and commits one whole run",
