@@ -42,7 +42,7 @@ case "${1:-}" in
   checks|bench|stability|sweep|shapes|roofline|soak|faults) ;;
   step)
     [ -n "${STEP:-}" ] || { echo "step: set STEP (and PREV, default its parent; step ids, e.g. STEP=23 PREV=22)" >&2; exit 2; }
-    PREV=${PREV:-$(python3 scripts/steps.py parent "$STEP" 2>/dev/null)}
+    if [ -z "${PREV:-}" ]; then PREV=$(python3 scripts/steps.py parent "$STEP") || exit 2; fi  # an unknown STEP: steps.py says so
     [ -n "$PREV" ] || { echo "step: step $STEP has no parent to compare with: set PREV" >&2; exit 2; }
     for id in "$STEP" "$PREV"; do
       compgen -G "build/bin/${id}_*" > /dev/null || { echo "step: no binary build/bin/${id}_* (ids as in kernels/NN_name.cu)" >&2; exit 2; }

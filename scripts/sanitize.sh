@@ -85,6 +85,12 @@ for b in "$BUILD"/bin/[0-9][0-9]_* "$BUILD"/bin/[0-9][0-9][a-z]_*; do
   bins+=("$b")
 done
 [ ${#bins[@]} -eq 0 ] && { echo "error: sanitize.sh: no step executables in $BUILD/bin (make first)" >&2; exit 2; }
+if [ -n "$STEPS" ]; then  # every id asked for must be a built step (a typo must not shrink the run silently)
+  IFS=, read -r -a asked <<< "$STEPS"
+  for id in "${asked[@]}"; do
+    compgen -G "$BUILD/bin/${id}_*" > /dev/null || { echo "error: sanitize.sh: --steps: no step executable $BUILD/bin/${id}_* (ids as in kernels/NN_name.cu)" >&2; exit 2; }
+  done
+fi
 for f in fixture_racy fixture_oob probe_initcheck_tma; do
   [ -x "$BUILD/bin/$f" ] || { echo "error: sanitize.sh: $BUILD/bin/$f is missing (make fixtures)" >&2; exit 2; }
 done

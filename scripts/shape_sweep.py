@@ -11,6 +11,7 @@ projection, (4096, 14336) the MLP down projection, (6144, 4096) the fused QKV pr
 import csv
 import math
 import pathlib
+import sys
 
 NK_LAYERS = [(4096, 4096), (14336, 4096), (4096, 14336), (6144, 4096)]
 
@@ -89,11 +90,22 @@ def read_results(csv_path):
     'REFUSED (...)', 'FAIL (exit 1)'), tflops, ms, clock (step's SM MHz), ratio, q25, q75 (to the best
     reference; None without one), best (its kernel name), best_clock, refs {kernel: ratio}, untimed_refs
     (references dropped for computing another C than cuBLAS)."""
-    with open(csv_path) as f:
-        rows = [r for r in csv.DictReader(f) if r.get("mode", "burst") == "burst"]
+    try:
+        with open(csv_path) as f:
+            reader = csv.DictReader(f)
+            missing = [c for c in ("step", "m", "n", "k", "kernel") if c not in (reader.fieldnames or [])]
+            if missing:
+                sys.exit(f"error: {csv_path}: no column {', '.join(missing)} (not a CSV of bench.py --shapes)")
+            rows = [r for r in reader if r.get("mode", "burst") == "burst"]
+    except OSError as e:
+        sys.exit(f"error: cannot read {csv_path}: {e.strerror}")
     groups = {}
-    for r in rows:
-        key = (r["step"], int(r["m"]), int(r["n"]), int(r["k"]))
+    for line, r in enumerate(rows, start=2):
+        try:
+            key = (r["step"], int(r["m"]), int(r["n"]), int(r["k"]))
+        except (TypeError, ValueError):
+            sys.exit(f"error: {csv_path}:{line}: m, n and k must be integers (got {r.get('m')}, {r.get('n')}, "
+                     f"{r.get('k')}); a truncated or edited file?")
         groups.setdefault(key, []).append(r)
     out = []
     for (sid, m, n, k), group in groups.items():

@@ -37,6 +37,8 @@ def summary(sid, name, mine):
     if not ok:
         return head + f"no shape timed ({len(untimed)} not timed)."
     gm = sw.geomean([r["ratio"] for r in ok])
+    if gm is None:
+        return head + f"no positive ratio to the best reference ({len(ok)} shapes; a damaged file?)."
     worst = sorted(ok, key=lambda r: r["ratio"])[:5]
     at_floor = sum(r["ratio"] >= 0.95 for r in ok)
     text = (head + f"geometric mean {gm:.3f}× the best reference over {len(ok)} shapes; at or above 0.95× on "
@@ -106,9 +108,12 @@ def dates(csv_path):
 
 def rewrite(path, text):
     path = pathlib.Path(path)
-    old = path.read_text()
-    if BEGIN not in old or END not in old:
-        sys.exit(f"{path}: markers {BEGIN} / {END} not found")
+    try:
+        old = path.read_text()
+    except OSError as e:
+        sys.exit(f"error: cannot read {path}: {e.strerror}")
+    if BEGIN not in old or END not in old or old.index(BEGIN) > old.index(END):
+        sys.exit(f"error: {path}: markers {BEGIN} ... {END} not found in that order")
     new = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: f"{BEGIN}\n{text}\n{END}", old, flags=re.S)
     path.write_text(new)
     print(f"rewrote the shapes table in {path}")

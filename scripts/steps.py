@@ -80,11 +80,15 @@ def _registration(text):
 def load(root=ROOT):
     """Every step of root/kernels, in step order, with its roles from scripts/step_roles.tsv."""
     steps = []
+    if not (root / "kernels").is_dir():
+        sys.exit(f"error: {root}/kernels is not a folder: --root must be the repository")
     for path in (root / "kernels").glob("*.cu"):
         fields = _registration(path.read_text())
         if fields is None or "id" not in fields:
             sys.exit(f"error: {path}: no register_step({{...}}) with an .id")
         steps.append(Step(path, fields))
+    if not steps:
+        sys.exit(f"error: {root}/kernels holds no step")
     steps.sort(key=lambda s: sort_key(s.id))
     by_id = {s.id: s for s in steps}
     for s in steps:
@@ -92,13 +96,27 @@ def load(root=ROOT):
             sys.exit(f"error: step {s.id}: parent '{s.parent}' is not an earlier registered step")
     roles_file = root / "scripts" / "step_roles.tsv"
     if roles_file.exists():
-        for n, line in enumerate(roles_file.read_text().splitlines(), 1):
+        try:
+            text = roles_file.read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            sys.exit(f"error: cannot read {roles_file}: {e}")
+        seen = set()
+        for n, line in enumerate(text.splitlines(), 1):
             if not line.strip() or line.startswith("#"):
                 continue
             cols = line.split("\t")
             sid, roles = cols[0].strip(), cols[1].split() if len(cols) > 1 else []
             if sid not in by_id:
                 sys.exit(f"error: {roles_file}:{n}: no step '{sid}'")
+            if sid in seen:
+                sys.exit(f"error: {roles_file}:{n}: a second row for step {sid} (one row a step)")
+            seen.add(sid)
+            if len(cols) > 3:
+                sys.exit(f"error: {roles_file}:{n}: {len(cols)} tab-separated columns; a row is step, roles, shapes")
+            bad_shape = next((x for x in (cols[2].split() if len(cols) > 2 else [])
+                              if not re.fullmatch(r"[1-9][0-9]*:[1-9][0-9]*:[1-9][0-9]*", x)), None)
+            if bad_shape:
+                sys.exit(f"error: {roles_file}:{n}: shape '{bad_shape}' is not M:N:K with positive integers")
             bad = [r for r in roles if r not in ROLES]
             if bad:
                 sys.exit(f"error: {roles_file}:{n}: unknown role {bad[0]} (roles: {', '.join(ROLES)})")
@@ -240,7 +258,10 @@ def readme_block(steps):
 
 
 def rewrite_readme(steps, readme, check):
-    text = readme.read_text()
+    try:
+        text = readme.read_text()
+    except OSError as e:
+        sys.exit(f"error: cannot read {readme}: {e.strerror}")
     if README_BEGIN not in text or README_END not in text:
         sys.exit(f"error: {readme} has no {README_BEGIN} ... {README_END} markers")
     a, b = text.index(README_BEGIN), text.index(README_END) + len(README_END)
