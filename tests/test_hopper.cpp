@@ -59,6 +59,32 @@ void expect_pass(const Step& step, const Problem& p, Oracle oracle, const std::s
   gemm_test::expect_pass(step, p, oracle, what, /*refusal_fails=*/true);
 }
 
+/// Runs `step` on `p` ten times: the first result checked against cuBLAS, the other nine required to be
+/// the same bits (a fixed summation order in every fixup; what stream-K and split-K must keep).
+void expect_same_bits_ten_times(const Step& step, const Problem& p, const std::string& what) {
+  Watchdog dog(describe(step, p, "ten runs, " + what), gemm_test::kGpuCheckLimit);
+  ProblemBuffers ws(p);
+  reserve_workspace(step, ws);
+  const std::vector<float> want = ws.cublas_reference();
+  std::vector<float> first;
+  for (int rep = 0; rep < 10; ++rep) {
+    ws.reset_output(nullptr);
+    launch_step(step, ws, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<float> c = ws.download_c();
+    if (rep == 0) {
+      first = c;
+      const CheckReport r = ws.check_against(want);
+      INFO(describe(step, p, "first of ten runs, " + what) << ": " << r.summary());
+      CHECK(r.passed);
+      continue;
+    }
+    INFO(describe(step, p, fmt::format("run {}, {}", rep, what)));
+    REQUIRE(c.size() == first.size());
+    CHECK(std::memcmp(c.data(), first.data(), c.size() * sizeof(float)) == 0);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("Hopper steps match cuBLAS on the shape suite (random normal inputs)", "[gpu][hopper]") {
@@ -101,26 +127,7 @@ TEST_CASE("Hopper steps: ten repeats are bitwise identical", "[gpu][hopper]") {
   REQUIRE_HOPPER_OR_SKIP();
   for (const Step& step : hopper_steps()) {
     const Problem p{Dtype::bf16, 777, 1000, 1048, 1, 0, 9, false};
-    Watchdog dog(describe(step, p, "ten repeats"), gemm_test::kGpuCheckLimit);
-    ProblemBuffers ws(p);
-    reserve_workspace(step, ws);
-    std::vector<float> first;
-    for (int rep = 0; rep < 10; ++rep) {
-      ws.reset_output(nullptr);
-      launch_step(step, ws, nullptr);
-      CUDA_CHECK(cudaDeviceSynchronize());
-      const std::vector<float> c = ws.download_c();
-      if (rep == 0) {
-        first = c;
-        const CheckReport r = ws.check_against(ws.cublas_reference());
-        INFO(describe(step, p, "first of ten repeats") << ": " << r.summary());
-        CHECK(r.passed);
-        continue;
-      }
-      INFO(describe(step, p, fmt::format("repeat {}", rep)));
-      REQUIRE(c.size() == first.size());
-      CHECK(std::memcmp(c.data(), first.data(), c.size() * sizeof(float)) == 0);
-    }
+    expect_same_bits_ten_times(step, p, "repeats");
   }
 }
 
@@ -259,32 +266,6 @@ TEST_CASE("persistent steps with stream-K: split tiles are summed right (random 
 // Run on the steps from 24 on (the chapter of shape-general steps); earlier ones pad M to 64 or 128.
 
 namespace {
-
-/// Runs `step` on `p` ten times: the first result checked against cuBLAS, the other nine required to be
-/// the same bits (a fixed summation order in every fixup; what stream-K and split-K must keep).
-void expect_same_bits_ten_times(const Step& step, const Problem& p, const std::string& what) {
-  Watchdog dog(describe(step, p, "ten runs, " + what), gemm_test::kGpuCheckLimit);
-  ProblemBuffers ws(p);
-  reserve_workspace(step, ws);
-  const std::vector<float> want = ws.cublas_reference();
-  std::vector<float> first;
-  for (int rep = 0; rep < 10; ++rep) {
-    ws.reset_output(nullptr);
-    launch_step(step, ws, nullptr);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    const std::vector<float> c = ws.download_c();
-    if (rep == 0) {
-      first = c;
-      const CheckReport r = ws.check_against(want);
-      INFO(describe(step, p, "first of ten runs, " + what) << ": " << r.summary());
-      CHECK(r.passed);
-      continue;
-    }
-    INFO(describe(step, p, fmt::format("run {}, {}", rep, what)));
-    REQUIRE(c.size() == first.size());
-    CHECK(std::memcmp(c.data(), first.data(), c.size() * sizeof(float)) == 0);
-  }
-}
 
 std::vector<Step> small_m_steps() {
   std::vector<Step> out;
