@@ -169,15 +169,20 @@ def compact(csv_path):
     return "\n".join(lines)
 
 
-def rewrite(path, text):
-    """Replaces the text between BEGIN and END of `path` with `text`."""
+def rewrite(path, text, begin=BEGIN, end=END, what="the table"):
+    """Replaces the text between the markers `begin` and `end` of `path` with `text` (also the shapes
+    table's writer, scripts/shapes_table.py). Exits with one line when the file cannot be read or the
+    markers are missing or out of order."""
     path = pathlib.Path(path)
-    old = path.read_text()
-    if BEGIN not in old or END not in old:
-        sys.exit(f"{path}: markers {BEGIN} / {END} not found")
-    new = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: f"{BEGIN}\n{text}\n{END}", old, flags=re.S)
+    try:
+        old = path.read_text()
+    except OSError as e:
+        sys.exit(f"error: cannot read {path}: {e.strerror}")
+    if begin not in old or end not in old or old.index(begin) > old.index(end):
+        sys.exit(f"error: {path}: markers {begin} ... {end} not found in that order")
+    new = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _: f"{begin}\n{text}\n{end}", old, flags=re.S)
     path.write_text(new)
-    print(f"rewrote the table in {path}")
+    print(f"rewrote {what} in {path}")
 
 
 def main():

@@ -10,9 +10,9 @@ With --full FILE, writes it between <!-- shapes:begin --> and <!-- shapes:end --
 import argparse
 import csv
 import pathlib
-import re
 import sys
 
+import results_table
 import shape_sweep as sw
 
 BEGIN, END = "<!-- shapes:begin -->", "<!-- shapes:end -->"
@@ -106,18 +106,6 @@ def dates(csv_path):
     return "?" if not ds else ds[0] if len(ds) == 1 else f"{ds[0]} to {ds[-1]}"
 
 
-def rewrite(path, text):
-    path = pathlib.Path(path)
-    try:
-        old = path.read_text()
-    except OSError as e:
-        sys.exit(f"error: cannot read {path}: {e.strerror}")
-    if BEGIN not in old or END not in old or old.index(BEGIN) > old.index(END):
-        sys.exit(f"error: {path}: markers {BEGIN} ... {END} not found in that order")
-    new = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: f"{BEGIN}\n{text}\n{END}", old, flags=re.S)
-    path.write_text(new)
-    print(f"rewrote the shapes table in {path}")
-
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
@@ -129,7 +117,7 @@ def main():
     figure = bool(args.full) and (pathlib.Path(args.full).parent / FIGURE).exists()
     text = table(args.csv, figure)
     if args.full:
-        rewrite(args.full, text)
+        results_table.rewrite(args.full, text, BEGIN, END, "the shapes table")
     else:
         print(text)
 
