@@ -133,19 +133,19 @@ def run_one(binary, m, n, k, reps, tmp, extra, refs, failures, extra_rows, notes
     a refusal (exit 2: a shape the step or this GPU cannot take, e.g. out of device memory) becomes a
     REFUSED row and a note, not a failure. Returns the exit code."""
     code, _, err = run_step(binary, m, n, k, reps, tmp, extra, refs)
+    dropped = dropped_references(err)
     if code == 2:
         why = (err.strip().splitlines() or ["exit 2"])[-1].removeprefix("error: ")
         notes.append(f"{binary.name} refused {m}x{n}x{k}: {why}")
         extra_rows.append(fail_row(binary, m, n, k, code, f"REFUSED ({why})"))
-    elif code == 1 and dropped_references(err) and step_passed(tmp, binary, m, n, k):
+    elif code == 1 and dropped and step_passed(tmp, binary, m, n, k):
         # The step passed and was timed; a reference computed another C than cuBLAS and was dropped
         # (the harness exits 1 so that this is never silent): a row and a note for that reference.
         # The rows go to `tmp` beside the run's own, so that a --resume (which skips this run) keeps them.
-        for ref in dropped_references(err):
-            notes.append(f"{binary.name} at {m}x{n}x{k}: reference {ref} failed its check against cuBLAS and was "
-                         f"not timed (the step passed)")
+        notes += [f"{binary.name} at {m}x{n}x{k}: reference {ref} failed its check against cuBLAS and was not timed "
+                  f"(the step passed)" for ref in dropped]
         append_rows(tmp, [{**fail_row(binary, m, n, k, code, "FAIL (reference, not timed)"), "kernel": ref}
-                          for ref in dropped_references(err)])
+                          for ref in dropped])
         code = 0
     elif code != 0:
         failures.append(f"{binary.name} at {m}x{n}x{k}: exit {code}")
