@@ -153,7 +153,7 @@ def run_one(binary, m, n, k, reps, tmp, extra, refs, failures, extra_rows, notes
     return code
 
 
-REF_DROPPED = re.compile(r"^error: reference (\S+) failed its check against cuBLAS and is not timed", re.M)
+REF_DROPPED = re.compile(r"^error: reference (\S+) failed its check against (?:cuBLAS|the fp64 oracle) and is not timed", re.M)
 
 
 def dropped_references(err):

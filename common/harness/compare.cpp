@@ -2,12 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace gemm {
 
 double Tolerance::at(double want, double c0) const {
   if (exact) return 0.0;
+  if (dtype == Dtype::fp8) {
+    const double groups = std::ceil(double(k) / 32.0);
+    return 2.0 * kUnitRoundoffBf16 * std::fabs(want) + 16.0 * kUnitRoundoffFp8Accum * std::sqrt(double(k)) * std::sqrt(groups);
+  }
   const double accum = 16.0 * kUnitRoundoffFp32 * std::sqrt(double(k)) * std::sqrt(double(k));
   if (dtype == Dtype::bf16) return 2.0 * kUnitRoundoffBf16 * std::fabs(want) + accum;
   return accum * std::fabs(alpha) + 4.0 * kUnitRoundoffFp32 * std::fabs(beta * c0);
@@ -17,13 +22,18 @@ CheckReport compare(const std::vector<float>& got, const std::vector<float>& wan
                     const std::vector<float>& c0, const std::vector<float>& guard, int64_t m,
                     int64_t n, const Tolerance& tol, int max_listed) {
   CheckReport r;
+  double err2 = 0, want2 = 0;
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       const int64_t idx = i * n + j;
       const double g = got[idx], w = want[idx];
       const double t = tol.at(w, c0.empty() ? 0.0 : c0[idx]);
       const double d = std::fabs(g - w);
-      if (std::isfinite(d) && d > r.max_abs_err) r.max_abs_err = d;
+      if (std::isfinite(d)) {
+        r.max_abs_err = std::max(r.max_abs_err, d);
+        err2 += d * d;
+        want2 += w * w;
+      }
       if (!(d <= t)) {  // NaN-aware: a NaN in got or want fails
         ++r.mismatches;
         if (static_cast<int>(r.first.size()) < max_listed) r.first.push_back({i, j, g, w, t});
@@ -32,12 +42,13 @@ CheckReport compare(const std::vector<float>& got, const std::vector<float>& wan
   }
   for (float v : guard)
     if (!std::isnan(v)) ++r.guard_writes;
+  r.rel_rms_err = want2 > 0 ? std::sqrt(err2 / want2) : 0.0;
   r.passed = r.mismatches == 0 && r.guard_writes == 0;
   return r;
 }
 
 std::string CheckReport::summary() const {
-  if (passed) return fmt::format("PASS (max |err| {:.3g})", max_abs_err);
+  if (passed) return fmt::format("PASS (max |err| {:.3g}, relative RMS error {:.3g})", max_abs_err, rel_rms_err);
   std::string s = "FAIL:";
   if (mismatches) s += fmt::format(" {} elements outside tolerance;", mismatches);
   if (guard_writes) s += fmt::format(" {} writes past the end of C (guard band);", guard_writes);

@@ -11,6 +11,10 @@ namespace gemm {
 /// Unit roundoff of fp32 (2^-24) and of bf16 (2^-8): half the gap between 1 and the next number.
 inline constexpr double kUnitRoundoffFp32 = 1.0 / 16777216.0;
 inline constexpr double kUnitRoundoffBf16 = 1.0 / 256.0;
+/// The relative step of the FP8 tensor cores' accumulation on Hopper, 2^-13: they keep about 14
+/// significant bits when they add a k32 group of products into the accumulator (the DeepSeek-V3
+/// technical report, "Increasing Accumulation Precision": "around 14 bits"), not fp32's 24.
+inline constexpr double kUnitRoundoffFp8Accum = 1.0 / 8192.0;
 
 /// The tolerance model for random-normal inputs (A, B and C0 drawn from N(0, 1)).
 /// An fp32 dot product of length K has partial sums of size ~sqrt(k); each addition rounds with a
@@ -22,6 +26,15 @@ inline constexpr double kUnitRoundoffBf16 = 1.0 / 256.0;
 ///   bf16: tol = 2 * u_bf16 * |want| + 16 * u32 * sqrt(K) * sqrt(K)
 /// (bf16 outputs are rounded once to bf16, so two correct results may differ by one bf16 ulp,
 /// which is at most 2 * u_bf16 * |want|).
+///   fp8:  tol = 2 * u_bf16 * |want| + 16 * u_fp8acc * sqrt(K) * sqrt(ceil(K / 32)), against the fp64
+///         oracle of the dequantized product (so quantization error is not counted, only the
+///         arithmetic). A kernel that accumulates in the tensor core for the whole of K adds ceil(K/32)
+///         k32 groups, each rounded to ~14 bits (u_fp8acc = 2^-13) relative to a running sum of size
+///         ~sqrt(K) (the dequantized inputs are ~N(0, 1)); as a random walk that is
+///         u_fp8acc * sqrt(K) * sqrt(K / 32). cuBLASLt's fast accumulation showed a relative RMS error
+///         of 2.4e-3-3.0e-3 at 4096-8192 (ANCHORS.md), about 1.7x this model; the factor 16 leaves
+///         ~9 standard deviations, while a dropped K tile of 128 products (error ~sqrt(128) = 11)
+///         still fails: 16 * 2^-13 * sqrt(8192) * 16 = 2.8 at K = 8192.
 /// Exact mode (small-integer inputs) uses tol = 0 and compares with ==.
 struct Tolerance {
   Dtype dtype = Dtype::fp32;
@@ -43,6 +56,9 @@ struct CheckReport {
   int64_t mismatches = 0;      ///< elements with !(|got - want| <= tol), NaN included
   int64_t guard_writes = 0;    ///< guard-band elements no longer NaN: writes past the end of C
   double max_abs_err = 0;      ///< over finite elements
+  /// sqrt(sum (got - want)^2 / sum want^2) over the elements where both are finite; 0 when want is
+  /// all zero. For fp8 the error of a kernel against the fp64 oracle rounded to bf16.
+  double rel_rms_err = 0;
   std::vector<Mismatch> first; ///< the first few mismatches in row-major order
   /// "PASS" or "FAIL: 12 of 1048576 elements differ; first: (row, col, got, want, tol) ..."
   std::string summary() const;

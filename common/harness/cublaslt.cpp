@@ -36,6 +36,36 @@ LtGemm::LtGemm(Dtype dtype, int m, int n, int k, float alpha, float beta, int ma
   CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lb_, t, k, m, k));
   CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lc_, t, n, m, n));
 
+  find_algos(max_algos, fmt::format("{} M={} N={} K={}", dtype_name(dtype), m, n, k));
+}
+
+LtGemm::LtGemm(const Fp8Gemm& p, bool fast_accum, int max_algos)
+    : dtype_(Dtype::fp8), alpha_(1.0f), beta_(0.0f), workspace_(kLtWorkspace) {
+  const std::string what = fmt::format("fp8 {}{} M={} N={} K={}", scaling_name(p.scaling),
+                                       fast_accum ? " fast-accumulation" : "", p.m, p.n, p.k);
+  if (p.scaling != Scaling::per_tensor)
+    throw Error(fmt::format("cuBLASLt {}: the block-scaled reference is not wired yet", what));
+  if (p.k % 16 != 0)
+    throw Error(fmt::format("cuBLASLt {}: FP8 needs K % 16 == 0 (16-byte aligned rows of 8-bit A and B)", what));
+  CUBLAS_CHECK(cublasLtCreate(&handle_));
+  CUBLAS_CHECK(cublasLtMatmulDescCreate(&op_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;  // TN: the only FP8 layout on Hopper
+  CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+  CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  // Swapped operands: cuBLASLt's A is our B, so its A scale is scale_b.
+  const float* sa = p.scale_b;
+  const float* sb = p.scale_a;
+  CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa));
+  CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb));
+  const int8_t fast = fast_accum ? 1 : 0;
+  CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast));
+  CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&la_, CUDA_R_8F_E4M3, p.k, p.n, p.k));
+  CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lb_, CUDA_R_8F_E4M3, p.k, p.m, p.k));
+  CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&lc_, CUDA_R_16BF, p.n, p.m, p.n));
+  find_algos(max_algos, what);
+}
+
+void LtGemm::find_algos(int max_algos, const std::string& what) {
   cublasLtMatmulPreference_t pref = nullptr;
   CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
   const size_t ws = kLtWorkspace;
@@ -46,8 +76,7 @@ LtGemm::LtGemm(Dtype dtype, int m, int n, int k, float alpha, float beta, int ma
                                                           int(found.size()), found.data(), &returned);
   cublasLtMatmulPreferenceDestroy(pref);
   if (s != CUBLAS_STATUS_SUCCESS || returned == 0)
-    throw Error(fmt::format("cuBLASLt found no algorithm for {} M={} N={} K={} ({})", dtype_name(dtype), m, n, k,
-                            cublasGetStatusName(s)));
+    throw Error(fmt::format("cuBLASLt found no algorithm for {} ({})", what, cublasGetStatusName(s)));
   for (int i = 0; i < returned; ++i)
     if (found[i].state == CUBLAS_STATUS_SUCCESS) algos_.push_back(found[i]);
 }

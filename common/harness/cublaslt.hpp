@@ -24,6 +24,16 @@ class LtGemm {
   /// Queries up to `max_algos` algorithms for the shape. Throws gemm::Error when cuBLASLt fails or
   /// returns no algorithm.
   LtGemm(Dtype dtype, int m, int n, int k, float alpha, float beta, int max_algos);
+  /// FP8 (cuBLASLt, "cublasLtMatmul", FP8 data types): e4m3 A and B, bf16 C, CUBLAS_COMPUTE_32F,
+  /// the TN layout the FP8 kernels require (cuBLASLt's A transposed, its B not: our B, n x k row-major,
+  /// is its A; our A its B, as for bf16). Per tensor: CUBLASLT_MATMUL_DESC_A_SCALE_POINTER /
+  /// B_SCALE_POINTER set to p.scale_b / p.scale_a (the operands are swapped), so D = scale_a scale_b
+  /// (A B^T). `fast_accum` sets CUBLASLT_MATMUL_DESC_FAST_ACCUM: the accumulators stay in the tensor
+  /// core for the whole of K instead of being promoted to fp32 periodically. Block scaling is not
+  /// wired yet: throws gemm::Error naming it. The scale pointers are fixed here, so run() must be given
+  /// p's A, B and C. cuBLASLt needs K % 16 == 0 (16-byte aligned leading dimensions for 8-bit types);
+  /// other shapes, like cuBLASLt failures, throw gemm::Error.
+  LtGemm(const Fp8Gemm& p, bool fast_accum, int max_algos);
   ~LtGemm();
   LtGemm(const LtGemm&) = delete;
   LtGemm& operator=(const LtGemm&) = delete;
@@ -36,6 +46,7 @@ class LtGemm {
   void run(int i, const void* a, const void* b, void* c, cudaStream_t stream) const;
 
  private:
+  void find_algos(int max_algos, const std::string& what);
   Dtype dtype_;
   float alpha_, beta_;
   cublasLtHandle_t handle_ = nullptr;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <memory>
 
 #include "../kernel_lib/launch.hpp"
@@ -28,35 +29,59 @@ bool wants(const Options& o, const char* ref) { return std::find(o.refs.begin(),
 struct Contenders {
   std::vector<Contender> all;  // all[0] is the step
   std::unique_ptr<LtGemm> lt;
+  std::unique_ptr<LtGemm> lt_fast;  // fp8: fast accumulation
   std::vector<DeviceBuffer<char>> cutlass_workspaces;
 };
 
-// Phase 1: the step, cuBLAS, cuBLASLt's fastest of its top o.lt_algos algorithms (chosen by a short
-// paired run of the candidates, each after the same flush) and every CUTLASS configuration that
-// takes the shape (bf16), as o.refs asks.
+// cuBLASLt's fastest of its top candidates for the shape (chosen by a short paired run of the
+// candidates, each after the same flush), as the contender `name`.
+Contender fastest_lt(const LtGemm* lt, const char* name, const char* what, const Problem& p, const void* a,
+                     const void* b, void* out) {
+  std::vector<Contender> algos;
+  for (int i = 0; i < lt->count(); ++i)
+    algos.push_back({lt->describe(i), "", [=](cudaStream_t s) { lt->run(i, a, b, out, s); }});
+  const PairedTiming sel = time_paired(algos, 1, 0, 10, nullptr);
+  int best = 0;
+  for (int i = 1; i < int(algos.size()); ++i)
+    if (sel.timing[i].median_ms < sel.timing[best].median_ms) best = i;
+  fmt::print("{}: {} algorithms tried, fastest {} ({:.2f} TFLOP/s in the selection run)\n", what, algos.size(),
+             algos[best].name, tflops(p.m, p.n, p.k, sel.timing[best].median_ms));
+  return {name, algos[best].name, [=](cudaStream_t s) { lt->run(best, a, b, out, s); }};
+}
+
+// Phase 1: the step, cuBLAS, cuBLASLt's fastest of its top o.lt_algos algorithms and every CUTLASS
+// configuration that takes the shape (bf16), as o.refs asks. fp8: "cublaslt" is cuBLASLt FP8 with the
+// step's scaling twice, default accumulation ("cublaslt_best") and fast accumulation
+// ("cublaslt_fast"); cuBLAS has no FP8 GEMM and the CUTLASS references are bf16, so "cublas" and
+// "cutlass" are skipped with a line saying so.
 void gather_contenders(Contenders& c, const Step& step, ProblemBuffers& ws, const Options& o,
                        const std::string& program) {
   const Problem& p = ws.problem();
   const Fp32Gemm f32 = ws.fp32_args();
   const Bf16Gemm b16 = ws.bf16_args();
-  const void* a = p.dtype == Dtype::fp32 ? static_cast<const void*>(f32.a) : static_cast<const void*>(b16.a);
-  const void* b = p.dtype == Dtype::fp32 ? static_cast<const void*>(f32.b) : static_cast<const void*>(b16.b);
-  void* out = p.dtype == Dtype::fp32 ? static_cast<void*>(f32.c) : static_cast<void*>(b16.c);
+  const Fp8Gemm f8 = ws.fp8_args();
+  const void* a = p.dtype == Dtype::fp32 ? static_cast<const void*>(f32.a)
+                  : p.dtype == Dtype::bf16 ? static_cast<const void*>(b16.a) : static_cast<const void*>(f8.a);
+  const void* b = p.dtype == Dtype::fp32 ? static_cast<const void*>(f32.b)
+                  : p.dtype == Dtype::bf16 ? static_cast<const void*>(b16.b) : static_cast<const void*>(f8.b);
+  void* out = p.dtype == Dtype::fp32 ? static_cast<void*>(f32.c)
+              : p.dtype == Dtype::bf16 ? static_cast<void*>(b16.c) : static_cast<void*>(f8.c);
   c.all.push_back({"step", program, [&step, &ws](cudaStream_t s) { launch_step(step, ws, s); }});
+  if (p.dtype == Dtype::fp8) {
+    for (const char* ref : {"cublas", "cutlass"})
+      if (wants(o, ref)) fmt::print("{}: not run for fp8 (no FP8 GEMM of that reference here)\n", ref);
+    if (wants(o, "cublaslt")) {
+      c.lt = std::make_unique<LtGemm>(f8, false, o.lt_algos);
+      c.lt_fast = std::make_unique<LtGemm>(f8, true, o.lt_algos);
+      c.all.push_back(fastest_lt(c.lt.get(), "cublaslt_best", "cuBLASLt FP8", p, a, b, out));
+      c.all.push_back(fastest_lt(c.lt_fast.get(), "cublaslt_fast", "cuBLASLt FP8 fast accumulation", p, a, b, out));
+    }
+    return;
+  }
   if (wants(o, "cublas")) c.all.push_back({"cublas", "default heuristic", [&ws](cudaStream_t s) { launch_cublas(ws, s); }});
   if (wants(o, "cublaslt")) {
     c.lt = std::make_unique<LtGemm>(p.dtype, p.m, p.n, p.k, p.alpha, p.beta, o.lt_algos);
-    LtGemm* lt = c.lt.get();
-    std::vector<Contender> algos;
-    for (int i = 0; i < lt->count(); ++i)
-      algos.push_back({lt->describe(i), "", [=](cudaStream_t s) { lt->run(i, a, b, out, s); }});
-    const PairedTiming sel = time_paired(algos, 1, 0, 10, nullptr);
-    int best = 0;
-    for (int i = 1; i < int(algos.size()); ++i)
-      if (sel.timing[i].median_ms < sel.timing[best].median_ms) best = i;
-    fmt::print("cuBLASLt: {} algorithms tried, fastest {} ({:.2f} TFLOP/s in the selection run)\n", algos.size(),
-               algos[best].name, tflops(p.m, p.n, p.k, sel.timing[best].median_ms));
-    c.all.push_back({"cublaslt_best", algos[best].name, [=](cudaStream_t s) { lt->run(best, a, b, out, s); }});
+    c.all.push_back(fastest_lt(c.lt.get(), "cublaslt_best", "cuBLASLt", p, a, b, out));
   }
   if (wants(o, "cutlass") && p.dtype == Dtype::bf16) {
     if (cutlass_ref::config_count() == 0) fmt::print("CUTLASS: not built into this binary (no CUTLASS headers at build time)\n");
@@ -75,14 +100,18 @@ void gather_contenders(Contenders& c, const Step& step, ProblemBuffers& ws, cons
 }
 
 // Phase 2: every reference but cuBLAS must compute the same C as cuBLAS (within the step's
-// tolerance) before it is timed; one that does not is dropped with an error line. Returns the exit
-// code so far: 1 when a reference was dropped.
-int drop_failed_references(Contenders& c, ProblemBuffers& ws) {
+// tolerance) before it is timed; one that does not is dropped with an error line. fp8: every
+// reference, and the step once more, against the fp64 oracle of the dequantized product; each one's
+// relative RMS error goes to `rel_rms` (by contender name) for the rows. Returns the exit code so far:
+// 1 when a reference was dropped.
+int drop_failed_references(Contenders& c, ProblemBuffers& ws, std::map<std::string, double>& rel_rms) {
+  const bool fp8 = ws.problem().dtype == Dtype::fp8;
+  const char* oracle = fp8 ? "the fp64 oracle" : "cuBLAS";
   const bool others = std::any_of(c.all.begin() + 1, c.all.end(), [](const Contender& x) { return x.name != "cublas"; });
-  if (!others) return 0;
+  if (!others && !fp8) return 0;
   int exit_code = 0;
-  const std::vector<float> want = ws.cublas_reference();
-  for (auto it = c.all.begin() + 1; it != c.all.end();) {
+  const std::vector<float> want = ws.reference();
+  for (auto it = c.all.begin() + (fp8 ? 0 : 1); it != c.all.end();) {
     if (it->name == "cublas") {
       ++it;
       continue;
@@ -91,12 +120,18 @@ int drop_failed_references(Contenders& c, ProblemBuffers& ws) {
     it->launch(nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
     const CheckReport r = ws.check_against(want);
-    if (!r.passed) {
-      fmt::print(stderr, "error: reference {} failed its check against cuBLAS and is not timed: {}\n", it->name,
+    if (fp8) fmt::print("{}: relative RMS error against {}: {:.3g}\n", it->name == "step" ? it->detail : it->name, oracle, r.rel_rms_err);
+    if (it == c.all.begin()) {  // the step, whose check passed before measure_step
+      if (!r.passed) throw Error(fmt::format("the step failed its second check against {}: {}", oracle, r.summary()));
+      rel_rms[it->name] = r.rel_rms_err;
+      ++it;
+    } else if (!r.passed) {
+      fmt::print(stderr, "error: reference {} failed its check against {} and is not timed: {}\n", it->name, oracle,
                  r.summary());
       exit_code = 1;
       it = c.all.erase(it);
     } else {
+      rel_rms[it->name] = r.rel_rms_err;
       ++it;
     }
   }
@@ -208,10 +243,13 @@ int measure_step(const Step& step, ProblemBuffers& ws, const Options& o, const D
                  const std::string& program, const std::string& check) {
   Contenders c;
   gather_contenders(c, step, ws, o, program);
-  const int exit_code = drop_failed_references(c, ws);
+  std::map<std::string, double> rel_rms;
+  const int exit_code = drop_failed_references(c, ws, rel_rms);
   Sampler sampler;
   TelemetrySummary loop_nvml;
   std::vector<Row> rows = time_burst(c.all, o, sampler, loop_nvml);
+  for (Row& r : rows)
+    if (auto e = rel_rms.find(r.kernel); e != rel_rms.end()) r.rel_rms_err = e->second;
   measure_energy(rows, c.all, o.energy_s, sampler);
   if (o.sustained_s > 0) {
     std::vector<Row> sustained = time_sustained_rows(c.all, o.sustained_s, sampler, o.series, step, ws.problem());

@@ -1,7 +1,9 @@
 #include <curand.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
+#include <string>
 
 #include "problem.hpp"
 #include "reference.hpp"
@@ -24,7 +26,23 @@ __global__ void __launch_bounds__(256) bf16_to_fp32(const __nv_bfloat16* in, flo
     out[i] = __bfloat162float(in[i]);
 }
 
-static unsigned grid_for(int64_t count) { return unsigned(std::min<int64_t>((count + 255) / 256, 65536)); }
+__global__ void __launch_bounds__(256) to_e4m3_exact(const float* in, __nv_fp8_storage_t* out, int64_t count) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = __nv_cvt_float_to_fp8(in[i], __NV_SATFINITE, __NV_E4M3);  // -2..2: exact in e4m3
+}
+
+__global__ void __launch_bounds__(256) fp8_to_fp32(const __nv_fp8_storage_t* in, float* out, int64_t count) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = e4m3_value(in[i]);
+}
+
+// Exact mode's scales: 2^-first, 2^-(first + 1), 2^-(first + 2), repeating over the blocks.
+__global__ void __launch_bounds__(256) power_of_two_scales(float* scales, int64_t count, int first) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x)
+    scales[i] = ldexpf(1.0f, -(first + int(i % 3)));
+}
+
+static unsigned grid_for(int64_t count) { return unsigned(std::clamp<int64_t>((count + 255) / 256, 1, 65536)); }
 
 // Fills `dst` (count elements of the problem's dtype) with N(0, 1) or exact small integers.
 static void generate(curandGenerator_t gen, const Problem& p, void* dst, int64_t count) {
@@ -40,6 +58,8 @@ static void generate(curandGenerator_t gen, const Problem& p, void* dst, int64_t
   }
   if (p.dtype == Dtype::fp32) {
     CUDA_CHECK(cudaMemcpy(dst, scratch.get(), count * sizeof(float), cudaMemcpyDeviceToDevice));
+  } else if (p.dtype == Dtype::fp8) {
+    throw Error("generate: fp8 operands are made by generate_fp8");
   } else {
     to_bf16<<<grid_for(count), 256>>>(scratch.get(), static_cast<__nv_bfloat16*>(dst), count);
     CUDA_CHECK_LAUNCH();
@@ -47,10 +67,39 @@ static void generate(curandGenerator_t gen, const Problem& p, void* dst, int64_t
   CUDA_CHECK(cudaDeviceSynchronize());
 }
 
+// Fills the e4m3 operand `q` (rows x k) and its scales (grid.count() floats): N(0, 1) quantized by
+// amax per block, or exact integers with power-of-two scales starting at 2^-first_exp.
+static void generate_fp8(curandGenerator_t gen, const Problem& p, const ScaleGrid& grid, int first_exp,
+                         __nv_fp8_storage_t* q, float* scales) {
+  const int64_t count = grid.rows * grid.cols;
+  DeviceBuffer<float> scratch((count + 1) / 2 * 2);
+  if (p.exact) {
+    DeviceBuffer<unsigned> bits(count);
+    CURAND_CHECK(curandGenerate(gen, bits.get(), count));
+    small_integers<<<grid_for(count), 256>>>(bits.get(), scratch.get(), count);
+    CUDA_CHECK_LAUNCH();
+    to_e4m3_exact<<<grid_for(count), 256>>>(scratch.get(), q, count);
+    CUDA_CHECK_LAUNCH();
+    power_of_two_scales<<<grid_for(grid.count()), 256>>>(scales, grid.count(), first_exp);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return;
+  }
+  CURAND_CHECK(curandGenerateNormal(gen, scratch.get(), scratch.size(), 0.0f, 1.0f));
+  quantize_device(scratch.get(), grid, q, scales);
+}
+
+static Problem checked(const Problem& p) {
+  if (p.dtype == Dtype::fp8 && p.exact && p.k > kMaxExactKFp8)
+    throw Error("fp8 exact mode needs K <= " + std::to_string(kMaxExactKFp8) +
+                " (every partial sum exact in the FP8 tensor cores' accumulator, fp8.hpp); got K=" + std::to_string(p.k));
+  return p;
+}
+
 ProblemBuffers::ProblemBuffers(const Problem& p)
-    : p_(p),
-      a_(elems_a() * elem_size()),
-      b_(elems_b() * elem_size()),
+    : p_(checked(p)),
+      a_(elems_a() * input_elem_size()),
+      b_(elems_b() * input_elem_size()),
       c_((elems_c() + kGuard) * elem_size()),
       ref_(elems_c() * sizeof(float)) {  // fp32 for both dtypes (cublas_reference)
   curandGenerator_t gen = nullptr;
@@ -58,6 +107,13 @@ ProblemBuffers::ProblemBuffers(const Problem& p)
   std::unique_ptr<std::remove_pointer_t<curandGenerator_t>, decltype(&curandDestroyGenerator)> guard(
       gen, &curandDestroyGenerator);
   CURAND_CHECK(curandSetPseudoRandomGeneratorSeed(gen, p.seed));
+  if (p_.dtype == Dtype::fp8) {
+    scales_a_ = DeviceBuffer<float>(size_t(grid_a().count()));
+    scales_b_ = DeviceBuffer<float>(size_t(grid_b().count()));
+    generate_fp8(gen, p_, grid_a(), 1, reinterpret_cast<__nv_fp8_storage_t*>(a_.get()), scales_a_.get());
+    generate_fp8(gen, p_, grid_b(), 2, reinterpret_cast<__nv_fp8_storage_t*>(b_.get()), scales_b_.get());
+    return;
+  }
   generate(gen, p_, a_.get(), elems_a());
   generate(gen, p_, b_.get(), elems_b());
   if (p_.dtype == Dtype::fp32 && p_.beta != 0) {
@@ -77,6 +133,57 @@ Bf16Gemm ProblemBuffers::bf16_args() const {
   return {p_.m, p_.n, p_.k, reinterpret_cast<const __nv_bfloat16*>(a_.get()),
           reinterpret_cast<const __nv_bfloat16*>(b_.get()), reinterpret_cast<__nv_bfloat16*>(c_.get()),
           workspace_.get(), workspace_.bytes()};
+}
+
+Fp8Gemm ProblemBuffers::fp8_args() const {
+  Fp8Gemm g{p_.m, p_.n, p_.k, reinterpret_cast<const __nv_fp8_e4m3*>(a_.get()),
+            reinterpret_cast<const __nv_fp8_e4m3*>(b_.get()), reinterpret_cast<__nv_bfloat16*>(c_.get())};
+  g.scaling = p_.scaling;
+  if (p_.scaling == Scaling::per_tensor) {
+    g.scale_a = scales_a_.get();
+    g.scale_b = scales_b_.get();
+  } else {
+    g.sfa = scales_a_.get();
+    g.sfb = scales_b_.get();
+  }
+  g.workspace = workspace_.get();
+  g.workspace_bytes = workspace_.bytes();
+  return g;
+}
+
+std::vector<float> ProblemBuffers::download_scales_a() const {
+  std::vector<float> h(scales_a_.size());
+  if (!h.empty()) CUDA_CHECK(cudaMemcpy(h.data(), scales_a_.get(), scales_a_.bytes(), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+std::vector<float> ProblemBuffers::download_scales_b() const {
+  std::vector<float> h(scales_b_.size());
+  if (!h.empty()) CUDA_CHECK(cudaMemcpy(h.data(), scales_b_.get(), scales_b_.bytes(), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+std::vector<float> ProblemBuffers::input_to_host(const DeviceBuffer<char>& buf, int64_t count) const {
+  if (p_.dtype != Dtype::fp8) return to_host(buf, count);
+  std::vector<float> host(count);
+  if (count == 0) return host;
+  DeviceBuffer<float> tmp(count);
+  fp8_to_fp32<<<grid_for(count), 256>>>(reinterpret_cast<const __nv_fp8_storage_t*>(buf.get()), tmp.get(), count);
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaMemcpy(host.data(), tmp.get(), count * 4, cudaMemcpyDeviceToHost));
+  return host;
+}
+
+std::vector<float> ProblemBuffers::fp8_oracle() {
+  if (p_.dtype != Dtype::fp8) throw Error("fp8_oracle: the problem is not fp8");
+  CUDA_CHECK(cudaMemset(ref_.get(), 0xFF, ref_.bytes()));  // NaN: an element the oracle missed fails
+  float* want = reinterpret_cast<float*>(ref_.get());
+  oracle_fp8_device(reinterpret_cast<const __nv_fp8_storage_t*>(a_.get()), scales_a_.get(), grid_a(),
+                    reinterpret_cast<const __nv_fp8_storage_t*>(b_.get()), scales_b_.get(), grid_b(), p_.m, p_.n,
+                    p_.k, want);
+  std::vector<float> out(elems_c());
+  if (!out.empty()) CUDA_CHECK(cudaMemcpy(out.data(), want, out.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  return out;
 }
 
 void ProblemBuffers::reserve_workspace(size_t bytes) {
@@ -109,6 +216,7 @@ std::vector<float> ProblemBuffers::to_host(const DeviceBuffer<char>& buf, int64_
 }
 
 std::vector<float> ProblemBuffers::cublas_reference() {
+  if (p_.dtype == Dtype::fp8) throw Error("cublas_reference: cuBLAS has no FP8 GEMM; fp8 problems use fp8_oracle()");
   // NaN first, as C is before every step: cuBLAS's kernels may write with TMA stores, which
   // compute-sanitizer's initcheck does not see (tests/probes/initcheck_tma.cu), so without this the
   // copy below read "uninitialized" memory by its count; and an element cuBLAS did not write stays NaN
@@ -134,6 +242,13 @@ std::vector<float> ProblemBuffers::cublas_reference() {
 
 std::vector<float> ProblemBuffers::cpu_reference() {
   const std::vector<float> a = download_a(), b = download_b();
+  if (p_.dtype == Dtype::fp8) {
+    const std::vector<double> c = cpu_gemm_dequant(dequantize_host(a, download_scales_a(), grid_a()),
+                                                   dequantize_host(b, download_scales_b(), grid_b()), p_.m, p_.n, p_.k);
+    std::vector<float> out(c.size());
+    for (size_t i = 0; i < c.size(); ++i) out[i] = __bfloat162float(__double2bfloat16(c[i]));
+    return out;
+  }
   std::vector<double> c = p_.dtype == Dtype::fp32
                               ? cpu_gemm_fp32(a, b, c0_host_, p_.m, p_.n, p_.k, p_.alpha, p_.beta)
                               : cpu_gemm_bf16(a, b, p_.m, p_.n, p_.k);
@@ -161,13 +276,20 @@ void reserve_workspace(const Step& step, ProblemBuffers& buffers) {
 }
 
 void launch_step(const Step& step, const ProblemBuffers& buffers, cudaStream_t stream) {
+  const Problem& p = buffers.problem();
+  if (step.dtype != p.dtype || (p.dtype == Dtype::fp8 && step.scaling != p.scaling))
+    throw Error("step " + step.id + " (" + dtype_name(step.dtype) + ") given a " + dtype_name(p.dtype) +
+                " problem" + (p.dtype == Dtype::fp8 ? std::string(" with ") + scaling_name(p.scaling) + " scales" : ""));
   if (step.dtype == Dtype::fp32)
     step.fp32(buffers.fp32_args(), stream);
-  else
+  else if (step.dtype == Dtype::bf16)
     step.bf16(buffers.bf16_args(), stream);
+  else
+    step.fp8(buffers.fp8_args(), stream);
 }
 
 void launch_cublas(const ProblemBuffers& buffers, cudaStream_t stream) {
+  if (buffers.problem().dtype == Dtype::fp8) throw Error("launch_cublas: cuBLAS has no FP8 GEMM (use cuBLASLt)");
   if (buffers.problem().dtype == Dtype::fp32)
     cublas_sgemm(buffers.fp32_args(), stream);
   else

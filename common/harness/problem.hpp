@@ -9,6 +9,7 @@
 
 #include "buffer.hpp"
 #include "compare.hpp"
+#include "fp8.hpp"
 #include "../kernel_lib/registry.hpp"
 
 namespace gemm {
@@ -18,11 +19,18 @@ struct Problem {
   int m = 1, n = 1, k = 1;
   float alpha = 1, beta = 0;  ///< fp32 only; bf16 computes C = A * B^T (alpha 1, beta 0)
   uint64_t seed = 2026;
-  bool exact = false;  ///< inputs are integers in [-2, 2] (exact in fp32 and bf16), compared with ==
+  bool exact = false;  ///< inputs are integers in [-2, 2] (exact in fp32, bf16 and e4m3), compared with ==
+  Scaling scaling = Scaling::per_tensor;  ///< fp8 only: how the scales are generated (Fp8Gemm)
 };
 
 /// Buffers of one problem. Inputs are generated once (cuRAND Philox, seeded) at construction;
 /// C has a guard band of kGuard elements after it.
+/// fp8: A and B are drawn from N(0, 1) like the bf16 inputs and quantized to e4m3 (fp8.hpp: amax per
+/// tensor or per block, scale = amax / 448, saturating round-to-nearest-even); in exact mode they are
+/// the integers -2..2 (exact in e4m3) with power-of-two scales: 2^-1, 2^-2, 2^-3 repeating over A's
+/// scale blocks and 2^-2, 2^-3, 2^-4 over B's, so a kernel that drops, doubles or misplaces a scale
+/// is off by a power of two (per tensor: scale_a = 1/2, scale_b = 1/4). Exact mode needs
+/// K <= kMaxExactKFp8 (fp8.hpp says why); a larger K throws gemm::Error.
 class ProblemBuffers {
  public:
   static constexpr int64_t kGuard = 4096;
@@ -31,6 +39,7 @@ class ProblemBuffers {
   const Problem& problem() const { return p_; }
   Fp32Gemm fp32_args() const;  ///< pointing at the step's C and the step workspace (if reserved)
   Bf16Gemm bf16_args() const;
+  Fp8Gemm fp8_args() const;
 
   /// Makes the step workspace at least `bytes` long: when it is smaller, frees it and allocates a new
   /// one of `bytes` (cudaMalloc, which synchronizes the device) and zeroes it; otherwise keeps it and
@@ -44,13 +53,25 @@ class ProblemBuffers {
   /// Runs the cuBLAS reference once (into its own buffer) and returns it; for bf16, cuBLAS with an
   /// fp32 C, rounded to bf16 once (reference.hpp, cublas_bf16_gemm_fp32_out, says why).
   std::vector<float> cublas_reference();
-  /// fp64 CPU reference rounded to the output type (for small shapes).
+  /// fp64 CPU reference rounded to the output type (for small shapes); for fp8 the dequantized
+  /// product, sum over k of double(qa * sa) * double(qb * sb), rounded to bf16.
   std::vector<float> cpu_reference();
+  /// fp8 only: the same fp64 oracle on the GPU (fp8.hpp, oracle_fp8_device), for any shape.
+  std::vector<float> fp8_oracle();
+  /// The reference a step of this dtype is checked against: cublas_reference() for fp32 and bf16,
+  /// fp8_oracle() for fp8 (cuBLASLt's FP8 GEMM is a reference that is itself checked against it).
+  std::vector<float> reference() { return p_.dtype == Dtype::fp8 ? fp8_oracle() : cublas_reference(); }
   /// Compares the current C (and guard band) with `want`.
   CheckReport check_against(const std::vector<float>& want) const;
 
-  std::vector<float> download_a() const { return to_host(a_, elems_a()); }
-  std::vector<float> download_b() const { return to_host(b_, elems_b()); }
+  /// A and B as stored (bf16 widened to fp32 exactly; fp8: the e4m3 values q, before scaling).
+  std::vector<float> download_a() const { return input_to_host(a_, elems_a()); }
+  std::vector<float> download_b() const { return input_to_host(b_, elems_b()); }
+  /// fp8: the scales of A and B (per tensor: one float each; block: scale_grid's layout).
+  std::vector<float> download_scales_a() const;
+  std::vector<float> download_scales_b() const;
+  ScaleGrid grid_a() const { return scale_grid(p_.scaling, false, p_.m, p_.k); }
+  ScaleGrid grid_b() const { return scale_grid(p_.scaling, true, p_.n, p_.k); }
   /// C as it is now (bf16 widened to fp32 exactly): for bitwise repeatability checks.
   std::vector<float> download_c() const { return to_host(c_, elems_c()); }
 
@@ -58,12 +79,15 @@ class ProblemBuffers {
   int64_t elems_a() const { return int64_t(p_.m) * p_.k; }
   int64_t elems_b() const { return int64_t(p_.n) * p_.k; }
   int64_t elems_c() const { return int64_t(p_.m) * p_.n; }
-  size_t elem_size() const { return p_.dtype == Dtype::fp32 ? 4 : 2; }
+  size_t elem_size() const { return p_.dtype == Dtype::fp32 ? 4 : 2; }  ///< of C (fp8 steps write bf16)
+  size_t input_elem_size() const { return p_.dtype == Dtype::fp8 ? 1 : elem_size(); }  ///< of A and B
   std::vector<float> to_host(const DeviceBuffer<char>& buf, int64_t count, int64_t offset = 0) const;
+  std::vector<float> input_to_host(const DeviceBuffer<char>& buf, int64_t count) const;
 
   Problem p_;
   DeviceBuffer<char> a_, b_, c_, c0_, ref_;
   DeviceBuffer<char> workspace_;  ///< the step workspace (registry.hpp, "The step workspace")
+  DeviceBuffer<float> scales_a_, scales_b_;  ///< fp8 only: grid_a().count() and grid_b().count() floats
   std::vector<float> c0_host_;  ///< only when fp32 and beta != 0
 };
 

@@ -29,4 +29,15 @@ std::vector<double> cpu_gemm_bf16(const std::vector<float>& a, const std::vector
   return c;
 }
 
+std::vector<double> cpu_gemm_dequant(const std::vector<double>& a, const std::vector<double>& b, int m, int n, int k) {
+  std::vector<double> c(size_t(m) * n);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double acc = 0;
+      for (int p = 0; p < k; ++p) acc += a[size_t(i) * k + p] * b[size_t(j) * k + p];
+      c[size_t(i) * n + j] = acc;
+    }
+  return c;
+}
+
 }  // namespace gemm

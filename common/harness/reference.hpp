@@ -15,5 +15,8 @@ std::vector<double> cpu_gemm_fp32(const std::vector<float>& a, const std::vector
                                   double beta);
 std::vector<double> cpu_gemm_bf16(const std::vector<float>& a, const std::vector<float>& b, int m,
                                   int n, int k);
+/// C = A * B^T in fp64 of operands already dequantized to fp64 (fp8: double(q) * double(scale),
+/// fp8.hpp's dequantize_host); A m x k, B n x k row-major. Small shapes only.
+std::vector<double> cpu_gemm_dequant(const std::vector<double>& a, const std::vector<double>& b, int m, int n, int k);
 
 }  // namespace gemm

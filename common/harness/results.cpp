@@ -10,14 +10,16 @@
 
 namespace gemm {
 
-double flop_per_clock(Dtype dtype, int sm_count) { return double(sm_count) * (dtype == Dtype::bf16 ? 4096 : 256); }
+double flop_per_clock(Dtype dtype, int sm_count) {
+  return double(sm_count) * (dtype == Dtype::fp8 ? 8192 : dtype == Dtype::bf16 ? 4096 : 256);
+}
 
 namespace {
 
 constexpr const char* kCsvHeader =
     "step,name,technique,dtype,m,n,k,mode,kernel,detail,ms,ms_min,ms_max,tflops,step_ratio,step_ratio_q25,"
     "step_ratio_q75,rounds,clock_mhz,clock_source,power_w,joules_per_gemm,tflop_per_j,sol_at_clock,"
-    "clock_reasons,check,gpu,sm_count,l2_mib,max_sm_clock_mhz,power_limit_w,driver_cuda,runtime,cublas,date";
+    "clock_reasons,check,gpu,sm_count,l2_mib,max_sm_clock_mhz,power_limit_w,driver_cuda,runtime,cublas,date,rel_rms_err";
 
 std::string today() {
   std::time_t t = std::time(nullptr);
@@ -59,13 +61,27 @@ void print_table(const RunInfo& run, const std::vector<Row>& rows) {
 
 void print_summary_line(const RunInfo& run, const std::vector<Row>& rows) {
   const Problem& p = run.problem;
-  for (const Row& r : rows)
-    if (r.mode == "burst" && r.kernel == "cublas")
-      fmt::print("{:<24} {:<5} {:>6} {:>6} {:>6}  {:>9.4f} ms  {:>8.2f} TFLOP/s  cuBLAS {:>8.2f} TFLOP/s  paired "
-                 "ratio {:.3f} [IQR {:.3f}-{:.3f}]  {}\n",
-                 run.program, dtype_name(run.step.dtype), p.m, p.n, p.k, rows[0].t.median_ms,
-                 tflops(p.m, p.n, p.k, rows[0].t.median_ms), tflops(p.m, p.n, p.k, r.t.median_ms), r.ratio.median,
-                 r.ratio.q25, r.ratio.q75, run.check);
+  const bool fp8 = p.dtype == Dtype::fp8;
+  auto burst = [&](const char* name) -> const Row* {
+    for (const Row& r : rows)
+      if (r.mode == "burst" && r.kernel == name) return &r;
+    return nullptr;
+  };
+  const Row* r = burst(fp8 ? "cublaslt_best" : "cublas");
+  if (!r) return;
+  std::string tail;
+  if (fp8) {
+    if (const Row* f = burst("cublaslt_fast"))
+      tail += fmt::format("  fast-accum {:.2f} TFLOP/s ratio {:.3f} [IQR {:.3f}-{:.3f}]", tflops(p.m, p.n, p.k, f->t.median_ms),
+                          f->ratio.median, f->ratio.q25, f->ratio.q75);
+    if (rows[0].rel_rms_err >= 0)
+      tail += fmt::format("  rel RMS err {:.3g} (cuBLASLt {:.3g})", rows[0].rel_rms_err, r->rel_rms_err);
+  }
+  fmt::print("{:<24} {:<5} {:>6} {:>6} {:>6}  {:>9.4f} ms  {:>8.2f} TFLOP/s  {} {:>8.2f} TFLOP/s  paired "
+             "ratio {:.3f} [IQR {:.3f}-{:.3f}]{}  {}\n",
+             run.program, dtype_name(run.step.dtype), p.m, p.n, p.k, rows[0].t.median_ms,
+             tflops(p.m, p.n, p.k, rows[0].t.median_ms), fp8 ? "cuBLASLt" : "cuBLAS", tflops(p.m, p.n, p.k, r->t.median_ms),
+             r->ratio.median, r->ratio.q25, r->ratio.q75, tail, run.check);
 }
 
 void append_csv_rows(const std::string& path, const RunInfo& run, const std::vector<Row>& rows) {
@@ -86,14 +102,14 @@ void append_csv_rows(const std::string& path, const RunInfo& run, const std::vec
   for (const Row& r : rows) {
     const Derived d = derive(run, r);
     out << fmt::format("{},{},\"{}\",{},{},{},{},{},{},\"{}\",{:.5f},{:.5f},{:.5f},{:.3f},{:.4f},{},{},{},{:.0f},{},"
-                       "{},{},{},{},{},{},\"{}\",{},{},{},{},{},{},{},{}",
+                       "{},{},{},{},{},{},\"{}\",{},{},{},{},{},{},{},{},{}",
                        step.id, step.name, step.technique, dtype_name(step.dtype), p.m, p.n, p.k, r.mode, r.kernel,
                        r.detail, r.t.median_ms, r.t.min_ms, r.t.max_ms, d.tflops, r.ratio.median,
                        r.mode == "burst" ? num(r.ratio.q25, 4) : "", r.mode == "burst" ? num(r.ratio.q75, 4) : "",
                        r.rounds, r.clock_mhz, r.clock_source, num(r.power_w, 1), num(r.joules, 5),
                        num(d.tflop_per_j, 4), num(d.sol, 4), r.reasons, run.check, dev.name, dev.sm_count,
                        dev.l2_bytes >> 20, dev.sm_clock_mhz, num(Nvml::get().power_limit_w(), 0), dev.driver,
-                       dev.runtime, dev.cublas, today())
+                       dev.runtime, dev.cublas, today(), r.rel_rms_err >= 0 ? fmt::format("{:.4g}", r.rel_rms_err) : "")
         << '\n';
   }
   if (!out) throw Error(fmt::format("cannot write {}", path));

@@ -22,6 +22,7 @@ struct Row {
   double power_w = 0, joules = 0;  ///< 0: not measured
   std::string reasons;             ///< NVML clock reasons ("sw_power_cap", ...)
   int rounds = 0;                  ///< paired rounds, or launches in the settled part
+  double rel_rms_err = -1;         ///< relative RMS error against the check's oracle (fp8 runs); < 0: not measured
   Row(std::string mode_, std::string kernel_, std::string detail_, Timing timing)
       : mode(std::move(mode_)), kernel(std::move(kernel_)), detail(std::move(detail_)), t(std::move(timing)) {}
 };
@@ -39,7 +40,10 @@ struct RunInfo {
 /// light at that clock, power, TFLOP/J); rows[0] is the step's burst row.
 void print_table(const RunInfo& run, const std::vector<Row>& rows);
 /// Prints the line scripts and people grep for, `NN_name dtype M N K  ms  TFLOP/s  cuBLAS TFLOP/s
-/// paired ratio R [IQR a-b]  check`, when `rows` hold cuBLAS's burst row.
+/// paired ratio R [IQR a-b]  check`, when `rows` hold cuBLAS's burst row. fp8 runs are paired with
+/// cuBLASLt FP8 instead: `NN_name fp8 M N K  ms  TFLOP/s  cuBLASLt TFLOP/s paired ratio R [IQR a-b]
+/// fast-accum TFLOP/s ratio R [IQR a-b]  rel RMS err E (cuBLASLt E')  check`, when `rows` hold
+/// cuBLASLt's per-tensor burst row (the fast-accumulation part when its row is there too).
 void print_summary_line(const RunInfo& run, const std::vector<Row>& rows);
 
 /// Appends one CSV row per entry of `rows` to `path` (the header first when the file is new or
@@ -48,7 +52,8 @@ void append_csv_rows(const std::string& path, const RunInfo& run, const std::vec
 
 /// Dense FLOP per SM clock cycle of the whole GPU for the dtype: bf16 on the tensor cores
 /// 4096 per SM (132 SMs: 540,672; H100/H200 datasheet 989 TFLOP/s dense at 1.83 GHz boost is
-/// 540,672 x 1.83e9), fp32 FFMA on the CUDA cores 2 x 128 lanes per SM.
+/// 540,672 x 1.83e9), FP8 twice that, 8192 per SM (datasheet 1979 TFLOP/s dense), fp32 FFMA on the
+/// CUDA cores 2 x 128 lanes per SM.
 double flop_per_clock(Dtype dtype, int sm_count);
 
 }  // namespace gemm

@@ -17,7 +17,7 @@ namespace {
 
 // check_step once the run was admitted (refusal() said nothing).
 CheckReport run_check(const Step& step, ProblemBuffers& buffers, Oracle oracle) {
-  const std::vector<float> want = oracle == Oracle::cublas ? buffers.cublas_reference() : buffers.cpu_reference();
+  const std::vector<float> want = oracle == Oracle::cublas ? buffers.reference() : buffers.cpu_reference();
   reserve_workspace(step, buffers);
   buffers.reset_output(nullptr);
   launch_step(step, buffers, nullptr);
@@ -60,8 +60,14 @@ int step_main(int argc, const char* const* argv) {
       fmt::print(stderr, "error: {} refuses M={} N={} K={}: {}\n", program, o.m, o.n, o.k, *why);
       return 2;
     }
-    if (step.dtype == Dtype::bf16 && (o.alpha != 1.0f || o.beta != 0.0f)) {
-      fmt::print(stderr, "error: {} computes C = A * B^T (bf16): --alpha and --beta apply to fp32 steps only\n", program);
+    if (step.dtype != Dtype::fp32 && (o.alpha != 1.0f || o.beta != 0.0f)) {
+      fmt::print(stderr, "error: {} computes C = A * B^T ({}): --alpha and --beta apply to fp32 steps only\n", program,
+                 dtype_name(step.dtype));
+      return 2;
+    }
+    if (step.dtype == Dtype::fp8 && o.exact && o.k > kMaxExactKFp8) {
+      fmt::print(stderr, "error: {} refuses --exact with K={}: fp8 exact mode needs K <= {} (every partial sum exact "
+                 "in the FP8 tensor cores' ~14-bit accumulator; common/harness/fp8.hpp)\n", program, o.k, kMaxExactKFp8);
       return 2;
     }
     if (!o.csv.empty() && !std::ofstream(o.csv, std::ios::app)) {  // before minutes of work, not after
@@ -76,7 +82,7 @@ int step_main(int argc, const char* const* argv) {
       fmt::print(stderr, "error: {}: no CUDA device found (this step needs a GPU)\n", program);
       return 2;
     }
-    Problem p{step.dtype, o.m, o.n, o.k, o.alpha, o.beta, o.seed, o.exact};
+    Problem p{step.dtype, o.m, o.n, o.k, o.alpha, o.beta, o.seed, o.exact, step.scaling};
     ProblemBuffers ws(p);
     reserve_workspace(step, ws);  // the step's scratch, allocated once, outside the timed region
     fmt::print("# {}\n", describe(*dev));
@@ -84,8 +90,8 @@ int step_main(int argc, const char* const* argv) {
     std::string check = "skipped";
     if (!o.no_check) {
       const CheckReport r = run_check(step, ws, Oracle::cublas);
-      fmt::print("{} {} M={} N={} K={}{}: check against cuBLAS {}\n", program, dtype_name(step.dtype),
-                 o.m, o.n, o.k, o.exact ? " (exact)" : "", r.summary());
+      fmt::print("{} {} M={} N={} K={}{}: check against {} {}\n", program, dtype_name(step.dtype), o.m, o.n, o.k,
+                 o.exact ? " (exact)" : "", step.dtype == Dtype::fp8 ? "the fp64 oracle" : "cuBLAS", r.summary());
       if (!r.passed) return 1;  // a failed step is never timed or reported
       check = o.exact ? "exact" : "pass";
     }

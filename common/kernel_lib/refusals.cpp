@@ -40,4 +40,11 @@ std::optional<std::string> tma_persistent_gemm_refusal(int m, int n, int k, int 
   return std::nullopt;
 }
 
+std::optional<std::string> tma_persistent_fp8_gemm_refusal(int m, int n, int k, int bm, int bn) {
+  if (k % 16 != 0)
+    return fmt::format("K % 16 == 0 is required (TMA needs a 16-byte row stride: K * 1 byte of e4m3); K={}", k);
+  // Past K's rule the limits are the bf16 kernel's (K % 16 == 0 implies its K % 8 == 0).
+  return tma_persistent_gemm_refusal(m, n, k, bm, bn);
+}
+
 }  // namespace gemm

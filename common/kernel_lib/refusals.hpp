@@ -26,4 +26,8 @@ std::optional<std::string> tma_gemm_refusal(int m, int n, int k, int bm, int bn)
 /// no grid-axis limit, since the grid is at most one block per SM.
 std::optional<std::string> tma_persistent_gemm_refusal(int m, int n, int k, int bm, int bn);
 
+/// The same for a persistent FP8 TMA step (e4m3 A and B, 1 byte per element): K % 16 == 0 (TMA's
+/// 16-byte row stride is 16 elements of e4m3), and the schedule's tile limit.
+std::optional<std::string> tma_persistent_fp8_gemm_refusal(int m, int n, int k, int bm, int bn);
+
 }  // namespace gemm

@@ -8,7 +8,16 @@
 
 namespace gemm {
 
-const char* dtype_name(Dtype d) { return d == Dtype::fp32 ? "fp32" : "bf16"; }
+const char* dtype_name(Dtype d) {
+  switch (d) {
+    case Dtype::fp32: return "fp32";
+    case Dtype::bf16: return "bf16";
+    case Dtype::fp8: return "fp8";
+  }
+  return "?";
+}
+
+const char* scaling_name(Scaling s) { return s == Scaling::per_tensor ? "per_tensor" : "block"; }
 
 static std::vector<Step>& steps() {
   static std::vector<Step> all;  // function-local: safe during static initialisation
@@ -19,7 +28,7 @@ bool register_step(const Step& step) {
   for (const Step& s : steps())
     if (s.id == step.id) throw Error(fmt::format("step id {} registered twice", step.id));
   if ((step.dtype == Dtype::fp32) != (step.fp32 != nullptr) ||
-      (step.dtype == Dtype::bf16) != (step.bf16 != nullptr))
+      (step.dtype == Dtype::bf16) != (step.bf16 != nullptr) || (step.dtype == Dtype::fp8) != (step.fp8 != nullptr))
     throw Error(fmt::format("step {} has no launcher for its dtype", step.id));
   const Tile& t = step.tile;
   const bool none = t.bm == 0 && t.bn == 0 && t.bk == 0 && t.stages == 0 && step.threads == 0;

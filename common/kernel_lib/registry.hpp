@@ -2,6 +2,7 @@
 // A step executable links exactly one step; the test binary links them all.
 #pragma once
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -11,8 +12,8 @@
 
 namespace gemm {
 
-enum class Dtype { fp32, bf16 };
-/// "fp32" or "bf16": the spelling used in tables and CSV rows.
+enum class Dtype { fp32, bf16, fp8 };
+/// "fp32", "bf16" or "fp8": the spelling used in tables and CSV rows.
 const char* dtype_name(Dtype d);
 
 /// fp32 SGEMM problem: C = alpha * A * B + beta * C, all row-major.
@@ -38,10 +39,47 @@ struct Bf16Gemm {
   size_t workspace_bytes = 0;  ///< its size in bytes
 };
 
+/// How an FP8 problem's dequantization scales are laid out (Fp8Gemm). Real value = q * scale.
+enum class Scaling {
+  per_tensor,  ///< one fp32 scale for all of A, one for all of B (cuBLASLt's A_SCALE / B_SCALE pointers)
+  block,       ///< 1 x 128 blocks of A (per row, per 128 K), 128 x 128 blocks of B (DeepSeek-V3's recipe)
+};
+/// "per_tensor" or "block".
+const char* scaling_name(Scaling s);
+
+/// FP8 problem: C = dequant(A) * dequant(B)^T with fp32 accumulation, the layout of the bf16 steps.
+/// A is m x k row-major e4m3 (lda = k), B is n x k row-major e4m3 (ldb = k): both K-major, the only
+/// layout FP8 wgmma reads from shared memory (PTX ISA, "wgmma.mma_async": the transpose operands
+/// imm-trans-a / imm-trans-b exist only for .f16 and .bf16; 8-bit operands are always K-major).
+/// C is m x n row-major bf16 (ldc = n).
+/// Dequantization, with q the stored e4m3 value:
+///   per_tensor: C[i][j] = scale_a * scale_b * sum_k qa[i][k] * qb[j][k]   (D = scale_a scale_b (A B^T),
+///               cuBLASLt's CUBLASLT_MATMUL_DESC_A_SCALE_POINTER / B_SCALE_POINTER convention).
+///   block:      C[i][j] = sum_k (qa[i][k] * sfa[k/128][i]) * (qb[j][k] * sfb[j/128][k/128]).
+/// sfa is ceil(k/128) x m, row-major (m contiguous): the scales of one K block for consecutive rows of A
+/// sit side by side, so the producer of a BM-row tile fetches one K tile's BM scales as one contiguous
+/// run (one TMA box or one coalesced load) per K tile, instead of BM loads k/128 floats apart.
+/// sfb is ceil(n/128) x ceil(k/128), row-major. All scale pointers are device pointers to fp32; the
+/// pointers of the other mode are nullptr.
+struct Fp8Gemm {
+  int m, n, k;
+  const __nv_fp8_e4m3* a;
+  const __nv_fp8_e4m3* b;
+  __nv_bfloat16* c;
+  Scaling scaling = Scaling::per_tensor;
+  const float* scale_a = nullptr;  ///< per_tensor: one float (device memory)
+  const float* scale_b = nullptr;  ///< per_tensor: one float (device memory)
+  const float* sfa = nullptr;      ///< block: ceil(k/128) x m floats, m contiguous
+  const float* sfb = nullptr;      ///< block: ceil(n/128) x ceil(k/128) floats, K blocks contiguous
+  void* workspace = nullptr;       ///< the step's workspace (see "The step workspace" below); nullptr: none
+  size_t workspace_bytes = 0;      ///< its size in bytes
+};
+
 /// A launcher enqueues the kernel(s) of one step on `stream` and checks the launch status.
 /// It may assume the shape passed the step's `unsupported` predicate.
 using Fp32Launcher = void (*)(const Fp32Gemm&, cudaStream_t stream);
 using Bf16Launcher = void (*)(const Bf16Gemm&, cudaStream_t stream);
+using Fp8Launcher = void (*)(const Fp8Gemm&, cudaStream_t stream);
 
 /// Returns a human-readable reason when the step cannot run shape (m, n, k), std::nullopt when it can.
 using ShapePredicate = std::optional<std::string> (*)(int m, int n, int k);
@@ -79,6 +117,8 @@ struct Step {
   Dtype dtype;
   Fp32Launcher fp32 = nullptr;  ///< set when dtype == fp32
   Bf16Launcher bf16 = nullptr;  ///< set when dtype == bf16
+  Fp8Launcher fp8 = nullptr;    ///< set when dtype == fp8
+  Scaling scaling = Scaling::per_tensor;  ///< fp8 only: the scaling the step implements (the harness generates it)
   ShapePredicate unsupported = nullptr;  ///< nullptr: every m, n, k >= 1
   int required_cc = 0;  ///< 0: any GPU; 90: exactly compute capability 9.0 (sm_90a code)
   bool fixture = false; ///< a deliberately broken kernel kept for the tests; never benchmarked

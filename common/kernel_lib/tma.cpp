@@ -10,8 +10,6 @@ namespace gemm {
 
 namespace {
 
-constexpr uint32_t kElemBytes = 2;  // bf16
-
 uint32_t swizzle_span(CUtensorMapSwizzle s) {
   switch (s) {
     case CU_TENSOR_MAP_SWIZZLE_32B: return 32;
@@ -36,7 +34,11 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
 
 }  // namespace
 
+uint32_t tma_elem_bytes(TmaElem e) { return e == TmaElem::e4m3 ? 1 : 2; }
+
 std::optional<std::string> tma_refusal(const TmaMatrix& t) {
+  const uint32_t kElemBytes = tma_elem_bytes(t.elem);
+  const char* type = t.elem == TmaElem::e4m3 ? "e4m3" : "bf16";
   const uint64_t addr = reinterpret_cast<uint64_t>(t.base);
   if (addr % 16 != 0)
     return fmt::format("TMA needs a 16-byte aligned base address; got {:#x}", addr);
@@ -44,8 +46,8 @@ std::optional<std::string> tma_refusal(const TmaMatrix& t) {
     return fmt::format("TMA extents must be in [1, 2^32]; got {} x {}", t.rows, t.cols);
   const uint64_t stride = t.cols * kElemBytes;
   if (stride % 16 != 0)
-    return fmt::format("TMA needs a row stride that is a multiple of 16 bytes: {} columns of bf16 are {} bytes "
-                       "(the column count must be a multiple of 8)", t.cols, stride);
+    return fmt::format("TMA needs a row stride that is a multiple of 16 bytes: {} columns of {} are {} bytes "
+                       "(the column count must be a multiple of {})", t.cols, type, stride, 16 / kElemBytes);
   if (stride >= (1ULL << 40)) return fmt::format("TMA row stride {} bytes is not below 2^40", stride);
   if (t.box_rows < 1 || t.box_rows > 256 || t.box_cols < 1 || t.box_cols > 256)
     return fmt::format("TMA box extents must be in [1, 256]; got {} x {}", t.box_rows, t.box_cols);
@@ -62,10 +64,11 @@ CUtensorMap make_tma_2d(const TmaMatrix& t) {
   if (auto why = tma_refusal(t)) throw Error(*why);
   CUtensorMap map;
   const cuuint64_t dims[2] = {t.cols, t.rows};             // innermost (contiguous) first
-  const cuuint64_t strides[1] = {t.cols * kElemBytes};     // bytes; dimension 0's stride is implied
+  const cuuint64_t strides[1] = {t.cols * tma_elem_bytes(t.elem)};  // bytes; dimension 0's stride is implied
   const cuuint32_t box[2] = {t.box_cols, t.box_rows};
   const cuuint32_t elem_strides[2] = {1, 1};
-  CU_CHECK(encode_tiled()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(t.base), dims, strides,
+  const CUtensorMapDataType type = t.elem == TmaElem::e4m3 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  CU_CHECK(encode_tiled()(&map, type, 2, const_cast<void*>(t.base), dims, strides,
                           box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, t.swizzle,
                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
   return map;

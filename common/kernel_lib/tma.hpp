@@ -1,4 +1,4 @@
-// Host side of TMA: 2D tensor maps for bf16 row-major matrices, encoded with the driver's
+// Host side of TMA: 2D tensor maps for bf16 or e4m3 row-major matrices, encoded with the driver's
 // cuTensorMapEncodeTiled, with every requirement of that call checked first so that a bad shape or
 // pointer is refused with a message naming the requirement instead of a driver error code.
 //
@@ -13,20 +13,28 @@
 
 namespace gemm {
 
-/// A row-major bf16 matrix of rows x cols (row stride = cols elements, no padding), read or written
-/// by TMA in boxes of box_rows x box_cols elements.
+/// The element type of a TMA matrix: bf16 (2 bytes, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16) or e4m3 (1 byte;
+/// encoded as CU_TENSOR_MAP_DATA_TYPE_UINT8: TMA copies bytes and has no FP8 type on sm_90).
+enum class TmaElem { bf16, e4m3 };
+/// Bytes per element: 2 or 1.
+uint32_t tma_elem_bytes(TmaElem e);
+
+/// A row-major matrix of rows x cols elements of type `elem` (row stride = cols elements, no
+/// padding), read or written by TMA in boxes of box_rows x box_cols elements.
 struct TmaMatrix {
   const void* base = nullptr;
   uint64_t rows = 0, cols = 0;
   uint32_t box_rows = 0, box_cols = 0;
   CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+  TmaElem elem = TmaElem::bf16;
 };
 
 /// The first requirement of cuTensorMapEncodeTiled (CUDA Driver API reference, "Tensor Map Object
 /// Management") that `t` breaks, or std::nullopt:
 ///   - base address 16-byte aligned;
 ///   - each extent in [1, 2^32];
-///   - row stride (cols * 2 bytes) a multiple of 16 (so cols % 8 == 0) and below 2^40;
+///   - row stride (cols * element bytes) a multiple of 16 (bf16: cols % 8 == 0; e4m3: cols % 16 == 0)
+///     and below 2^40;
 ///   - each box extent in [1, 256]; the inner box extent in bytes a multiple of 16;
 ///   - with a swizzle, the inner box extent in bytes at most the swizzle span (32, 64 or 128).
 std::optional<std::string> tma_refusal(const TmaMatrix& t);

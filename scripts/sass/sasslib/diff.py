@@ -30,8 +30,8 @@ def category(opcode):
         if base == "HMMA":
             return ".".join(parts[:2])
         return base
-    if base == "HGMMA":
-        return ".".join(parts[:2])  # HGMMA.64x256x16: the shape
+    if base in ("HGMMA", "QGMMA"):
+        return ".".join(parts[:2])  # HGMMA.64x256x16 / QGMMA.64x128x32 (FP8): the shape
     if base in BRANCH_OPS:
         return "branch"
     return None

@@ -247,12 +247,13 @@ class CleanFunction:
 
 
 def is_tensor_math(opcode):
-    return opcode.split(".")[0] in ("HMMA", "HGMMA", "IMMA") and not opcode.startswith("HFMA2.MMA")
+    # QGMMA: the FP8 (e4m3/e5m2) wgmma, as cuobjdump spells it (step 30's dump).
+    return opcode.split(".")[0] in ("HMMA", "HGMMA", "QGMMA", "IMMA") and not opcode.startswith("HFMA2.MMA")
 
 
 def is_math(opcode):
     base = opcode.split(".")[0]
-    return base in ("FFMA", "FFMA2", "HFMA2", "HMMA", "HGMMA", "IMMA", "DFMA", "FMUL", "FADD") and not opcode.startswith("HFMA2.MMA")
+    return base in ("FFMA", "FFMA2", "HFMA2", "HMMA", "HGMMA", "QGMMA", "IMMA", "DFMA", "FMUL", "FADD") and not opcode.startswith("HFMA2.MMA")
 
 
 def write_clean(path, func, unit, meta, demangled):
