@@ -1,5 +1,6 @@
 // build/bin/fuzz (`make fuzz`): every built step on randomly drawn, seeded shapes, checked against
-// cuBLAS with the harness's own check (gemm::check_step); a shape outside a step's declared
+// cuBLAS (fp8 steps: the fp64 oracle of the dequantized product) with the harness's own check
+// (gemm::check_step); a shape outside a step's declared
 // constraints (gemm::refusal) must be refused with a message and never launched (C stays all
 // NaN). Every check runs under a watchdog: a hang ends the run naming the step and the shape.
 //   build/bin/fuzz --seed 1 --count 3000               all steps, 3000 shapes in all
@@ -32,6 +33,7 @@
 
 #include "../common/kernel_lib/check.hpp"
 #include "../common/harness/device_info.hpp"
+#include "../common/harness/fp8.hpp"
 #include "../common/harness/watchdog.hpp"
 #include "../common/harness/options.hpp"
 #include "../common/harness/runner.hpp"
@@ -100,7 +102,7 @@ Draw draw(const Step& step, uint64_t seed, int index) {
   d.index = index;
   static const char* kinds[] = {"tiny", "prime", "skinny", "flat", "k-stages", "tile-edge", "ragged", "grid-limit", "small-m"};
   int family = index % 16 == 15 && chance(0.5) ? 7 : uni(0, 6);  // grid-limit: ~3% (large C)
-  if (step.dtype == Dtype::bf16 && family != 7 && chance(0.25)) family = 8;  // small-m: bf16 steps only
+  if (step.dtype != Dtype::fp32 && family != 7 && chance(0.25)) family = 8;  // small-m: bf16 and fp8 steps only
   d.kind = kinds[family];
   switch (family) {
     case 0: d.m = uni(1, 16), d.n = uni(1, 16), d.k = uni(1, 16); break;
@@ -125,15 +127,16 @@ Draw draw(const Step& step, uint64_t seed, int index) {
       d.k = uni(1, 8);
   }
   if (gemm::refusal(step, d.m, d.n, d.k) && !chance(0.3)) {
-    d.n = (d.n + 7) / 8 * 8;
-    d.k = (d.k + 7) / 8 * 8;
+    const int align = step.dtype == Dtype::fp8 ? 16 : 8;  // fp8: 16 one-byte elements per 16-byte TMA row pitch
+    d.n = (d.n + align - 1) / align * align;
+    d.k = (d.k + align - 1) / align * align;
   }
   while (family != 7 && (double(d.m) * d.n > 3e6 || double(d.m) * d.n * d.k > 2.5e8)) {
     if (d.k > 8192 || (d.k >= d.m && d.k >= d.n && d.k > 8)) d.k = std::max(8, d.k / 16 * 8);
     else if (d.m >= d.n) d.m = std::max(1, d.m / 2);
     else d.n = std::max(8, d.n / 16 * 8);
   }
-  d.exact = chance(0.5);
+  d.exact = chance(0.5) && !(step.dtype == Dtype::fp8 && d.k > gemm::kMaxExactKFp8);  // fp8.hpp: exact K bound
   if (step.dtype == Dtype::fp32 && chance(0.5)) {
     // Values exactly representable with few digits, so the printed command reproduces them exactly.
     if (d.exact) {
@@ -178,9 +181,10 @@ struct Outcome {
 /// is at most 16 MiB, else its first and last 8 MiB.
 int64_t bytes_changed(const gemm::ProblemBuffers& ws) {
   const gemm::Problem& p = ws.problem();
-  const int64_t bytes = int64_t(p.m) * p.n * (p.dtype == Dtype::fp32 ? 4 : 2);
-  const char* c = p.dtype == Dtype::fp32 ? reinterpret_cast<const char*>(ws.fp32_args().c)
-                                         : reinterpret_cast<const char*>(ws.bf16_args().c);
+  const int64_t bytes = int64_t(p.m) * p.n * (p.dtype == Dtype::fp32 ? 4 : 2);  // fp8 steps write bf16 C
+  const char* c = p.dtype == Dtype::fp32  ? reinterpret_cast<const char*>(ws.fp32_args().c)
+                  : p.dtype == Dtype::bf16 ? reinterpret_cast<const char*>(ws.bf16_args().c)
+                                           : reinterpret_cast<const char*>(ws.fp8_args().c);
   const int64_t chunk = std::min<int64_t>(bytes, int64_t(8) << 20);
   std::vector<unsigned char> host(size_t(chunk), 0);
   int64_t changed = 0;
@@ -195,7 +199,7 @@ int64_t bytes_changed(const gemm::ProblemBuffers& ws) {
 /// Runs one draw: a refused shape must throw gemm::Error carrying the refusal and leave C all NaN
 /// (nothing launched); an accepted one must pass check_step against cuBLAS.
 Outcome run_one(const Step& step, const Draw& d) {
-  const gemm::Problem p{step.dtype, d.m, d.n, d.k, d.alpha, d.beta, d.seed, d.exact};
+  const gemm::Problem p{step.dtype, d.m, d.n, d.k, d.alpha, d.beta, d.seed, d.exact, step.scaling};
   Outcome o;
   if (const auto why = gemm::refusal(step, d.m, d.n, d.k)) {
     o.refused = true;
@@ -337,8 +341,9 @@ int main(int argc, char** argv) {
       }
     }
     t.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    fmt::print("{}: {} {} shapes: {} checked against cuBLAS ({} exact), {} refused as declared, {} failed ({:.1f} s)\n",
-               program, t.failed ? "FAIL" : "PASS", per_step, t.checked, t.exact, t.refused, t.failed, t.seconds);
+    fmt::print("{}: {} {} shapes: {} checked against {} ({} exact), {} refused as declared, {} failed ({:.1f} s)\n",
+               program, t.failed ? "FAIL" : "PASS", per_step, t.checked,
+               step.dtype == Dtype::fp8 ? "the fp64 oracle" : "cuBLAS", t.exact, t.refused, t.failed, t.seconds);
     std::fflush(stdout);
   }
   if (skipped_steps) fmt::print("{} step(s) skipped: they need another GPU\n", skipped_steps);

@@ -28,6 +28,12 @@
 #                                   alone on the GPU, STEP and PREV (default: STEP's parent) paired with
 #                                   the references at 4096^3 and 8192^3, each also sustained (BENCH_ARGS
 #                                   add to that bench.py call)
+#   scripts/gpu_session.sh fp8      the FP8 step (FP8_STEP, default 30) in one call: the fp8 GPU tests
+#                                   ([fp8]), fuzz (FUZZ_COUNT, default 400) and the four sanitizers on it,
+#                                   side by side; then, only if they all passed and alone on the GPU, the
+#                                   step at 4096^3 and 8192^3 paired with cuBLASLt FP8 per-tensor (default
+#                                   and fast accumulation), 30 rounds, rows to $OUT/run/fp8.csv, each
+#                                   run's summary line printed (FP8_SIZES overrides the sizes)
 # Each check runs under CHECKS_TIMEOUT_S (default 300 s), each bench under BENCH_TIMEOUT_S, so that a
 # call ends inside the 10-minute limit. Logs and results go to $OUT (default gpu_out/) as one tarball,
 # results.tgz (written also when the script is stopped), plus the summary. Exit status: 1 when a check
@@ -40,6 +46,10 @@ if [ -f build/carry/bin.tar.xz ] && [ ! -x build/bin/tests ]; then
 fi
 case "${1:-}" in
   checks|bench|stability|sweep|shapes|roofline|soak|faults) ;;
+  fp8)
+    FP8_STEP=${FP8_STEP:-30}
+    compgen -G "build/bin/${FP8_STEP}_*" > /dev/null || { echo "fp8: no binary build/bin/${FP8_STEP}_* (FP8_STEP=30)" >&2; exit 2; }
+    ;;
   step)
     [ -n "${STEP:-}" ] || { echo "step: set STEP (and PREV, default its parent; step ids, e.g. STEP=23 PREV=22)" >&2; exit 2; }
     if [ -z "${PREV:-}" ]; then PREV=$(python3 scripts/steps.py parent "$STEP") || exit 2; fi  # an unknown STEP: steps.py says so
@@ -48,7 +58,7 @@ case "${1:-}" in
       compgen -G "build/bin/${id}_*" > /dev/null || { echo "step: no binary build/bin/${id}_* (ids as in kernels/NN_name.cu)" >&2; exit 2; }
     done
     ;;
-  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|shapes|roofline|soak|faults|step" >&2; exit 2 ;;
+  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|shapes|roofline|soak|faults|step|fp8" >&2; exit 2 ;;
 esac
 OUT=${OUT:-gpu_out}
 mkdir -p "$OUT/run"
@@ -127,6 +137,23 @@ case "${1:-}" in
     else
       status=1
       summary+=("bench skipped: a check failed")
+    fi
+    ;;
+  fp8)
+    if run_checks 400 "[fp8]" --steps "$FP8_STEP"; then
+      bin=$(compgen -G "build/bin/${FP8_STEP}_*" | head -n 1)
+      for size in ${FP8_SIZES:-4096 8192}; do
+        start=$SECONDS
+        guard timeout "${BENCH_TIMEOUT_S:-150}" "$bin" --m "$size" --n "$size" --k "$size" --refs cublaslt --reps 30 \
+          --csv "$R/fp8.csv" > "$R/fp8_$size.log" 2>&1
+        rc=$?
+        summary+=("$(basename "$bin") ${size}^3 (rc=$rc, $((SECONDS - start)) s): $(grep -E "^$(basename "$bin") " "$R/fp8_$size.log" | tail -n 1)")
+        grep -E "check against|relative RMS error|algorithms tried|^error" "$R/fp8_$size.log"
+        [ $rc -eq 0 ] || status=1
+      done
+    else
+      status=1
+      summary+=("fp8 runs skipped: a check failed")
     fi
     ;;
   sweep)

@@ -97,7 +97,7 @@ done
 # Without a GPU every run would "fail" the same way: say so once instead (SANITIZE_NO_PROBE=1 skips
 # this, for the CPU test that runs the script against a stub sanitizer).
 if [ -z "${SANITIZE_NO_PROBE:-}" ]; then
-  probe=$("${bins[0]}" --m 8 --n 8 --k 8 --check-only 2>&1); probe_rc=$?
+  probe=$("${bins[0]}" --m 8 --n 8 --k 16 --check-only 2>&1); probe_rc=$?  # K = 16: a shape every step takes (fp8: K % 16)
   if [ $probe_rc -eq 2 ] && grep -q "no CUDA device" <<< "$probe"; then
     echo "error: sanitize.sh: no CUDA device" >&2; exit 2
   fi

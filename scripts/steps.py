@@ -38,7 +38,8 @@ class Step:
         self.name = fields["name"]
         self.parent = fields.get("parent", "")
         self.technique = fields.get("technique", "")
-        self.dtype = "bf16" if fields.get("dtype", "").endswith("bf16") else "fp32"
+        dtype = fields.get("dtype", "")
+        self.dtype = "bf16" if dtype.endswith("bf16") else "fp8" if dtype.endswith("fp8") else "fp32"
         self.hopper = fields.get("required_cc") == "90"
         self.persistent = fields.get("persistent") == "true"
         self.workspace = "workspace_bytes" in fields
@@ -131,7 +132,7 @@ def by_id(steps):
 
 def ladder(steps, dtype):
     """The steps of one ladder in step order: "fp32" (without 00, cuBLAS itself, which runs no kernel of
-    ours) or "bf16"."""
+    ours), "bf16" or "fp8"."""
     return [s for s in steps if s.dtype == dtype and s.tile is not None]
 
 
@@ -200,7 +201,19 @@ def initcheck_shapes(steps, name):
     if s is not None and s.tile:
         bm, bn, bk = s.tile[:3]
         shapes.append(f"{2 * bm + 37}:{2 * bn + 40}:{3 * bk + 8}")
-    return shapes
+    return fp8_k(s, shapes)
+
+
+def fp8_k(s, shapes):
+    """An fp8 step's shapes with K rounded up to a multiple of 16 (its TMA row pitch of one-byte
+    elements, K % 16 == 0): a K tail of 8 becomes one of 16. Other steps' shapes unchanged."""
+    if s is None or s.dtype != "fp8":
+        return shapes
+    out = []
+    for x in shapes:
+        m, n, k = x.split(":")
+        out.append(f"{m}:{n}:{(int(k) + 15) // 16 * 16}")
+    return out
 
 
 def _prev(steps, s):
@@ -217,7 +230,8 @@ def sanitize_shapes(steps, name):
     workspace and the Hopper steps 1445x2856x72 (more tiles than 132 SMs, ragged last tiles, a K tail);
     the fp32 stream-K step 900x4868x72 (its stream-K kernel and fixup); persistent steps 1500x4100x136
     (blocks take a second tile and wrap their ring); persistent steps with stream-K 1536x3072x2304 (the
-    fixup runs); plus the step's own shapes from scripts/step_roles.tsv."""
+    fixup runs); plus the step's own shapes from scripts/step_roles.tsv. An fp8 step's K is rounded up
+    to a multiple of 16 (fp8_k)."""
     sid = name.split("_")[0]
     s = by_id(steps).get(sid)
     if s is None:
@@ -233,6 +247,7 @@ def sanitize_shapes(steps, name):
         shapes.append("1500:4100:136")
     if s.persistent and s.workspace:
         shapes.append("1536:3072:2304")
+    shapes = fp8_k(s, shapes)
     return shapes + [x for x in s.shapes if x not in shapes]
 
 

@@ -145,7 +145,7 @@ TEST_CASE("registry: every step is registered once, in order, with a launcher of
   for (size_t i = 1; i < steps.size(); ++i) CHECK(steps[i - 1].id < steps[i].id);
   for (const Step& s : steps) {
     CAPTURE(s.id);
-    CHECK((s.dtype == Dtype::fp32 ? s.fp32 != nullptr : s.bf16 != nullptr));
+    CHECK((s.dtype == Dtype::fp32 ? s.fp32 != nullptr : s.dtype == Dtype::bf16 ? s.bf16 != nullptr : s.fp8 != nullptr));
     CHECK_FALSE(s.technique.empty());
   }
   CHECK_THROWS_AS(register_step(find_step("00")), Error);  // duplicate id

@@ -39,14 +39,25 @@ LtGemm::LtGemm(Dtype dtype, int m, int n, int k, float alpha, float beta, int ma
   find_algos(max_algos, fmt::format("{} M={} N={} K={}", dtype_name(dtype), m, n, k));
 }
 
-LtGemm::LtGemm(const Fp8Gemm& p, bool fast_accum, int max_algos)
-    : dtype_(Dtype::fp8), alpha_(1.0f), beta_(0.0f), workspace_(kLtWorkspace) {
-  const std::string what = fmt::format("fp8 {}{} M={} N={} K={}", scaling_name(p.scaling),
-                                       fast_accum ? " fast-accumulation" : "", p.m, p.n, p.k);
+namespace {
+std::string fp8_what(const Fp8Gemm& p, bool fast_accum) {
+  return fmt::format("fp8 {}{} M={} N={} K={}", scaling_name(p.scaling), fast_accum ? " fast-accumulation" : "", p.m,
+                     p.n, p.k);
+}
+// The FP8 constructor's refusals, before any member allocates (dtype_ is initialised first).
+Dtype checked_fp8(const Fp8Gemm& p, bool fast_accum) {
   if (p.scaling != Scaling::per_tensor)
-    throw Error(fmt::format("cuBLASLt {}: the block-scaled reference is not wired yet", what));
+    throw Error(fmt::format("cuBLASLt {}: the block-scaled reference is not wired yet", fp8_what(p, fast_accum)));
   if (p.k % 16 != 0)
-    throw Error(fmt::format("cuBLASLt {}: FP8 needs K % 16 == 0 (16-byte aligned rows of 8-bit A and B)", what));
+    throw Error(fmt::format("cuBLASLt {}: FP8 needs K % 16 == 0 (16-byte aligned rows of 8-bit A and B)",
+                            fp8_what(p, fast_accum)));
+  return Dtype::fp8;
+}
+}  // namespace
+
+LtGemm::LtGemm(const Fp8Gemm& p, bool fast_accum, int max_algos)
+    : dtype_(checked_fp8(p, fast_accum)), alpha_(1.0f), beta_(0.0f), workspace_(kLtWorkspace) {
+  const std::string what = fp8_what(p, fast_accum);
   CUBLAS_CHECK(cublasLtCreate(&handle_));
   CUBLAS_CHECK(cublasLtMatmulDescCreate(&op_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;  // TN: the only FP8 layout on Hopper

@@ -1,0 +1,380 @@
+// FP8 tests (steps with Dtype::fp8, from 30 on). CPU: the e4m3 quantizer (saturation, round to nearest
+// even, subnormals, amax scaling per tensor and per block, a round trip over every byte), the scale
+// grids' layouts, the fp8 tolerance and relative RMS error, the TMA checks for 1-byte elements, the
+// registrations and refusals, the cuBLASLt FP8 reference's refusals, the step executable's --exact
+// bound. GPU (skipped without a device): the GPU quantizer equals the host one bit for bit, the GPU
+// fp64 oracle equals the CPU one, each fp8 step in exact mode (==) and random mode against the oracle
+// on a suite built around its tile (ragged M and N, M = 1, N = 1, K tails), cuBLASLt FP8 (default and
+// fast accumulation) against the oracle, and a problem of the wrong scaling refused.
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "../common/harness/compare.hpp"
+#include "../common/harness/cublaslt.hpp"
+#include "../common/harness/device_info.hpp"
+#include "../common/harness/fp8.hpp"
+#include "../common/harness/problem.hpp"
+#include "../common/harness/reference.hpp"
+#include "../common/harness/results.hpp"
+#include "../common/harness/runner.hpp"
+#include "../common/kernel_lib/tma.hpp"
+#include "support.hpp"
+
+using namespace gemm;
+
+namespace {
+
+std::vector<Step> fp8_steps() {
+  std::vector<Step> out;
+  for (const Step& s : registered_steps())
+    if (!s.fixture && s.dtype == Dtype::fp8) out.push_back(s);
+  return out;
+}
+
+// The Hopper tile suite (tests/support.cpp) with every K rounded up to a multiple of 16, the FP8 TMA
+// steps' constraint: the K tails of 8 become tails of 16 (1032 -> 1040: 1024 and 16).
+std::vector<gemm_test::Shape> fp8_shape_suite(const Tile& t) {
+  std::vector<gemm_test::Shape> out;
+  for (gemm_test::Shape s : gemm_test::tile_shape_suite(t)) {
+    s.k = (s.k + 15) / 16 * 16;
+    out.push_back(s);
+  }
+  out.push_back({1, 1, 16, "1 x 1, K = 16"});
+  out.push_back({1, 777, 528, "M = 1, ragged N"});
+  out.push_back({777, 1, 528, "N = 1, ragged M"});
+  return out;
+}
+
+float q_value(float x, float scale) { return e4m3_value(quantize_e4m3(x, scale)); }
+
+}  // namespace
+
+TEST_CASE("e4m3 quantizer: saturation at 448, NaN kept, round to nearest even, subnormals", "[cpu][fp8]") {
+  CHECK(kE4m3Max == 448.0f);
+  CHECK(q_value(448.0f, 1) == 448.0f);
+  CHECK(q_value(1000.0f, 1) == 448.0f);  // __NV_SATFINITE: past the largest finite value is the largest
+  CHECK(q_value(-1e30f, 1) == -448.0f);
+  CHECK(q_value(INFINITY, 1) == 448.0f);
+  CHECK(std::isnan(q_value(NAN, 1)));
+  CHECK(q_value(464.0f, 1) == 448.0f);  // 464 is halfway to 480, which e4m3 does not have: saturates
+  // Near 1 the spacing is 2^-3: ties go to the even mantissa.
+  CHECK(q_value(1.0625f, 1) == 1.0f);    // halfway 1 (mantissa 000) / 1.125 (001): even is 1
+  CHECK(q_value(1.1875f, 1) == 1.25f);   // halfway 1.125 (001) / 1.25 (010): even is 1.25
+  CHECK(q_value(1.07f, 1) == 1.125f);    // past halfway
+  CHECK(q_value(-1.0625f, 1) == -1.0f);
+  // Subnormals: the smallest is 2^-9; half of it is a tie with zero, which is even.
+  CHECK(q_value(std::ldexp(1.0f, -9), 1) == std::ldexp(1.0f, -9));
+  CHECK(q_value(std::ldexp(1.0f, -10), 1) == 0.0f);
+  CHECK(q_value(std::ldexp(1.5f, -10), 1) == std::ldexp(1.0f, -9));
+  // The scale divides first: x / scale is what is rounded.
+  CHECK(q_value(3.0f, 0.5f) == 6.0f);
+  CHECK(q_value(1000.0f, 1000.0f / 448.0f) == 448.0f);
+}
+
+TEST_CASE("e4m3 round trip: every finite byte converts to its value and back; |x - q| <= 2^-4 |x| in range", "[cpu][fp8]") {
+  int finite = 0;
+  for (int b = 0; b < 256; ++b) {
+    const float v = e4m3_value(__nv_fp8_storage_t(b));
+    if (std::isnan(v)) {
+      CHECK((b & 0x7F) == 0x7F);  // S.1111.111 only
+      continue;
+    }
+    ++finite;
+    CAPTURE(b, v);
+    CHECK(std::fabs(v) <= 448.0f);
+    CHECK(int(quantize_e4m3(v, 1.0f)) == b);
+  }
+  CHECK(finite == 254);
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0, 1);
+  for (int i = 0; i < 10000; ++i) {
+    const float x = normal(rng) * 50;
+    if (std::fabs(x) < std::ldexp(1.0f, -6)) continue;  // e4m3's normal range starts at 2^-6
+    CHECK(std::fabs(q_value(x, 1) - x) <= std::ldexp(std::fabs(x), -4));
+  }
+}
+
+TEST_CASE("quantize_host: amax per tensor and per block; scale = amax / 448; an all-zero block gets 1", "[cpu][fp8]") {
+  const int rows = 3, cols = 260;  // 3 K blocks of 128, the last one ragged (4 columns)
+  std::vector<float> x(rows * cols);
+  for (int i = 0; i < rows * cols; ++i) x[i] = std::sin(0.37f * i);
+  x[1 * cols + 5] = -7.0f;   // amax of the tensor, in row 1, K block 0
+  x[2 * cols + 258] = 3.0f;  // amax of row 2's last block
+  for (int c = 128; c < 256; ++c) x[0 * cols + c] = 0.0f;  // row 0, K block 1: all zero
+  std::vector<float> scales;
+  std::vector<__nv_fp8_storage_t> q = quantize_host(x, per_tensor_grid(rows, cols), scales);
+  REQUIRE(scales.size() == 1);
+  CHECK(scales[0] == 7.0f / 448.0f);
+  CHECK(e4m3_value(q[1 * cols + 5]) == -448.0f);  // the amax lands on e4m3's largest magnitude
+  for (size_t i = 0; i < q.size(); ++i) CHECK(std::fabs(e4m3_value(q[i])) <= 448.0f);
+
+  const ScaleGrid g = activation_grid_1x128(rows, cols);
+  q = quantize_host(x, g, scales);
+  REQUIRE(scales.size() == 9);
+  CHECK(scales[size_t(g.index(1, 5))] == 7.0f / 448.0f);
+  CHECK(scales[size_t(g.index(2, 258))] == 3.0f / 448.0f);
+  CHECK(scales[size_t(g.index(0, 130))] == 1.0f);  // the all-zero block
+  CHECK(e4m3_value(q[2 * cols + 258]) == 448.0f);
+  CHECK(e4m3_value(q[0 * cols + 130]) == 0.0f);
+  // Each block's own largest element lands on 448: block scaling uses the whole range in every block.
+  for (int r = 0; r < rows; ++r)
+    for (int kb = 0; kb < 3; ++kb) {
+      float amax = 0, qmax = 0;
+      for (int c = kb * 128; c < std::min(cols, kb * 128 + 128); ++c) {
+        amax = std::max(amax, std::fabs(x[r * cols + c]));
+        qmax = std::max(qmax, std::fabs(e4m3_value(q[r * cols + c])));
+      }
+      CAPTURE(r, kb);
+      CHECK(qmax == (amax > 0 ? 448.0f : 0.0f));
+    }
+  // Dequantized, every value is within e4m3's half spacing of the original (relative 2^-4).
+  std::vector<float> qf(q.size());
+  for (size_t i = 0; i < q.size(); ++i) qf[i] = e4m3_value(q[i]);
+  const std::vector<double> back = dequantize_host(qf, scales, g);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double s = scales[size_t(g.index(int64_t(i) / cols, int64_t(i) % cols))];
+    CHECK(std::fabs(back[i] - x[i]) <= std::max(std::ldexp(std::fabs(double(x[i])), -4), std::ldexp(s, -9)));
+  }
+}
+
+TEST_CASE("scale grids: sfa is ceil(K/128) x M with M contiguous, sfb ceil(N/128) x ceil(K/128) row-major", "[cpu][fp8]") {
+  const ScaleGrid a = activation_grid_1x128(300, 260);
+  CHECK(a.count() == 300 * 3);
+  CHECK(a.index(0, 0) == 0);
+  CHECK(a.index(1, 0) == 1);            // the next row of A: the next float
+  CHECK(a.index(0, 128) == 300);        // the next K block: M floats on
+  CHECK(a.index(299, 259) == 2 * 300 + 299);
+  CHECK(a.index(5, 127) == a.index(5, 0));
+  const ScaleGrid b = weight_grid_128x128(300, 260);
+  CHECK(b.count() == 3 * 3);
+  CHECK(b.index(0, 0) == 0);
+  CHECK(b.index(127, 127) == 0);
+  CHECK(b.index(0, 128) == 1);          // the next K block: the next float
+  CHECK(b.index(128, 0) == 3);          // the next 128 rows of B: ceil(K / 128) floats on
+  CHECK(b.index(299, 259) == 8);
+  const ScaleGrid t = per_tensor_grid(300, 260);
+  CHECK(t.count() == 1);
+  CHECK(t.index(299, 259) == 0);
+  CHECK(scale_grid(Scaling::block, false, 300, 260).index(0, 128) == 300);
+  CHECK(scale_grid(Scaling::block, true, 300, 260).index(128, 0) == 3);
+  CHECK(scale_grid(Scaling::per_tensor, true, 300, 260).count() == 1);
+}
+
+TEST_CASE("fp8 tolerance: two bf16 ulps plus 16 u_acc sqrt(K) sqrt(K/32); exact mode 0; relative RMS error", "[cpu][fp8][tolerance]") {
+  const Tolerance t{Dtype::fp8, false, 8192, 1, 0};
+  CHECK(t.at(0, 0) == Approx(16.0 / 8192 * std::sqrt(8192.0) * 16).epsilon(1e-12));  // 2.83
+  CHECK(t.at(0, 0) > 2.8);
+  CHECK(t.at(0, 0) < 2.9);
+  CHECK(t.at(100, 0) == Approx(t.at(0, 0) + 2.0 * 100 / 256).epsilon(1e-12));
+  CHECK(Tolerance{Dtype::fp8, false, 4096, 1, 0}.at(0, 0) < t.at(0, 0));
+  CHECK(Tolerance{Dtype::fp8, false, 16, 1, 0}.at(0, 0) == Approx(16.0 / 8192 * 4).epsilon(1e-12));  // one k32 group
+  CHECK(Tolerance{Dtype::fp8, true, 8192, 1, 0}.at(5, 0) == 0);
+  // A dropped K tile of 128 N(0, 1) products (std. dev. 11.3) is outside it for most elements.
+  std::mt19937 rng(3);
+  std::normal_distribution<double> normal(0, 1);
+  int outside = 0;
+  for (int e = 0; e < 1000; ++e) {
+    double dropped = 0;
+    for (int i = 0; i < 128; ++i) dropped += normal(rng) * normal(rng);
+    outside += std::fabs(dropped) > t.at(0, 0);
+  }
+  CHECK(outside > 700);  // expected about 800: P(|N(0, 11.3)| < 2.83) = 0.2
+  // compare's relative RMS error: got = want * (1 + 1e-3) everywhere gives 1e-3.
+  const std::vector<float> want{1, -2, 3, 4}, guard{NAN};
+  std::vector<float> got;
+  for (float w : want) got.push_back(w * (1 + 1e-3f));
+  const CheckReport r = compare(got, want, {}, guard, 2, 2, t);
+  CHECK(r.passed);
+  CHECK(r.rel_rms_err == Approx(1e-3).epsilon(1e-3));
+  CHECK(compare(want, want, {}, guard, 2, 2, t).rel_rms_err == 0);
+}
+
+TEST_CASE("fp8 names, rates and the CPU oracle of the dequantized product", "[cpu][fp8]") {
+  CHECK(std::string(dtype_name(Dtype::fp8)) == "fp8");
+  CHECK(std::string(scaling_name(Scaling::per_tensor)) == "per_tensor");
+  CHECK(std::string(scaling_name(Scaling::block)) == "block");
+  CHECK(flop_per_clock(Dtype::fp8, 132) == 2 * flop_per_clock(Dtype::bf16, 132));
+  CHECK(flop_per_clock(Dtype::fp8, 132) * 1.83e9 / 1e12 == Approx(1978.9).epsilon(1e-3));  // the datasheet's 1979
+  // 2 x 2 x 3: A = [[1, 2, 3], [0.5, 0, -1]] * 0.25 (dequantized), B = [[2, 0, 1], [1, 1, 1]] * 0.5.
+  const std::vector<double> a{0.25, 0.5, 0.75, 0.125, 0, -0.25}, b{1, 0, 0.5, 0.5, 0.5, 0.5};
+  const std::vector<double> c = cpu_gemm_dequant(a, b, 2, 2, 3);
+  CHECK(c == std::vector<double>{0.25 + 0.375, 0.75, 0.125 - 0.125, 0.0625 - 0.125});
+}
+
+TEST_CASE("TMA maps of e4m3: rows of 16-byte multiples (K % 16), boxes of 128 one-byte columns", "[cpu][fp8][tma]") {
+  const void* base = reinterpret_cast<const void*>(uintptr_t(0x10000));
+  const TmaMatrix ok{base, 300, 4096, 128, 128, CU_TENSOR_MAP_SWIZZLE_128B, TmaElem::e4m3};
+  CHECK_FALSE(tma_refusal(ok).has_value());
+  CHECK(tma_elem_bytes(TmaElem::e4m3) == 1);
+  CHECK(tma_elem_bytes(TmaElem::bf16) == 2);
+  TmaMatrix t = ok;
+  t.cols = 4104;  // 8 mod 16: fine for bf16, not for e4m3
+  REQUIRE(tma_refusal(t).has_value());
+  CHECK_THAT(*tma_refusal(t), Catch::Contains("4104 columns of e4m3 are 4104 bytes") && Catch::Contains("multiple of 16"));
+  t.elem = TmaElem::bf16;
+  t.box_cols = 64;  // 128 bytes of bf16
+  CHECK_FALSE(tma_refusal(t).has_value());
+  t = ok;
+  t.box_cols = 256;  // 256 bytes of e4m3: past the 128-byte swizzle span
+  REQUIRE(tma_refusal(t).has_value());
+  CHECK_THAT(*tma_refusal(t), Catch::Contains("exceeds the 128-byte swizzle span"));
+  t.elem = TmaElem::bf16;
+  t.box_cols = 64;  // 128 bytes of bf16
+  CHECK_FALSE(tma_refusal(t).has_value());
+}
+
+TEST_CASE("fp8 steps: registered as fp8 with their scaling, parent and tile; K % 16 refused with the reason", "[cpu][fp8][registry]") {
+  const std::vector<Step> steps = fp8_steps();
+  REQUIRE(!steps.empty());
+  const Step s30 = find_step("30");
+  CHECK(s30.dtype == Dtype::fp8);
+  CHECK(s30.scaling == Scaling::per_tensor);
+  CHECK(s30.parent == "23");
+  CHECK(s30.required_cc == 90);
+  CHECK(s30.fp8 != nullptr);
+  CHECK(s30.bf16 == nullptr);
+  CHECK(s30.tile.bk * 1 == 128);  // one 128-byte swizzle row of one-byte elements
+  for (const Step& s : steps) {
+    CAPTURE(s.id);
+    CHECK(s.required_cc == 90);
+    for (int k : {8, 24, 1000, 4104}) {
+      const auto why = refusal(s, 256, 256, k);
+      REQUIRE(why.has_value());
+      CHECK_THAT(*why, Catch::Contains("K % 16 == 0") && Catch::Contains(fmt::format("K={}", k)));
+    }
+    for (auto [m, n, k] : {std::tuple{1, 1, 16}, {4096, 4096, 4096}, {1, 8192, 8192}, {777, 1, 528}})
+      CHECK_FALSE(refusal(s, m, n, k).has_value());
+    const Gpu ampere{8, 0, "A100"};
+    CHECK(refusal(s, 256, 256, 256, &ampere).has_value());
+  }
+  // A registration with the wrong launcher for fp8 is refused.
+  Step bad = s30;
+  bad.id = "zz_fp8";
+  bad.fp8 = nullptr;
+  CHECK_THROWS_AS(register_step(bad), Error);
+}
+
+TEST_CASE("cuBLASLt FP8 reference: K % 16 and block scaling are refused before any CUDA call", "[cpu][fp8][reference]") {
+  Fp8Gemm p{64, 64, 40, nullptr, nullptr, nullptr};
+  CHECK_THROWS_WITH(LtGemm(p, false, 4), Catch::Contains("K % 16 == 0"));
+  p.k = 64;
+  p.scaling = Scaling::block;
+  CHECK_THROWS_WITH(LtGemm(p, true, 4), Catch::Contains("block-scaled reference is not wired yet"));
+}
+
+TEST_CASE("fp8 step executable: --exact past K = 1024 and --alpha are refused with exit 2", "[cpu][fp8][exe]") {
+  if (!gemm_test::have_executables({"30_fp8_wgmma"})) return;
+  const std::string exe = (gemm_test::binary_dir() / "30_fp8_wgmma").string();
+  auto r = gemm_test::run_command(exe + " --exact --m 64 --n 64 --k 2048");
+  INFO(r.output);
+  REQUIRE(r.exited);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("fp8 exact mode needs K <= 1024"));
+  r = gemm_test::run_command(exe + " --m 64 --n 64 --k 64 --alpha 2");
+  REQUIRE(r.exited);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("--alpha and --beta apply to fp32 steps only"));
+  r = gemm_test::run_command(exe + " --m 64 --n 64 --k 72");
+  REQUIRE(r.exited);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("K % 16 == 0"));
+}
+
+// ---- GPU -------------------------------------------------------------------------------------------
+
+TEST_CASE("the GPU quantizer equals the host quantizer bit for bit (per tensor, 1 x 128, 128 x 128)", "[gpu][fp8]") {
+  REQUIRE_GPU_OR_SKIP();
+  const int rows = 200, cols = 400;
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0, 1);
+  std::vector<float> x(rows * cols);
+  for (float& v : x) v = normal(rng);
+  x[17] = 0;
+  for (int c = 256; c < 384; ++c) x[5 * cols + c] = 0;  // an all-zero 1 x 128 block
+  DeviceBuffer<float> dx(x.size());
+  CUDA_CHECK(cudaMemcpy(dx.get(), x.data(), x.size() * 4, cudaMemcpyHostToDevice));
+  for (const ScaleGrid& g : {per_tensor_grid(rows, cols), activation_grid_1x128(rows, cols), weight_grid_128x128(rows, cols)}) {
+    CAPTURE(g.count());
+    std::vector<float> want_scales;
+    const std::vector<__nv_fp8_storage_t> want = quantize_host(x, g, want_scales);
+    DeviceBuffer<__nv_fp8_storage_t> dq(x.size());
+    DeviceBuffer<float> ds(size_t(g.count()));
+    quantize_device(dx.get(), g, dq.get(), ds.get());
+    std::vector<__nv_fp8_storage_t> got(x.size());
+    std::vector<float> got_scales(size_t(g.count()));
+    CUDA_CHECK(cudaMemcpy(got.data(), dq.get(), got.size(), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(got_scales.data(), ds.get(), ds.bytes(), cudaMemcpyDeviceToHost));
+    CHECK(got_scales == want_scales);
+    CHECK(std::memcmp(got.data(), want.data(), got.size()) == 0);
+  }
+}
+
+TEST_CASE("the GPU fp64 oracle equals the CPU one (per tensor and block scales, exact and random)", "[gpu][fp8][reference]") {
+  REQUIRE_GPU_OR_SKIP();
+  for (Scaling sc : {Scaling::per_tensor, Scaling::block})
+    for (bool exact : {false, true})
+      for (auto [m, n, k] : {std::tuple{1, 1, 16}, {67, 130, 272}, {130, 67, 400}}) {
+        Problem p{Dtype::fp8, m, n, k, 1, 0, 5, exact, sc};
+        ProblemBuffers ws(p);
+        const std::vector<float> gpu = ws.fp8_oracle(), cpu = ws.cpu_reference();
+        // Two fp64 sums in different orders, each rounded once to bf16: equal but at a bf16 tie.
+        const CheckReport r = compare(gpu, cpu, {}, {NAN}, m, n, Tolerance{Dtype::bf16, exact, 1, 1, 0});
+        INFO(scaling_name(sc) << (exact ? " exact " : " ") << m << "x" << n << "x" << k << ": " << r.summary());
+        CHECK(r.passed);
+        if (exact) CHECK(r.max_abs_err == 0);
+      }
+}
+
+TEST_CASE("fp8 steps: exact mode (==) and random N(0,1) against the fp64 oracle on the shapes of their tile", "[gpu][fp8]") {
+  REQUIRE_GPU_OR_SKIP();
+  for (const Step& step : gemm_test::runnable_steps()) {
+    if (step.dtype != Dtype::fp8) continue;
+    for (const gemm_test::Shape& s : fp8_shape_suite(step.tile)) {
+      gemm_test::expect_pass(step, {Dtype::fp8, s.m, s.n, s.k, 1, 0, 31, false, step.scaling}, Oracle::cublas, s.what, true);
+      if (s.k <= kMaxExactKFp8)
+        gemm_test::expect_pass(step, {Dtype::fp8, s.m, s.n, s.k, 1, 0, 37, true, step.scaling}, Oracle::cublas,
+                               s.what + " (exact)", true);
+    }
+    // Small shapes against the CPU fp64 loop too (the oracle of the oracle).
+    for (auto [m, n, k] : {std::tuple{65, 33, 80}, {1, 129, 144}, {129, 1, 144}})
+      gemm_test::expect_pass(step, {Dtype::fp8, m, n, k, 1, 0, 41, false, step.scaling}, Oracle::cpu_fp64, "small", true);
+    // Stream-K's fixup (a last partial wave at 4096 x 4224: 33 x 32 = 1056 tiles on 132 SMs: 8 waves) and
+    // an exact run past one wave.
+    gemm_test::expect_pass(step, {Dtype::fp8, 4096 + 128, 4224, 1024, 1, 0, 43, true, step.scaling}, Oracle::cublas,
+                           "several waves, exact", true);
+    gemm_test::expect_pass(step, {Dtype::fp8, 2100, 4100, 2048, 1, 0, 47, false, step.scaling}, Oracle::cublas,
+                           "ragged, several waves", true);
+  }
+}
+
+TEST_CASE("fp8 steps refuse a problem of another scaling instead of reading null scales", "[gpu][fp8]") {
+  REQUIRE_GPU_OR_SKIP();
+  for (const Step& step : gemm_test::runnable_steps()) {
+    if (step.dtype != Dtype::fp8 || step.scaling != Scaling::per_tensor) continue;
+    ProblemBuffers ws({Dtype::fp8, 128, 128, 128, 1, 0, 1, true, Scaling::block});
+    CHECK_THROWS_WITH(launch_step(step, ws, nullptr), Catch::Contains("with block scales"));
+  }
+}
+
+TEST_CASE("cuBLASLt FP8 (default and fast accumulation) matches the fp64 oracle; exact mode with ==", "[gpu][fp8][reference]") {
+  REQUIRE_GPU_OR_SKIP();
+  for (bool fast : {false, true})
+    for (bool exact : {false, true})
+      for (auto [m, n, k] : {std::tuple{256, 512, 1024}, {1, 304, 208}, {300, 16, 96}}) {
+        ProblemBuffers ws({Dtype::fp8, m, n, k, 1, 0, 13, exact, Scaling::per_tensor});
+        const std::vector<float> want = ws.fp8_oracle();
+        const Fp8Gemm g = ws.fp8_args();
+        LtGemm lt(g, fast, 1);
+        REQUIRE(lt.count() >= 1);
+        ws.reset_output(nullptr);
+        lt.run(0, g.a, g.b, g.c, nullptr);
+        const CheckReport r = ws.check_against(want);
+        INFO((fast ? "fast accumulation " : "default accumulation ") << (exact ? "exact " : "") << m << "x" << n << "x"
+                                                                     << k << ": " << r.summary());
+        CHECK(r.passed);
+      }
+}
