@@ -50,8 +50,8 @@ constexpr int MIN_WAVES = 4;  // with 1..MIN_WAVES-1 full waves, no stream-K (me
 #define STEP30_FIXUP_K_TILES 32
 #endif
 // Stream-K runs where the SMs the last wave leaves idle would idle for more than this many K tiles
-// each (step 21's break-even, measured there with bf16 K tiles of 128 bytes per row; an e4m3 K tile of
-// 128 bytes per row is as many wgmmas, at twice the rate; not measured again here: see make_split).
+// each (step 21's break-even in bf16 K tiles, kept from step 23; an e4m3 K tile here is as many wgmmas
+// as 23's bf16 one, each at twice the rate, so the break-even may move: not measured again; see make_split).
 constexpr int FIXUP_K_TILES = STEP30_FIXUP_K_TILES;
 constexpr int THREADS = 128 * (1 + CONSUMERS);  // warpgroup 0: producer, 1..2: consumers
 constexpr int WGMMA_M = 64, WGMMA_N = BN, WGMMA_K = 32;  // k32: the FP8 wgmma's K (32 bytes, as bf16's k16)

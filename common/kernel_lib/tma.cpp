@@ -62,12 +62,14 @@ std::optional<std::string> tma_refusal(const TmaMatrix& t) {
 
 CUtensorMap make_tma_2d(const TmaMatrix& t) {
   if (auto why = tma_refusal(t)) throw Error(*why);
+  const uint32_t kElemBytes = tma_elem_bytes(t.elem);  // 2 (bf16) or 1 (e4m3)
+  // TMA copies bytes: e4m3 travels as UINT8 (sm_90's tensor maps have no FP8 type).
+  const CUtensorMapDataType type = t.elem == TmaElem::e4m3 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   CUtensorMap map;
   const cuuint64_t dims[2] = {t.cols, t.rows};             // innermost (contiguous) first
-  const cuuint64_t strides[1] = {t.cols * tma_elem_bytes(t.elem)};  // bytes; dimension 0's stride is implied
+  const cuuint64_t strides[1] = {t.cols * kElemBytes};     // bytes; dimension 0's stride is implied
   const cuuint32_t box[2] = {t.box_cols, t.box_rows};
   const cuuint32_t elem_strides[2] = {1, 1};
-  const CUtensorMapDataType type = t.elem == TmaElem::e4m3 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   CU_CHECK(encode_tiled()(&map, type, 2, const_cast<void*>(t.base), dims, strides,
                           box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, t.swizzle,
                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
