@@ -44,15 +44,20 @@ __global__ void __launch_bounds__(256) power_of_two_scales(float* scales, int64_
 
 static unsigned grid_for(int64_t count) { return unsigned(std::clamp<int64_t>((count + 255) / 256, 1, 65536)); }
 
+// Fills scratch[0, count) with exact small integers drawn from `gen` (the exact mode's inputs).
+static void exact_integers(curandGenerator_t gen, float* scratch, int64_t count) {
+  DeviceBuffer<unsigned> bits(count);
+  CURAND_CHECK(curandGenerate(gen, bits.get(), count));
+  small_integers<<<grid_for(count), 256>>>(bits.get(), scratch, count);
+  CUDA_CHECK_LAUNCH();
+}
+
 // Fills `dst` (count elements of the problem's dtype) with N(0, 1) or exact small integers.
 static void generate(curandGenerator_t gen, const Problem& p, void* dst, int64_t count) {
   // curandGenerateNormal needs an even count: generate into an even-sized fp32 scratch.
   DeviceBuffer<float> scratch((count + 1) / 2 * 2);
   if (p.exact) {
-    DeviceBuffer<unsigned> bits(count);
-    CURAND_CHECK(curandGenerate(gen, bits.get(), count));
-    small_integers<<<grid_for(count), 256>>>(bits.get(), scratch.get(), count);
-    CUDA_CHECK_LAUNCH();
+    exact_integers(gen, scratch.get(), count);
   } else {
     CURAND_CHECK(curandGenerateNormal(gen, scratch.get(), scratch.size(), 0.0f, 1.0f));
   }
@@ -74,10 +79,7 @@ static void generate_fp8(curandGenerator_t gen, const Problem& p, const ScaleGri
   const int64_t count = grid.rows * grid.cols;
   DeviceBuffer<float> scratch((count + 1) / 2 * 2);
   if (p.exact) {
-    DeviceBuffer<unsigned> bits(count);
-    CURAND_CHECK(curandGenerate(gen, bits.get(), count));
-    small_integers<<<grid_for(count), 256>>>(bits.get(), scratch.get(), count);
-    CUDA_CHECK_LAUNCH();
+    exact_integers(gen, scratch.get(), count);
     to_e4m3_exact<<<grid_for(count), 256>>>(scratch.get(), q, count);
     CUDA_CHECK_LAUNCH();
     power_of_two_scales<<<grid_for(grid.count()), 256>>>(scales, grid.count(), first_exp);
