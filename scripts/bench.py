@@ -74,6 +74,12 @@ def is_fp32(sid):
     return STEPS[sid].dtype == "fp32"
 
 
+def is_bf16(sid):
+    """From the step's registration (.dtype): the bf16 ladder, whose last step the sweeps run (fp8 steps
+    have their own references and are timed only at the square sizes)."""
+    return STEPS[sid].dtype == "bf16"
+
+
 def steps_in(build):
     """The step executables of build/bin whose step has a kernels/ file, in step order; others (left over
     from a step since renamed) are named and skipped."""
@@ -109,7 +115,9 @@ def read_rows(path):
 
 def run_step(binary, m, n, k, reps, csv_path, extra=(), refs=None):
     """Runs one step process; returns (exit code, stdout, stderr)."""
-    refs = refs or ("cublas,cublaslt" if is_fp32(step_id(binary)) else "cublas,cublaslt,cutlass")
+    # fp8: cuBLASLt FP8 (default and fast accumulation) is its reference; cuBLAS has no FP8 GEMM.
+    dtype = STEPS[step_id(binary)].dtype
+    refs = refs or {"fp32": "cublas,cublaslt", "fp8": "cublaslt"}.get(dtype, "cublas,cublaslt,cutlass")
     cmd = [str(binary), "--m", str(m), "--n", str(n), "--k", str(k), "--reps", str(reps), "--refs", refs,
            "--csv", str(csv_path), *extra]
     print("$", " ".join(cmd), flush=True)
@@ -228,7 +236,7 @@ def shapes_plan(bins, args):
     """The runs of --shapes, (binary, m, n, k) shape by shape (the steps of one shape back to back, so
     they meet the same thermal state): the last bf16 step and the --shapes-also steps over
     shape_sweep.SHAPES. Prints them, family by family, with the rounds and the estimated time."""
-    bf16 = [b for b in bins if not is_fp32(step_id(b))]
+    bf16 = [b for b in bins if is_bf16(step_id(b))]
     if not bf16:
         sys.exit("error: --shapes needs a bf16 step (the shapes are bf16 GEMMs)")
     swept = [b for b in bf16 if b == bf16[-1] or step_id(b) in args.shapes_also]
@@ -346,7 +354,7 @@ def announce_writes(args, out, bins):
         files = [out / f"{slug}_shapes.csv"] + ([] if args.no_docs else [ROOT / "docs" / "img" / "shapes.png",
                                                                          ROOT / "docs" / "results.md"])
     elif args.waves:
-        last_bf16 = [b for b in bins if not is_fp32(step_id(b))][-1:]
+        last_bf16 = [b for b in bins if is_bf16(step_id(b))][-1:]
         files = [out / f"{slug}_waves_{step_id(b)}.csv" for b in last_bf16]
     else:
         files = [out / f"{slug}{suffix}" for suffix in (".csv", "_sustained.csv", "_series.csv", "_stability.csv", ".meta.json")]
@@ -479,7 +487,7 @@ def prepare_and_run(args, ap):
     if done:
         print(f"resuming: {len(done)} runs of the interrupted run are kept from {tmp}")
     fp32 = [b for b in bins if is_fp32(step_id(b)) and STEPS[step_id(b)].tile is not None]  # not 00, cuBLAS itself
-    bf16 = [b for b in bins if not is_fp32(step_id(b))]
+    bf16 = [b for b in bins if is_bf16(step_id(b))]
     last = [x[-1] for x in (fp32, bf16) if x]
     stage = results_io.Stage(out)
     try:

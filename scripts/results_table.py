@@ -46,6 +46,12 @@ def refuse_pending(csv_path):
                  f"`python3 scripts/results_io.py --recover {journal.parent.parent}` first")
 
 
+def rounds_of(rows):
+    """The paired rounds of the step rows: "30", or "20–30" where runs differ."""
+    r = sorted({int(x["rounds"]) for x in rows if x.get("kernel") == "step" and x.get("rounds")})
+    return "?" if not r else str(r[0]) if len(r) == 1 else f"{r[0]}–{r[-1]}"
+
+
 def table(csv_path):
     refuse_pending(csv_path)
     try:
@@ -65,7 +71,7 @@ def table(csv_path):
         f"{first['max_sm_clock_mhz']} MHz, power limit {first.get('power_limit_w') or '?'} W, clocks left as found); "
         f"driver {meta.get('driver_version', '?')} (CUDA {first['driver_cuda']}), CUDA runtime {first['runtime']}, "
         f"cuBLAS {first['cublas']}; measured {first['date']}. Square M = N = K. **Paired**: in each step's process "
-        f"the step and every reference alternate launch by launch ({first['rounds']} rounds, L2 flushed before "
+        f"the step and every reference alternate launch by launch ({rounds_of(ok)} rounds, L2 flushed before "
         f"every launch); a ratio is the median of the per-round ratios (step speed / reference speed) with its "
         f"interquartile range. SM clock: median of a %clock64/%globaltimer probe run right after each launch; "
         f"W and TFLOP/J: NVML energy counter over {meta.get('energy_s', 0.25)} s of back-to-back launches of "
@@ -100,7 +106,7 @@ def table(csv_path):
                 f"{f(me['clock_mhz'], '{:.0f}')} | {f(me['power_w'], '{:.0f}')} | {f(me['tflop_per_j'], '{:.2f}')} | {me['check']} |")
         # The references, as measured in the process of the last step of each ladder.
         refs = []
-        for dtype in ("fp32", "bf16"):  # each ladder; step 00 is cuBLAS itself, no step of a ladder
+        for dtype in ("fp32", "bf16", "fp8"):  # each ladder; step 00 is cuBLAS itself, no step of a ladder
             steps = [s for s in sorted(by_step, key=step_table.sort_key)
                      if by_step[s][0].get("dtype") == dtype and not (s in STEPS and STEPS[s].tile is None)
                      and any(r["kernel"] != "step" and r.get("tflops") for r in by_step[s])]
@@ -147,7 +153,9 @@ def compact(csv_path):
         group = [r for r in rows if int(r["m"]) == int(r["n"]) == int(r["k"]) == size]
         for sid in {r["step"] for r in group}:
             me = next((r for r in group if r["step"] == sid and r["kernel"] == "step"), None)
-            cub = next((r for r in group if r["step"] == sid and r["kernel"] == "cublas"), None)
+            # fp8 steps: the paired ratio to cuBLASLt FP8 (default accumulation); cuBLAS has no FP8 GEMM.
+            ref = "cublaslt_best" if me is not None and me.get("dtype") == "fp8" else "cublas"
+            cub = next((r for r in group if r["step"] == sid and r["kernel"] == ref), None)
             if me is None or not me.get("tflops"):
                 cells[sid, size] = f"{me['check'] if me else '—'} | "
                 continue
@@ -158,9 +166,10 @@ def compact(csv_path):
     when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
     lines = [f"{first['gpu']}, clocks left as found, measured {when} ([all the numbers](docs/results.md)). "
              f"Each step runs in its own process, alternating launch by launch with cuBLAS (L2 flushed before every "
-             f"launch, {first['rounds']} rounds); × cuBLAS is the median of the per-round speed ratios, with its "
-             f"interquartile range. fp32 steps (01–09b) against cuBLAS SGEMM in strict FP32, bf16 steps (10 on) "
-             f"against cuBLAS bf16.", "",
+             f"launch, {rounds_of(ok)} rounds); × cuBLAS is the median of the per-round speed ratios, with its "
+             f"interquartile range. fp32 steps (01–09b) against cuBLAS SGEMM in strict FP32, bf16 steps (from 10) "
+             f"against cuBLAS bf16, fp8 steps (30 on) against cuBLASLt FP8 with the same scaling and default "
+             f"accumulation.", "",
              "| step | parent | technique | " + " | ".join(f"{s}³ TFLOP/s | × cuBLAS [IQR]" for s in sizes) + " |",
              "|---|---|---|" + "---:|---:|" * len(sizes)]
     for s in step_table.load():

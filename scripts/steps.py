@@ -157,8 +157,9 @@ def subtree_last(steps, s):
 
 
 def tree_rows(steps):
-    """(prefix, step) in reading order: the tree as text. Each step's main child, the one whose subtree
-    holds the highest id (where the ladder goes on), continues in the step's own column; its other
+    """(prefix, step) in reading order: the tree as text. Each step's main child, the one of its own
+    dtype whose subtree holds the highest id (where the ladder goes on; a child of another dtype only
+    where none shares it), continues in the step's own column; its other
     children are side branches, drawn first, one column in ("├─ "), with "│" marking the main line
     passing them."""
     rows = []
@@ -168,7 +169,7 @@ def tree_rows(steps):
         kids = children(steps, s.id)
         if not kids:
             return
-        main = max(kids, key=lambda c: subtree_last(steps, c))
+        main = max(kids, key=lambda c: (c.dtype == s.dtype, subtree_last(steps, c)))
         for c in kids:
             if c is not main:
                 walk_branch(c, prefix)
@@ -179,7 +180,7 @@ def tree_rows(steps):
         rows.append((prefix + "├─ ", c))
         kids = children(steps, c.id)
         if kids:
-            main = max(kids, key=lambda k: subtree_last(steps, k))
+            main = max(kids, key=lambda k: (k.dtype == c.dtype, subtree_last(steps, k)))
             for k in kids:
                 if k is not main:
                     walk_branch(k, prefix + "│  ")

@@ -85,30 +85,33 @@ __global__ void __launch_bounds__(256) oracle(const __nv_fp8_storage_t* qa, cons
                                               int n, int k, float* want) {
   __shared__ double s_a[OK][OT + 1], s_b[OK][OT + 1];
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  const int64_t i0 = int64_t(blockIdx.y) * OT, j0 = int64_t(blockIdx.x) * OT;
-  double acc[4][4] = {};
-  for (int k0 = 0; k0 < k; k0 += OK) {
-    for (int e = threadIdx.x; e < OT * OK; e += blockDim.x) {
-      const int r = e / OK, kk = e % OK;
-      const int64_t i = i0 + r, j = j0 + r, kg = k0 + kk;
-      s_a[kk][r] = i < m && kg < k ? double(e4m3_value(qa[i * k + kg])) * double(sa[ga.index(i, kg)]) : 0.0;
-      s_b[kk][r] = j < n && kg < k ? double(e4m3_value(qb[j * k + kg])) * double(sb[gb.index(j, kg)]) : 0.0;
+  const int64_t j0 = int64_t(blockIdx.x) * OT;
+  // Tile rows strided by gridDim.y (at most 65535, the grid's y limit), so any M is covered.
+  for (int64_t i0 = int64_t(blockIdx.y) * OT; i0 < m; i0 += int64_t(gridDim.y) * OT) {
+    double acc[4][4] = {};
+    for (int k0 = 0; k0 < k; k0 += OK) {
+      for (int e = threadIdx.x; e < OT * OK; e += blockDim.x) {
+        const int r = e / OK, kk = e % OK;
+        const int64_t i = i0 + r, j = j0 + r, kg = k0 + kk;
+        s_a[kk][r] = i < m && kg < k ? double(e4m3_value(qa[i * k + kg])) * double(sa[ga.index(i, kg)]) : 0.0;
+        s_b[kk][r] = j < n && kg < k ? double(e4m3_value(qb[j * k + kg])) * double(sb[gb.index(j, kg)]) : 0.0;
+      }
+      __syncthreads();
+      for (int kk = 0; kk < OK; ++kk)
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+#pragma unroll
+          for (int v = 0; v < 4; ++v) acc[u][v] += s_a[kk][ty + 16 * u] * s_b[kk][tx + 16 * v];
+      __syncthreads();
     }
-    __syncthreads();
-    for (int kk = 0; kk < OK; ++kk)
 #pragma unroll
-      for (int u = 0; u < 4; ++u)
+    for (int u = 0; u < 4; ++u)
 #pragma unroll
-        for (int v = 0; v < 4; ++v) acc[u][v] += s_a[kk][ty + 16 * u] * s_b[kk][tx + 16 * v];
-    __syncthreads();
+      for (int v = 0; v < 4; ++v) {
+        const int64_t i = i0 + ty + 16 * u, j = j0 + tx + 16 * v;
+        if (i < m && j < n) want[i * n + j] = __bfloat162float(__double2bfloat16(acc[u][v]));
+      }
   }
-#pragma unroll
-  for (int u = 0; u < 4; ++u)
-#pragma unroll
-    for (int v = 0; v < 4; ++v) {
-      const int64_t i = i0 + ty + 16 * u, j = j0 + tx + 16 * v;
-      if (i < m && j < n) want[i * n + j] = __bfloat162float(__double2bfloat16(acc[u][v]));
-    }
 }
 
 }  // namespace
@@ -128,8 +131,8 @@ void quantize_device(const float* x, const ScaleGrid& g, __nv_fp8_storage_t* q, 
 void oracle_fp8_device(const __nv_fp8_storage_t* qa, const float* sa, const ScaleGrid& ga,
                        const __nv_fp8_storage_t* qb, const float* sb, const ScaleGrid& gb, int m, int n, int k,
                        float* want) {
-  const dim3 grid(unsigned((n + OT - 1) / OT), unsigned((m + OT - 1) / OT));
-  if (grid.y > 65535) throw Error("the fp8 oracle's grid is limited to M < 65535 * 64");
+  // x: N tiles (up to 2^31 - 1 blocks); y: M tiles, capped at 65535 and strided in the kernel.
+  const dim3 grid(unsigned((n + OT - 1) / OT), unsigned(std::min<int64_t>((int64_t(m) + OT - 1) / OT, 65535)));
   oracle<<<grid, 256>>>(qa, sa, ga, qb, sb, gb, m, n, k, want);
   CUDA_CHECK_LAUNCH();
   CUDA_CHECK(cudaDeviceSynchronize());
