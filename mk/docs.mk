@@ -1,7 +1,7 @@
 # ---- The book's figures (included by the Makefile) --------------------------------------------------
 # Every figure from committed code and data, without a GPU or the CUDA Toolkit: matplotlib only
 # (scripts/docs_deps.sh checks it, installs it on Debian as root, or prints the install command).
-.PHONY: schedule-figures swizzle-figure docs docs-deps
+.PHONY: schedule-figures swizzle-figure tile-menu-figure docs docs-deps
 DOCS_GPU   := nvidia_h200
 # The waves figure draws the runs of the steps with the role waves-figure (scripts/step_roles.tsv).
 WAVES_CSVS  = $(foreach s,$(shell python3 scripts/steps.py role waves-figure),results/$(DOCS_GPU)_waves_$(s).csv)
@@ -29,8 +29,18 @@ $(BUILD)/bin/swizzle_dump: scripts/swizzle_dump.cpp common/kernel_lib/swizzle.hp
 swizzle-figure: docs-deps $(BUILD)/bin/swizzle_dump
 	python3 scripts/plot_swizzle.py --tool $(BUILD)/bin/swizzle_dump
 
+# Step 25's tile menu (common/kernel_lib/tile_menu.hpp) over an M x N map, printed by a host tool and
+# drawn by scripts/plot_tile_menu.py into docs/img/tile_menu.png.
+$(BUILD)/bin/tile_menu_dump: scripts/tile_menu_dump.cpp common/kernel_lib/tile_menu.hpp common/kernel_lib/host_device.hpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) $< -o $@
+
+#> make tile-menu-figure     docs/img/tile_menu.png from common/kernel_lib/tile_menu.hpp (no GPU)
+tile-menu-figure: docs-deps $(BUILD)/bin/tile_menu_dump
+	python3 scripts/plot_tile_menu.py --tool $(BUILD)/bin/tile_menu_dump
+
 #> make docs                 redraw every figure of the book from committed results and code (no GPU): the concept figures of scripts/figures/, then the data figures
-docs: docs-deps schedule-figures swizzle-figure
+docs: docs-deps schedule-figures swizzle-figure tile-menu-figure
 	python3 scripts/figures/draw.py
 	python3 scripts/plot_steps.py results/$(DOCS_GPU).csv
 	python3 scripts/plot_sweep.py results/$(DOCS_GPU)_sweep.csv

@@ -63,9 +63,23 @@ sanitize-run:
 	scripts/sanitize.sh --build $(BUILD)
 
 # ---- A GPU machine with no compiler (scripts/gpu_session.sh) ----------------------------------------
+# The tile-menu step (25) built with its tile forced (STEP25_FORCE_BN), so that each menu tile can be
+# measured on every shape beside the menu's pick (scripts/gpu_session.sh tiles): variant_25_bn64 and
+# variant_25_bn128. They are measuring tools, not steps: no registration of their own, never benchmarked.
+TILE_VARIANTS := $(BUILD)/bin/variant_25_bn64 $(BUILD)/bin/variant_25_bn128
+$(BUILD)/obj/variants/25_bn%.o: kernels/25_tile_menu.cu $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) -DSTEP25_FORCE_BN=$* -c $< -o $@
+$(BUILD)/bin/variant_25_bn%: $(BUILD)/obj/variants/25_bn%.o $(MAIN_OBJ) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
+#> make tile-variants        step 25 with each menu tile forced (build/bin/variant_25_bn64, _bn128), for gpu_session.sh tiles
+.PHONY: tile-variants
+tile-variants: $(TILE_VARIANTS)
+
 #> make gpu-carry            build/carry/bin.tar.xz: every executable, stripped and compressed (about 5 MB), for a GPU machine with no compiler; scripts/gpu_session.sh unpacks it into build/bin
 .PHONY: gpu-carry
-gpu-carry: all $(BUILD)/bin/tests $(BUILD)/bin/fuzz $(BUILD)/bin/soak $(FIXTURE_EXES) $(PROBE_EXES)
+gpu-carry: all $(BUILD)/bin/tests $(BUILD)/bin/fuzz $(BUILD)/bin/soak $(FIXTURE_EXES) $(PROBE_EXES) $(TILE_VARIANTS)
 	@rm -rf $(BUILD)/carry && mkdir -p $(BUILD)/carry/bin
 	cp $(BUILD)/bin/* $(BUILD)/carry/bin/ && strip $(BUILD)/carry/bin/*
 	tar cJf $(BUILD)/carry/bin.tar.xz -C $(BUILD)/carry bin && rm -rf $(BUILD)/carry/bin

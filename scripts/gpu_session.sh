@@ -21,6 +21,12 @@
 #   scripts/gpu_session.sh roofline ncu's bytes through L1, L2 and DRAM for every step and cuBLAS at
 #                                   ROOFLINE_SIZE^3 (default 4096): profile.py --roofline, the data of
 #                                   docs/img/roofline.png
+#   scripts/gpu_session.sh tiles    the tile menu's measurements: each of TILE_BINS (default: 24 25 and
+#                                   the forced-tile builds variant_25_bn64, variant_25_bn128 of make
+#                                   tile-variants) at each of TILE_SHAPES (M:N:K ...; default: the shapes
+#                                   where the menu changes something, and
+#                                   4096^3), paired with cuBLAS alone (--reps 20) -> $OUT/run/tiles.csv
+#                                   and a table of milliseconds and x cuBLAS per binary and shape
 #   STEP=23 [PREV=22] scripts/gpu_session.sh step
 #                                   a new (or candidate) bf16 step in one call: the GPU tests of every
 #                                   Hopper step ([hopper]), fuzz (FUZZ_COUNT, default 800) and the four
@@ -45,7 +51,7 @@ if [ -f build/carry/bin.tar.xz ] && [ ! -x build/bin/tests ]; then
   mkdir -p build && tar xJf build/carry/bin.tar.xz -C build || { echo "cannot unpack build/carry/bin.tar.xz" >&2; exit 2; }
 fi
 case "${1:-}" in
-  checks|bench|stability|sweep|shapes|roofline|soak|faults) ;;
+  checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles) ;;
   fp8)
     FP8_STEP=${FP8_STEP:-30}
     compgen -G "build/bin/${FP8_STEP}_*" > /dev/null || { echo "fp8: no binary build/bin/${FP8_STEP}_* (FP8_STEP=30)" >&2; exit 2; }
@@ -58,7 +64,7 @@ case "${1:-}" in
       compgen -G "build/bin/${id}_*" > /dev/null || { echo "step: no binary build/bin/${id}_* (ids as in kernels/NN_name.cu)" >&2; exit 2; }
     done
     ;;
-  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|shapes|roofline|soak|faults|step|fp8" >&2; exit 2 ;;
+  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|step|fp8" >&2; exit 2 ;;
 esac
 OUT=${OUT:-gpu_out}
 mkdir -p "$OUT/run"
@@ -227,6 +233,45 @@ case "${1:-}" in
       --stability 0 --reps 20 > "$R/faults_oom.log" 2>&1
     summary+=("150000^3 (past device memory): rc=$?; $(grep -m1 -i "refus" "$R/faults_oom.log")")
     grep -h -E "^(error|note|interrupted)" "$R"/faults_*.log | sort | uniq -c | head -20
+    ;;
+  tiles)
+    start=$SECONDS
+    bins=()
+    for b in ${TILE_BINS:-24 25 variant_25_bn64 variant_25_bn128}; do
+      f=$(ls build/bin/${b}_* build/bin/$b 2>/dev/null | head -n 1)
+      [ -n "$f" ] && bins+=("$f") || echo "tiles: no build/bin/$b (make tile-variants builds the variants)" >&2
+    done
+    shapes=${TILE_SHAPES:-"256:4096:4096 256:4096:14336 256:6144:4096 128:4096:4096 128:4096:14336 128:14336:4096 \
+      1024:1024:65536 2048:2048:32768 4096:256:4096 4096:512:4096 4096:768:4096 4096:1024:4096 4096:1536:4096 \
+      4096:2048:4096 512:4096:4096 5000:5000:5000 5000:5000:5056 5056:5056:5056 4096:4096:4096"}
+    n=0
+    for shape in $shapes; do
+      IFS=: read -r m nn k <<< "$shape"
+      for f in "${bins[@]}"; do
+        timeout 60 "$f" --m "$m" --n "$nn" --k "$k" --refs cublas --reps 20 --energy-s 0 --settle-s 0.2 \
+          --csv "$R/tiles_$(basename "$f").csv" > "$R/tiles_$(basename "$f")_$m-$nn-$k.log" 2>&1 \
+          || summary+=("tiles: $(basename "$f") at $shape: rc=$? ($(tail -n 1 "$R/tiles_$(basename "$f")_$m-$nn-$k.log"))")
+        n=$((n + 1))
+      done
+    done
+    python3 - "$R" > "$R/tiles_table.txt" <<'PY'
+import csv, glob, os, sys
+rows, step_us = {}, {}
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "tiles_*.csv"))):
+    b = os.path.basename(f)[6:-4]
+    for r in csv.DictReader(open(f)):
+        key = (int(r["m"]), int(r["n"]), int(r["k"]))
+        if r["kernel"] == "step" and r["ms"]:
+            step_us[(b, key)] = float(r["ms"]) * 1e3
+        elif r["kernel"] == "cublas" and r["step_ratio"] and (b, key) in step_us:  # x cuBLAS: the paired ratio
+            rows.setdefault(key, {})[b] = (step_us[(b, key)], float(r["step_ratio"]), r["clock_mhz"])
+bins = sorted({b for v in rows.values() for b in v})
+print("shape".ljust(20) + "".join(b[:24].rjust(26) for b in bins) + "   (us, x cuBLAS)")
+for s in sorted(rows):
+    print(("%dx%dx%d" % s).ljust(20) + "".join(("%8.1f %5.3f %4s MHz" % rows[s][b] if b in rows[s] else "-").rjust(26) for b in bins))
+PY
+    cat "$R/tiles_table.txt"
+    summary+=("tiles ($n processes, $((SECONDS - start)) s)")
     ;;
   roofline)
     start=$SECONDS

@@ -303,6 +303,33 @@ TEST_CASE("small M (steps 24 on): a split shape, 16 x 4096 x 8192, is the same b
   }
 }
 
+// ---- the tile menu (step 25 on): the unswapped 128 x 64 tile -------------------------------------
+// M from 65 up with few 128 x 128 tiles is where common/kernel_lib/tile_menu.hpp picks 128 x 64 (twice
+// the tiles, one round): its TMA store epilogue clips at ragged N, its grid may still split K. The
+// same shapes on earlier steps are just more shapes.
+
+TEST_CASE("tile menu (steps 25 on): the narrow unswapped tile at M = 65-300, ragged N and K tails", "[gpu][hopper][tile_menu]") {
+  REQUIRE_HOPPER_OR_SKIP();
+  std::vector<Step> steps;
+  for (const Step& s : persistent_steps())
+    if (s.id >= "25") steps.push_back(s);
+  REQUIRE_FALSE(steps.empty());
+  for (const Step& step : steps)
+    for (int m : {65, 128, 200, 256, 300})
+      for (int n : {72, 1000, 4096})
+        for (int k : {64, 4104}) {
+          const std::string what = fmt::format("tile menu: {} x {} x {}", m, n, k);
+          expect_pass(step, {Dtype::bf16, m, n, k, 1, 0, 83, false}, Oracle::cublas, what);
+          expect_pass(step, {Dtype::bf16, m, n, k, 1.5f, -0.5f, 89, true}, Oracle::cublas, what + " (exact, beta)");
+        }
+  for (const Step& step : steps) {
+    // 256 x 4096 x 8192: 128 narrow tiles on 132 SMs of 128 K tiles; whatever the split, the same bits.
+    const Problem p{Dtype::bf16, 256, 4096, 8192, 1, 0, 97, false};
+    INFO("step " << step.id);
+    expect_same_bits_ten_times(step, p, "tile menu 256 x 4096 x 8192");
+  }
+}
+
 // ---- clusters of two (step 17: pairs of M tiles share B through TMA multicast) -----------------
 // A cluster walks pairs of tile rows in lockstep; when tiles_m is odd the last pair's second tile lies
 // outside the matrix (its A box is all zero fill, its stores clipped), and when N <= BN / 2 the second

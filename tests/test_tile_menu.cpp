@@ -1,0 +1,103 @@
+// The tile menu (common/kernel_lib/tile_menu.hpp, step 25 on) on the CPU: the pick is the swapped tile
+// exactly for M <= 64, otherwise the cheaper of the two unswapped tiles by the documented estimate
+// (ties to 128 x 128), on every shape of a grid of M and N for several SM counts; the worked examples
+// of the header and the book; and the estimate's ingredients (rounds, tile counts) by hand.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <string>
+
+#include "../common/kernel_lib/tile_menu.hpp"
+
+using namespace gemm::tile_menu;
+
+namespace {
+std::string shape(int64_t m, int64_t n, int sms) {
+  return std::to_string(m) + " x " + std::to_string(n) + " on " + std::to_string(sms) + " SMs";
+}
+}  // namespace
+
+TEST_CASE("tile menu: rounds and tile counts by hand", "[cpu][tile_menu]") {
+  CHECK(rounds(1, 132) == 1);
+  CHECK(rounds(132, 132) == 1);
+  CHECK(rounds(133, 132) == 2);
+  CHECK(rounds(1024, 132) == 8);
+  CHECK(tile_count(4096, 4096, 128) == 1024);
+  CHECK(tile_count(4096, 4096, 64) == 2048);
+  CHECK(tile_count(129, 65, 64) == 4);  // 2 x 2, ragged on both sides
+  CHECK(tile_count(1, 1, 64) == 1);
+  // The swapped tile is costed on C^T: 16 x 8192 is 64 tiles of 128 rows of B by 64 of A.
+  CHECK(estimate_pct(16, 8192, 132, {true, 64}) == kNarrowCostPct);
+  CHECK(estimate_pct(4096, 4096, 132, {false, 128}) == 800);
+  CHECK(estimate_pct(4096, 4096, 132, {false, 64}) == 16 * kNarrowCostPct);
+}
+
+TEST_CASE("tile menu: a narrow tile costs more than half a wide one and less than a whole", "[cpu][tile_menu]") {
+  // Below half, the narrow tile would win every grid with a partial last wave; at 100 or more, never.
+  STATIC_REQUIRE(kNarrowCostPct > 50);
+  STATIC_REQUIRE(kNarrowCostPct < 100);
+}
+
+TEST_CASE("tile menu: swapped exactly for M <= 64, else the cheaper estimate, ties to 128 x 128", "[cpu][tile_menu]") {
+  int narrow_picks = 0, wide_picks = 0;
+  for (int sms : {1, 2, 66, 114, 132}) {
+    for (int64_t m = 1; m <= 4200; m += (m < 300 ? 1 : 37)) {
+      for (int64_t n = 1; n <= 17000; n += (n < 600 ? 7 : 389)) {
+        const Tile t = choose(m, n, 4096, sms);
+        INFO(shape(m, n, sms));
+        if (m <= kSwapMaxM) {
+          REQUIRE(t.swap);
+          REQUIRE(t.bn == 64);
+          continue;
+        }
+        REQUIRE_FALSE(t.swap);
+        const int64_t wide = estimate_pct(m, n, sms, {false, 128}), narrow = estimate_pct(m, n, sms, {false, 64});
+        if (narrow < wide) {
+          REQUIRE(t.bn == 64);
+          ++narrow_picks;
+        } else {
+          REQUIRE(t.bn == 128);
+          ++wide_picks;
+        }
+      }
+    }
+  }
+  // Both tiles are picked somewhere (a menu whose choice never changes would test nothing).
+  CHECK(narrow_picks > 0);
+  CHECK(wide_picks > 0);
+}
+
+TEST_CASE("tile menu: K does not change the pick", "[cpu][tile_menu]") {
+  for (int64_t m : {1, 64, 65, 256, 1024, 4096})
+    for (int64_t n : {1, 256, 4096, 14336})
+      for (int64_t k : {8, 4096, 65536}) {
+        INFO(shape(m, n, 132) + " K = " + std::to_string(k));
+        const Tile a = choose(m, n, k, 132), b = choose(m, n, 8, 132);
+        CHECK(a.swap == b.swap);
+        CHECK(a.bn == b.bn);
+      }
+}
+
+TEST_CASE("tile menu: the header's worked examples on 132 SMs", "[cpu][tile_menu]") {
+  struct Case {
+    int64_t m, n;
+    bool swap;
+    int bn;
+  };
+  const Case cases[] = {
+      {1, 4096, true, 64},      {64, 14336, true, 64},    // decode: swapped
+      {256, 4096, false, 64},   // 64 wide tiles in one round on 64 SMs; 128 narrow ones in one round
+      {1024, 1024, false, 64},  // the same grid
+      {4096, 256, false, 64},   // 64 wide tiles again, the other way round
+      {128, 14336, false, 128}, // 112 wide tiles: one round; 224 narrow: two
+      {4096, 4096, false, 128}, // 8 rounds against 16
+      {8192, 8192, false, 128},
+      {65, 4096, false, 64},    // just above the swap bound: 32 wide tiles, 64 narrow
+  };
+  for (const Case& c : cases) {
+    INFO(shape(c.m, c.n, 132));
+    const Tile t = choose(c.m, c.n, 4096, 132);
+    CHECK(t.swap == c.swap);
+    CHECK(t.bn == c.bn);
+  }
+}
