@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "../common/kernel_lib/check.hpp"
+#include "../common/harness/cli_checks.hpp"
 #include "../common/harness/device_info.hpp"
 #include "../common/harness/fp8.hpp"
 #include "../common/harness/watchdog.hpp"
@@ -234,13 +235,14 @@ struct Tally {
 };
 
 int main(int argc, char** argv) {
-  CLI::App app{"fuzz: every built step on randomly drawn, seeded shapes, checked against cuBLAS"};
+  CLI::App app{"fuzz: every built step on randomly drawn, seeded shapes, checked against cuBLAS (fp8 steps: the fp64 oracle)"};
   uint64_t seed = 1;
   int count = 3000, first = 0, timeout_s = 120, max_failures = 20;
   std::vector<std::string> step_ids;
   bool dry_run = false;
-  app.add_option("--seed", seed, "run seed: shape i of a step depends only on (seed, step id, i)");
-  app.add_option("--count", count, "shapes in all, split evenly over the steps")->check(CLI::Range(1, 10000000));
+  app.add_option("--seed", seed, "run seed: shape i of a step depends only on (seed, step id, i)")
+      ->check(gemm::cli::decimal)->check(CLI::Range(0.0, 4294967295.0));
+  app.add_option("--count", count, "shapes in all, split evenly over the steps")->check(gemm::cli::decimal)->check(CLI::Range(1, 10000000));
   app.add_option("--first", first, "index of each step's first shape (with --count 1: re-run one draw)")
       ->check(CLI::Range(0, 1 << 30));
   app.add_option("--steps", step_ids, "step ids to fuzz, comma-separated (default: every built step)")->delimiter(',');

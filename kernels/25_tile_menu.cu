@@ -8,9 +8,10 @@
 // 256 x 4096 (64 tiles of 128 x 128 in one round on 64 SMs; 128 narrow tiles, one round on 128 SMs),
 // 1024 x 1024 x 65536; not 4096^3 (8 rounds against 16). Step 24's stream-K rule then runs on the
 // chosen grid, unchanged.
-// Prediction: where the narrow tile is picked, time x kNarrowCostPct (77 %, measured) of 24's:
-// 256 x 4096 x 4096 ~27 -> ~21 us, 256 x 4096 x 14336 ~68 -> ~53 us. Unchanged (the same kernel,
-// 128 x 128) on every shape with a full wave or more of 128 x 128 tiles, and at M <= 64.
+// Prediction: where the narrow tile is picked, 128 x 128's time x kNarrowCostPct (77 %, measured; the
+// bases are the first probe's forced 128 x 128 runs): 256 x 4096 x 4096 ~27 -> ~21 us, 256 x 4096 x
+// 14336 ~68 -> ~53 us. Unchanged (the same kernel, 128 x 128) wherever the narrow grid needs too many
+// more rounds (rounds x 77 >= wide rounds x 100: 4096^3, 4096 x 768), and at M <= 64.
 // SASS: three instances: <false, 128> is 23's kernel, <true, 64> is 24's swapped one, and <false, 64>
 // runs HGMMA.64x64x16.F32.BF16 (8 per K tile) with the TMA store epilogue (make diff B=25).
 // Supports: K % 8 == 0, any M, N >= 1 (TMA clips; else register stores), < 2^30 tiles. sm_90a.

@@ -10,8 +10,8 @@
 // Prediction: each K tile now does 2x the FLOPs in the same time on the same 32 KB, so the TMA loads
 // must sustain twice step 23's rate; with the 128x128 tiles' 128 FLOP per byte loaded that is where it
 // stalls. Expect 1.5-1.9x step 23 (about 1000-1250 TFLOP/s at 4096^3 and 8192^3), 0.8-0.95x cuBLASLt
-// per-tensor (1294 / 1352, ANCHORS.md) and further behind its fast accumulation (1402 / 1398), the
-// like-for-like reference; the gap is the lesson of the next step (bigger tiles per byte loaded).
+// per-tensor (1294 / 1352 TFLOP/s, measured here before the step), further behind its fast
+// accumulation (1402 / 1398), the like-for-like reference.
 // SASS: 23's with QGMMA.64x128x32.F32.E4M3.E4M3 in place of HGMMA.64x128x16.F32.BF16 (8 per K tile),
 // and 128 FMULs by the scale before each tile's stores (make diff B=30).
 // Supports: K % 16 == 0 (16-byte TMA row stride of 1-byte e4m3), any M, N >= 1, < 2^30 tiles. sm_90a.
@@ -98,7 +98,7 @@ constexpr int COUNTERS_PER_TILE = 1;
 /// tiles, plus one full wave when the partial one is under half full; with fewer tiles than SMs it
 /// takes all of them, on up to `sms` blocks of at least MIN_PIECE K tiles each. Either only when the
 /// idle SM time it recovers, (sms - tiles % sms) * k_tiles K tiles, exceeds sms * FIXUP_K_TILES: at
-/// 4096^3 (1024 tiles, 100 in the last wave: 2048 K tiles against 4224) it does not; at 8192^3 (4 of
+/// 4096^3 (1024 tiles, 100 in the last wave: 32 x 32 = 1024 K tiles against 4224) it does not; at 8192^3 (4 of
 /// 132) it does. The wave limits are measured (make bench-waves, M = K = 4096, 21's rule alone):
 /// stream-K lost to step 22's kernel at every shape with 0-3 full waves where it ran (N = 256: 64
 /// tiles, 0.735x cuBLAS against 0.862x; N = 768, 1280, 1792: 1-3 waves, 2-11 % behind) and won or

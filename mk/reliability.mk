@@ -44,6 +44,17 @@ FIXTURE_EXES := $(patsubst tests/fixtures/fixture_%.cu,$(BUILD)/bin/fixture_%,$(
 $(BUILD)/bin/fixture_%: $(BUILD)/obj/tests/fixtures/fixture_%.o $(MAIN_OBJ) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
 	$(NVCC) $^ -o $@ $(LDLIBS)
+# lab/NAME.cu: the accuracy lab's programs (docs/fp8.md): standalone sm_90a measurements of the
+# hardware itself, not steps (no harness, no registration); build/bin/lab_NAME.
+LAB_EXES := $(patsubst lab/%.cu,$(BUILD)/bin/lab_%,$(wildcard lab/*.cu))
+$(BUILD)/bin/lab_%: lab/%.cu $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) $< -o $@
+
+#> make lab-fp8              build/bin/lab_fp8_accumulator: the FP8 tensor core's accumulator width (docs/fp8.md; needs a Hopper GPU to run)
+.PHONY: lab-fp8
+lab-fp8: $(LAB_EXES)
+
 # tests/probes/NAME.cu: small programs the sanitizer runs to show what a tool sees (sm_90a, with the
 # kernel library's tensor maps).
 PROBE_EXES := $(patsubst tests/probes/%.cu,$(BUILD)/bin/probe_%,$(wildcard tests/probes/*.cu))
@@ -79,7 +90,7 @@ tile-variants: $(TILE_VARIANTS)
 
 #> make gpu-carry            build/carry/bin.tar.xz: every executable, stripped and compressed (about 5 MB), for a GPU machine with no compiler; scripts/gpu_session.sh unpacks it into build/bin
 .PHONY: gpu-carry
-gpu-carry: all $(BUILD)/bin/tests $(BUILD)/bin/fuzz $(BUILD)/bin/soak $(FIXTURE_EXES) $(PROBE_EXES) $(TILE_VARIANTS)
+gpu-carry: all $(BUILD)/bin/tests $(BUILD)/bin/fuzz $(BUILD)/bin/soak $(FIXTURE_EXES) $(PROBE_EXES) $(TILE_VARIANTS) $(LAB_EXES)
 	@rm -rf $(BUILD)/carry && mkdir -p $(BUILD)/carry/bin
 	cp $(BUILD)/bin/* $(BUILD)/carry/bin/ && strip $(BUILD)/carry/bin/*
 	tar cJf $(BUILD)/carry/bin.tar.xz -C $(BUILD)/carry bin && rm -rf $(BUILD)/carry/bin

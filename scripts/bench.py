@@ -240,6 +240,11 @@ def shapes_plan(bins, args):
     if not bf16:
         sys.exit("error: --shapes needs a bf16 step (the shapes are bf16 GEMMs)")
     swept = [b for b in bf16 if b == bf16[-1] or step_id(b) in args.shapes_also]
+    for sid in args.shapes_also:  # named, but not run: say why instead of dropping it
+        if sid not in {step_id(b) for b in swept}:
+            why = ("not a bf16 step (the shapes are bf16 GEMMs)" if sid in STEPS and not is_bf16(sid)
+                   else "not among the built steps selected (--steps, build/bin)")
+            print(f"note: --shapes-also {sid}: {why}; not run")
     runs = [(b, m, n, k) for (m, n, k) in shape_sweep.SHAPES for b in swept]
     total = 0.0
     print(f"--shapes: steps {' '.join(step_id(b) for b in swept)} (the last bf16 step, and shapes-also) over "

@@ -27,6 +27,11 @@
 #                                   where the menu changes something, and
 #                                   4096^3), paired with cuBLAS alone (--reps 20) -> $OUT/run/tiles.csv
 #                                   and a table of milliseconds and x cuBLAS per binary and shape
+#   scripts/gpu_session.sh lab      the FP8 accuracy lab (docs/fp8.md): build/bin/lab_fp8_accumulator (the
+#                                   tensor core's accumulator width, from crafted sums), then each FP8 step
+#                                   of LAB_STEPS (default: the fp8 steps built) at 256 x 256 x K for K of
+#                                   LAB_KS (default 256 ... 65536) with cuBLASLt FP8's two modes, 20 rounds:
+#                                   the relative RMS errors against the fp64 oracle -> $OUT/run/lab_errors.csv
 #   STEP=23 [PREV=22] scripts/gpu_session.sh step
 #                                   a new (or candidate) bf16 step in one call: the GPU tests of every
 #                                   Hopper step ([hopper]), fuzz (FUZZ_COUNT, default 800) and the four
@@ -51,10 +56,10 @@ if [ -f build/carry/bin.tar.xz ] && [ ! -x build/bin/tests ]; then
   mkdir -p build && tar xJf build/carry/bin.tar.xz -C build || { echo "cannot unpack build/carry/bin.tar.xz" >&2; exit 2; }
 fi
 case "${1:-}" in
-  checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles) ;;
+  checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab) ;;
   fp8)
     FP8_STEP=${FP8_STEP:-30}
-    compgen -G "build/bin/${FP8_STEP}_*" > /dev/null || { echo "fp8: no binary build/bin/${FP8_STEP}_* (FP8_STEP=30)" >&2; exit 2; }
+    compgen -G "build/bin/${FP8_STEP}_*" > /dev/null || { echo "fp8: no binary build/bin/${FP8_STEP}_* (FP8_STEP names an fp8 step, default 30)" >&2; exit 2; }
     ;;
   step)
     [ -n "${STEP:-}" ] || { echo "step: set STEP (and PREV, default its parent; step ids, e.g. STEP=23 PREV=22)" >&2; exit 2; }
@@ -64,7 +69,7 @@ case "${1:-}" in
       compgen -G "build/bin/${id}_*" > /dev/null || { echo "step: no binary build/bin/${id}_* (ids as in kernels/NN_name.cu)" >&2; exit 2; }
     done
     ;;
-  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|step|fp8" >&2; exit 2 ;;
+  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|step|fp8" >&2; exit 2 ;;
 esac
 OUT=${OUT:-gpu_out}
 mkdir -p "$OUT/run"
@@ -168,7 +173,8 @@ case "${1:-}" in
       --reps 20 > "$R/sweep.log" 2>&1
     summary+=("sweep (rc=$?, $((SECONDS - start)) s)")
     for s in 4096 8192; do
-      last=$(ls build/bin | grep -E '^[1-9][0-9][a-z]?_' | sort | tail -n 1)
+      # the last bf16 step (by dtype: the fp8 steps have higher ids and no cuBLAS reference)
+      last=$(python3 scripts/steps.py list | awk -F'\t' '$4 == "bf16" {id = $1"_"$3} END {print id}')
       guard timeout 60 python3 scripts/profile.py "${last%%_*}" --m $s --n $s --k $s --out "$R/profile_$s.md" \
         > "$R/profile_$s.log" 2>&1
       summary+=("profile $last $s (rc=$?)")
@@ -249,8 +255,9 @@ case "${1:-}" in
       IFS=: read -r m nn k <<< "$shape"
       for f in "${bins[@]}"; do
         timeout 60 "$f" --m "$m" --n "$nn" --k "$k" --refs cublas --reps 20 --energy-s 0 --settle-s 0.2 \
-          --csv "$R/tiles_$(basename "$f").csv" > "$R/tiles_$(basename "$f")_$m-$nn-$k.log" 2>&1 \
-          || summary+=("tiles: $(basename "$f") at $shape: rc=$? ($(tail -n 1 "$R/tiles_$(basename "$f")_$m-$nn-$k.log"))")
+          --csv "$R/tiles_$(basename "$f").csv" > "$R/tiles_$(basename "$f")_$m-$nn-$k.log" 2>&1
+        rc=$?
+        [ $rc -eq 0 ] || summary+=("tiles: $(basename "$f") at $shape: rc=$rc ($(tail -n 1 "$R/tiles_$(basename "$f")_$m-$nn-$k.log"))")
         n=$((n + 1))
       done
     done
@@ -272,6 +279,36 @@ for s in sorted(rows):
 PY
     cat "$R/tiles_table.txt"
     summary+=("tiles ($n processes, $((SECONDS - start)) s)")
+    ;;
+  lab)
+    start=$SECONDS
+    timeout 60 build/bin/lab_fp8_accumulator > "$R/lab_accumulator.log" 2>&1
+    rc=$?
+    summary+=("lab_fp8_accumulator (rc=$rc): $(grep -c '^kept every' "$R/lab_accumulator.log") placements")
+    grep -E "^kept every|^error|^#" "$R/lab_accumulator.log"
+    [ $rc -eq 0 ] || status=1
+    steps=${LAB_STEPS:-$(python3 scripts/steps.py list | awk -F'\t' '$4 == "fp8" {print $1}')}
+    for id in $steps; do
+      bin=$(compgen -G "build/bin/${id}_*" | head -n 1)
+      [ -n "$bin" ] || { summary+=("lab: no build/bin/${id}_*"); status=1; continue; }
+      for k in ${LAB_KS:-256 1024 4096 16384 65536}; do
+        timeout 60 "$bin" --m 256 --n 256 --k "$k" --refs cublaslt --reps 20 --energy-s 0 --settle-s 0 \
+          --csv "$R/lab_errors.csv" > "$R/lab_${id}_$k.log" 2>&1
+        rc=$?
+        [ $rc -eq 0 ] || { summary+=("lab: $(basename "$bin") K=$k rc=$rc ($(tail -n 1 "$R/lab_${id}_$k.log"))"); status=1; }
+      done
+    done
+    python3 - "$R/lab_errors.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1]))) if __import__("os").path.exists(sys.argv[1]) else []
+print("step  K       step err    cuBLASLt    cuBLASLt fast")
+by = {}
+for r in rows:
+    by.setdefault((r["step"], int(r["k"])), {})[r["kernel"]] = r["rel_rms_err"]
+for (s, k), v in sorted(by.items()):
+    print(f"{s:5} {k:<7} {v.get('step', '-'):11} {v.get('cublaslt_best', '-'):11} {v.get('cublaslt_fast', '-')}")
+PY
+    summary+=("lab ($((SECONDS - start)) s)")
     ;;
   roofline)
     start=$SECONDS

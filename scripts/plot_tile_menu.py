@@ -34,13 +34,18 @@ def main():
     ap.add_argument("--tool", default=str(ROOT / "build" / "bin" / "tile_menu_dump"))
     ap.add_argument("--sms", type=int, default=132)
     ap.add_argument("--max", type=int, default=16384, help="largest M and N drawn")
-    ap.add_argument("--out", default=str(ROOT / "docs" / "img" / "tile_menu.png"))
+    ap.add_argument("--out", default=str(ROOT / "docs" / "img" / "tile_menu.png"),
+                    help="the PNG to write (default: the book's figure; give another path to experiment)")
     a = ap.parse_args()
     try:
-        out = subprocess.run([a.tool, str(a.sms), str(a.max), str(a.max)], check=True, capture_output=True, text=True).stdout
-    except (OSError, subprocess.CalledProcessError) as e:
-        sys.exit(f"error: {a.tool} failed ({e}); `make tile-menu-figure` builds it")
-    rows = list(csv.DictReader(io.StringIO(out)))
+        r = subprocess.run([a.tool, str(a.sms), str(a.max), str(a.max)], capture_output=True, text=True)
+    except OSError as e:
+        sys.exit(f"error: cannot run {a.tool} ({e.strerror}); `make tile-menu-figure` builds it")
+    if r.returncode != 0:
+        sys.exit(f"error: {a.tool} exited {r.returncode}: {r.stderr.strip()}")
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    if not rows or "bn" not in rows[0]:
+        sys.exit(f"error: {a.tool} printed no rows of m,n,swap,bn,... (is it build/bin/tile_menu_dump?)")
     ms = sorted({int(r["m"]) for r in rows})
     ns = sorted({int(r["n"]) for r in rows})
     code = {(int(r["m"]), int(r["n"])): (0 if r["swap"] == "1" else (1 if r["bn"] == "64" else 2)) for r in rows}
@@ -61,12 +66,15 @@ def main():
     ax.set_ylabel("M (rows of C: tokens)")
     ax.set_title(f"Step 25's tile menu on {a.sms} SMs (K does not enter the pick)")
     ax.legend(handles=[Patch(color=YELLOW, label="swapped 128 x 64 (C^T = B A^T), M <= 64"),
-                       Patch(color=GREEN, label="128 x 64: twice the tiles, fewer rounds"),
+                       Patch(color=GREEN, label="128 x 64: twice the tiles, no more rounds (or few more)"),
                        Patch(color=BLUE, label="128 x 128 (step 23's tile)"),
                        plt.Line2D([], [], marker="o", ls="", mfc="white", mec="black", label="(M, N) of the issue-30 sweep")],
               loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, fontsize=8, frameon=False)
-    pathlib.Path(a.out).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(a.out, dpi=110, bbox_inches="tight")
+    try:
+        pathlib.Path(a.out).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(a.out, dpi=110, bbox_inches="tight")
+    except OSError as e:
+        sys.exit(f"error: cannot write {a.out}: {e.strerror}")
     print(f"wrote {a.out}")
 
 

@@ -153,8 +153,10 @@ def compact(csv_path):
         group = [r for r in rows if int(r["m"]) == int(r["n"]) == int(r["k"]) == size]
         for sid in {r["step"] for r in group}:
             me = next((r for r in group if r["step"] == sid and r["kernel"] == "step"), None)
-            # fp8 steps: the paired ratio to cuBLASLt FP8 (default accumulation); cuBLAS has no FP8 GEMM.
-            ref = "cublaslt_best" if me is not None and me.get("dtype") == "fp8" else "cublas"
+            # fp8 steps: the paired ratio to cuBLASLt FP8 with the same accumulation (cuBLAS has no FP8
+            # GEMM): fast accumulation for a step without promotion (role fast-accum), else the default.
+            fast = sid in STEPS and "fast-accum" in STEPS[sid].roles
+            ref = ("cublaslt_fast" if fast else "cublaslt_best") if me is not None and me.get("dtype") == "fp8" else "cublas"
             cub = next((r for r in group if r["step"] == sid and r["kernel"] == ref), None)
             if me is None or not me.get("tflops"):
                 cells[sid, size] = f"{me['check'] if me else '—'} | "
@@ -168,8 +170,8 @@ def compact(csv_path):
              f"Each step runs in its own process, alternating launch by launch with cuBLAS (L2 flushed before every "
              f"launch, {rounds_of(ok)} rounds); × cuBLAS is the median of the per-round speed ratios, with its "
              f"interquartile range. fp32 steps (01–09b) against cuBLAS SGEMM in strict FP32, bf16 steps (from 10) "
-             f"against cuBLAS bf16, fp8 steps (30 on) against cuBLASLt FP8 with the same scaling and default "
-             f"accumulation.", "",
+             f"against cuBLAS bf16, fp8 steps (30 on) against cuBLASLt FP8 with the same scaling and the same "
+             f"accumulation (fast accumulation for a step without promotion, else the default).", "",
              "| step | parent | technique | " + " | ".join(f"{s}³ TFLOP/s | × cuBLAS [IQR]" for s in sizes) + " |",
              "|---|---|---|" + "---:|---:|" * len(sizes)]
     for s in step_table.load():

@@ -27,7 +27,8 @@ ROLES = {"bench-also": "sustained and stability runs in make bench, beside the l
          "sweep-also": "swept by make bench-sweep, beside the last step of each ladder",
          "shapes-also": "run by make bench-shapes (issue 30's shapes), beside the last bf16 step",
          "power": "drawn in the power figure beside the last bf16 step",
-         "waves-figure": "its results/<gpu>_waves_<id>.csv is drawn in docs/img/waves.png"}
+         "waves-figure": "its results/<gpu>_waves_<id>.csv is drawn in docs/img/waves.png",
+         "fast-accum": "fp8 without promotion: its front-page ratio is against cuBLASLt FP8 fast accumulation"}
 README_BEGIN, README_END = "<!-- steps:begin -->", "<!-- steps:end -->"
 
 

@@ -16,8 +16,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s SMS M_MAX N_MAX\n", argv[0]);
     return 2;
   }
-  const long sms = std::strtol(argv[1], nullptr, 10), m_max = std::strtol(argv[2], nullptr, 10),
-             n_max = std::strtol(argv[3], nullptr, 10);
+  auto number = [](const char* s, long& v) {  // a whole decimal argument, nothing trailing
+    char* end = nullptr;
+    v = std::strtol(s, &end, 10);
+    return *s != '\0' && *end == '\0';
+  };
+  long sms = 0, m_max = 0, n_max = 0;
+  if (!number(argv[1], sms) || !number(argv[2], m_max) || !number(argv[3], n_max)) {
+    std::fprintf(stderr, "error: SMS, M_MAX and N_MAX must be decimal integers\n");
+    return 2;
+  }
   if (sms < 1 || sms > 4096 || m_max < 1 || n_max < 1 || m_max > (1L << 20) || n_max > (1L << 20)) {
     std::fprintf(stderr, "error: need 1 <= SMS <= 4096 and 1 <= M_MAX, N_MAX <= 2^20\n");
     return 2;

@@ -39,6 +39,17 @@ TEST_CASE("step executables refuse bad input with exit 2 and a message", "[cpu][
   r = run("01_naive", "--exact --alpha 0.3");
   CHECK(r.exit_code == 2);
   CHECK_THAT(r.output, Catch::Contains("--exact needs integer"));
+  // Sizes are decimal: CLI11 alone would read 011 as octal 9 and 0x10 as 16; times are finite.
+  for (const char* bad : {"--k 011", "--m 0x10", "--n -5", "--seed -1", "--seed 4294967296", "--reps 020"}) {
+    r = run("01_naive", bad);
+    INFO(bad << ": " << r.output);
+    CHECK(r.exit_code == 2);
+  }
+  r = run("01_naive", "--k 011");
+  CHECK_THAT(r.output, Catch::Contains("'011' is not a decimal integer"));
+  r = run("01_naive", "--settle-s nan");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.output, Catch::Contains("not a finite number"));
 }
 
 TEST_CASE("step executables print usage with --help and exit 0", "[cpu][exe]") {

@@ -32,6 +32,12 @@ TEST_CASE("tile menu: rounds and tile counts by hand", "[cpu][tile_menu]") {
   CHECK(estimate_pct(4096, 4096, 132, {false, 64}) == 16 * kNarrowCostPct);
 }
 
+TEST_CASE("tile menu: an SM count below 1 counts as 1 (no division by zero)", "[cpu][tile_menu]") {
+  CHECK(rounds(10, 0) == 10);
+  CHECK(rounds(10, -3) == 10);
+  CHECK(choose(256, 4096, 4096, 0).bn == choose(256, 4096, 4096, 1).bn);
+}
+
 TEST_CASE("tile menu: a narrow tile costs more than half a wide one and less than a whole", "[cpu][tile_menu]") {
   // Below half, the narrow tile would win every grid with a partial last wave; at 100 or more, never.
   STATIC_REQUIRE(kNarrowCostPct > 50);
@@ -93,6 +99,9 @@ TEST_CASE("tile menu: the header's worked examples on 132 SMs", "[cpu][tile_menu
       {4096, 4096, false, 128}, // 8 rounds against 16
       {8192, 8192, false, 128},
       {65, 4096, false, 64},    // just above the swap bound: 32 wide tiles, 64 narrow
+      {4096, 768, false, 128},  // 192 wide tiles, 2 rounds (200) against 384 narrow, 3 rounds (231 at 77)
+      {11264, 192, false, 64},  // 176 wide tiles and 264 narrow ones: 2 rounds each, so the cheaper tile
+      {65536, 64, false, 64},   // N <= 64: the same tile count either way
   };
   for (const Case& c : cases) {
     INFO(shape(c.m, c.n, 132));

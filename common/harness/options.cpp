@@ -6,37 +6,38 @@
 #include <cmath>
 
 #include "../kernel_lib/check.hpp"
+#include "cli_checks.hpp"
 
 namespace gemm {
 
 static void build_app(CLI::App& app, Options& o) {
   app.option_defaults()->always_capture_default();
   const auto positive = CLI::Range(1, 1 << 30);
-  app.add_option("--m", o.m, "rows of A and C")->check(CLI::TypeValidator<int>("an integer"))->check(positive);
-  app.add_option("--n", o.n, "columns of B and C")->check(CLI::TypeValidator<int>("an integer"))->check(positive);
-  app.add_option("--k", o.k, "inner dimension")->check(CLI::TypeValidator<int>("an integer"))->check(positive);
+  app.add_option("--m", o.m, "rows of A and C")->check(cli::decimal)->check(positive);
+  app.add_option("--n", o.n, "columns of B and C")->check(cli::decimal)->check(positive);
+  app.add_option("--k", o.k, "inner dimension")->check(cli::decimal)->check(positive);
   app.add_option("--alpha", o.alpha, "fp32 steps: scale of A*B");
   app.add_option("--beta", o.beta, "fp32 steps: scale of the C read in (0: C is never read)");
-  app.add_option("--reps", o.reps, "paired rounds: each kernel is timed once per round (median reported)")->check(CLI::Range(20, 100000));
-  app.add_option("--warmup", o.warmup, "untimed warm-up launches")->check(CLI::Range(1, 100000));
+  app.add_option("--reps", o.reps, "paired rounds: each kernel is timed once per round (median reported)")->check(cli::decimal)->check(CLI::Range(20, 100000));
+  app.add_option("--warmup", o.warmup, "untimed warm-up launches")->check(cli::decimal)->check(CLI::Range(1, 100000));
   app.add_option("--settle-s", o.settle_s,
                  "seconds of untimed paired rounds before the timed ones, so they meet a settled power state")
-      ->check(CLI::Range(0.0, 60.0));
-  app.add_option("--seed", o.seed, "input generator seed");
-  auto* check_only = app.add_flag("--check-only", o.check_only, "check against cuBLAS, do not time");
+      ->check(cli::finite)->check(CLI::Range(0.0, 60.0));
+  app.add_option("--seed", o.seed, "input generator seed")->check(cli::decimal)->check(CLI::Range(0.0, 4294967295.0));
+  auto* check_only = app.add_flag("--check-only", o.check_only, "check (against cuBLAS; fp8: against the fp64 oracle), do not time");
   auto* no_check = app.add_flag("--no-check", o.no_check, "time without checking");
   check_only->excludes(no_check);
-  app.add_flag("--exact", o.exact, "small-integer inputs compared with == (fp32: |alpha|,|beta| integers <= 16)");
+  app.add_flag("--exact", o.exact, "small-integer inputs compared with == (fp32: |alpha|,|beta| integers <= 16; fp8: K <= 1024)");
   app.add_option("--csv", o.csv, "append result rows (one per kernel and mode) to this CSV file");
   app.add_option("--refs", o.refs, "references timed beside the step, alternating launch by launch")
       ->delimiter(',')
       ->check(CLI::IsMember({"cublas", "cublaslt", "cutlass", "none"}));
   app.add_option("--lt-algos", o.lt_algos, "cuBLASLt heuristic algorithms tried for the cublaslt reference")
-      ->check(CLI::Range(1, 64));
+      ->check(cli::decimal)->check(CLI::Range(1, 64));
   app.add_option("--energy-s", o.energy_s, "seconds of back-to-back launches per kernel for energy per GEMM (0: skip)")
-      ->check(CLI::Range(0.0, 60.0));
+      ->check(cli::finite)->check(CLI::Range(0.0, 60.0));
   app.add_option("--sustained", o.sustained_s, "also loop each kernel for this many seconds (power-capped steady state)")
-      ->check(CLI::Range(0.0, 600.0));
+      ->check(cli::finite)->check(CLI::Range(0.0, 600.0));
   app.add_option("--series", o.series, "sustained mode: write every clock/power sample to this CSV");
   app.add_option("--trace", o.trace, "check, then run the step once and write its pipeline trace (make trace builds)");
   app.add_option("--profile-once", o.profile_once, "check, then run this kernel once inside cudaProfilerStart/Stop")
@@ -67,7 +68,7 @@ static void validate(const Options& o) {
 Options parse_options(int argc, const char* const* argv, const std::string& program, int& exit_code) {
   exit_code = -1;
   Options o;
-  CLI::App app{fmt::format("{}: one step of the matmul series, checked against cuBLAS and timed", program)};
+  CLI::App app{fmt::format("{}: one step of the matmul series, checked (against cuBLAS; fp8 against an fp64 oracle) and timed", program)};
   build_app(app, o);
   try {
     app.parse(argc, argv);

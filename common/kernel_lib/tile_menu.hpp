@@ -12,10 +12,14 @@
 //   128 x 64         : half the tile, twice the tiles: for grids that leave SMs idle.
 // The choice between the last two is wave quantization. A ping-pong block runs one mainloop at a
 // time, so the kernel takes about ceil(tiles / sms) rounds of one tile's K loop. A 128 x 64 tile's K
-// loop costs kNarrowCost of a 128 x 128 one (half the wgmma work, but the same A box, barriers and
-// issue per K tile; measured, see kNarrowCost), so the narrow tile wins where doubling the tiles adds
-// fewer rounds than it saves: 64 tiles (one round) against 128 (one round of cheaper tiles) at
-// 256 x 4096 or 1024 x 1024; not at 4096 x 4096 (8 rounds against 16).
+// loop costs kNarrowCostPct percent of a 128 x 128 one (half the wgmma work, but the same A box,
+// barriers and issue per K tile; measured, see kNarrowCostPct), so the narrow tile is picked exactly
+// where rounds(narrow) x 77 < rounds(wide) x 100: where twice the tiles need no more rounds (64 wide
+// tiles against 128 narrow ones, one round each, at 256 x 4096 or 1024 x 1024; every N <= 64, where
+// the tile count does not change), or few enough more (11264 x 192: 2 rounds either way); not at
+// 4096 x 4096 (8 rounds against 16) nor 4096 x 768 (2 against 3). The estimate knows nothing of the
+// step's stream-K split, which decides afterwards on the chosen grid (docs/every_shape.md says where
+// that costs).
 #pragma once
 #include <cstdint>
 
@@ -27,7 +31,8 @@ inline constexpr int kBM = 128;       ///< every menu tile's M side: two m64 sla
 inline constexpr int kSwapMaxM = 64;  ///< M <= this runs swapped (step 24's bound: one 64-wide tile column)
 /// Cost of one K tile of a 128 x 64 tile relative to one of a 128 x 128 tile, in percent. Measured on
 /// the H200 (scripts/gpu_session.sh tiles: forced 128 x 64 against forced 128 x 128 at 4096^3 and at
-/// shapes with a full wave of either, paired with cuBLAS; docs/notebook/every_shape.md).
+/// shapes with a full wave of either, paired with cuBLAS; docs/notebook/hopper.md, "Step 25: the tile
+/// menu's first probe").
 inline constexpr int kNarrowCostPct = 77;
 
 /// The consumer tile: kBM x bn of C, or of C^T when swap.
@@ -37,7 +42,11 @@ struct Tile {
 };
 
 /// Rounds of one tile's K loop a grid of `tiles` tiles takes on `sms` SMs (one mainloop per SM at a time).
-GEMM_HD int64_t rounds(int64_t tiles, int sms) { return (tiles + sms - 1) / sms; }
+/// An sms below 1 is taken as 1 (the launcher's gemm::sm_count() is at least 1; a pure function never traps).
+GEMM_HD int64_t rounds(int64_t tiles, int sms) {
+  const int64_t s = sms < 1 ? 1 : sms;
+  return (tiles + s - 1) / s;
+}
 
 /// Tiles of kBM x bn over an m x n problem.
 GEMM_HD int64_t tile_count(int64_t m, int64_t n, int bn) { return ((m + kBM - 1) / kBM) * ((n + bn - 1) / bn); }
@@ -49,7 +58,7 @@ GEMM_HD int64_t estimate_pct(int64_t m, int64_t n, int sms, Tile t) {
   return rounds(tiles, sms) * (t.bn == 128 ? 100 : kNarrowCostPct);
 }
 
-/// The menu's pick for C = A * B^T, A m x k, B n x k, on `sms` SMs (m, n, k >= 1, sms >= 1):
+/// The menu's pick for C = A * B^T, A m x k, B n x k, on `sms` SMs (m, n, k >= 1; sms < 1 counts as 1):
 /// swapped 128 x 64 when m <= kSwapMaxM; otherwise 128 x 64 when its estimate is strictly below
 /// 128 x 128's, else 128 x 128 (ties go to the bigger tile: fewer bytes loaded per FLOP). K does not
 /// enter: both tiles' K loops grow with it alike, and the split of a long K over idle SMs is decided
