@@ -238,6 +238,11 @@ TEST_CASE("fp8 steps: registered as fp8 with their scaling, parent and tile; K %
   CHECK(s30.fp8 != nullptr);
   CHECK(s30.bf16 == nullptr);
   CHECK(s30.tile.bk * 1 == 128);  // one 128-byte swizzle row of one-byte elements
+  const Step s31 = find_step("31");
+  CHECK(s31.dtype == Dtype::fp8);
+  CHECK(s31.scaling == Scaling::per_tensor);
+  CHECK(s31.parent == "30");
+  CHECK(s31.tile.bk == 128);
   for (const Step& s : steps) {
     CAPTURE(s.id);
     CHECK(s.required_cc == 90);
