@@ -39,12 +39,19 @@
 #                                   alone on the GPU, STEP and PREV (default: STEP's parent) paired with
 #                                   the references at 4096^3 and 8192^3, each also sustained (BENCH_ARGS
 #                                   add to that bench.py call)
-#   scripts/gpu_session.sh fp8      the FP8 step (FP8_STEP, default 30) in one call: the fp8 GPU tests
-#                                   ([fp8]), fuzz (FUZZ_COUNT, default 400) and the four sanitizers on it,
-#                                   side by side; then, only if they all passed and alone on the GPU, the
-#                                   step at 4096^3 and 8192^3 paired with cuBLASLt FP8 per-tensor (default
-#                                   and fast accumulation), 30 rounds, rows to $OUT/run/fp8.csv, each
-#                                   run's summary line printed (FP8_SIZES overrides the sizes)
+#   FP8_STEP="30 31 32" scripts/gpu_session.sh fp8
+#                                   the FP8 steps (FP8_STEP, default every fp8 step: 30 31 32) in one
+#                                   call: the fp8 GPU tests ([fp8], every fp8 step), fuzz (FUZZ_COUNT,
+#                                   default 400 shapes shared by the steps) and the four sanitizers on
+#                                   them, side by side under CHECKS_TIMEOUT_S (default 240 s here); then,
+#                                   only if they all passed and alone on the GPU, each step at 4096^3 and
+#                                   8192^3 (FP8_SIZES) paired with cuBLASLt FP8 of its own scaling (per
+#                                   tensor: default and fast accumulation; block-scaled steps: the
+#                                   block-scaled reference, which has no fast mode), 30 rounds, each run
+#                                   under BENCH_TIMEOUT_S (default 45 s), rows to $OUT/run/fp8.csv, each
+#                                   run's summary line printed. A run that would end past FP8_BUDGET_S
+#                                   (default 540 s from the start) is skipped with a line saying so, so
+#                                   the call ends inside the 10-minute limit
 # Each check runs under CHECKS_TIMEOUT_S (default 300 s), each bench under BENCH_TIMEOUT_S, so that a
 # call ends inside the 10-minute limit. Logs and results go to $OUT (default gpu_out/) as one tarball,
 # results.tgz (written also when the script is stopped), plus the summary. Exit status: 1 when a check
@@ -58,8 +65,12 @@ fi
 case "${1:-}" in
   checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab) ;;
   fp8)
-    FP8_STEP=${FP8_STEP:-30}
-    compgen -G "build/bin/${FP8_STEP}_*" > /dev/null || { echo "fp8: no binary build/bin/${FP8_STEP}_* (FP8_STEP names an fp8 step, default 30)" >&2; exit 2; }
+    FP8_STEP=${FP8_STEP:-30 31 32}
+    FP8_STEP=${FP8_STEP//,/ }
+    [ -n "${FP8_STEP// /}" ] || { echo "fp8: FP8_STEP is empty (step ids, e.g. FP8_STEP=\"30 31 32\")" >&2; exit 2; }
+    for id in $FP8_STEP; do
+      compgen -G "build/bin/${id}_*" > /dev/null || { echo "fp8: no binary build/bin/${id}_* (FP8_STEP=\"30 31 32\")" >&2; exit 2; }
+    done
     ;;
   step)
     [ -n "${STEP:-}" ] || { echo "step: set STEP (and PREV, default its parent; step ids, e.g. STEP=23 PREV=22)" >&2; exit 2; }
@@ -151,16 +162,27 @@ case "${1:-}" in
     fi
     ;;
   fp8)
-    if run_checks 400 "[fp8]" --steps "$FP8_STEP"; then
-      bin=$(compgen -G "build/bin/${FP8_STEP}_*" | head -n 1)
-      for size in ${FP8_SIZES:-4096 8192}; do
-        start=$SECONDS
-        guard timeout "${BENCH_TIMEOUT_S:-150}" "$bin" --m "$size" --n "$size" --k "$size" --refs cublaslt --reps 30 \
-          --csv "$R/fp8.csv" > "$R/fp8_$size.log" 2>&1
-        rc=$?
-        summary+=("$(basename "$bin") ${size}^3 (rc=$rc, $((SECONDS - start)) s): $(grep -E "^$(basename "$bin") " "$R/fp8_$size.log" | tail -n 1)")
-        grep -E "check against|relative RMS error|algorithms tried|^error" "$R/fp8_$size.log"
-        [ $rc -eq 0 ] || status=1
+    budget=${FP8_BUDGET_S:-540}
+    per_run=${BENCH_TIMEOUT_S:-45}
+    if CHECKS_TIMEOUT_S=${CHECKS_TIMEOUT_S:-240} run_checks 400 "[fp8]" --steps "${FP8_STEP// /,}"; then
+      for id in $FP8_STEP; do
+        bin=$(compgen -G "build/bin/${id}_*" | head -n 1)
+        name=$(basename "$bin")
+        for size in ${FP8_SIZES:-4096 8192}; do
+          if [ $((SECONDS + per_run)) -gt "$budget" ]; then
+            summary+=("$name ${size}^3 skipped: it could end past FP8_BUDGET_S=$budget s (now $SECONDS s)")
+            status=1
+            continue
+          fi
+          start=$SECONDS
+          # --refs cublaslt: cuBLASLt FP8 with the step's scaling (the harness picks it from the step).
+          guard timeout "$per_run" "$bin" --m "$size" --n "$size" --k "$size" --refs cublaslt --reps 30 \
+            --csv "$R/fp8.csv" > "$R/fp8_${id}_$size.log" 2>&1
+          rc=$?
+          summary+=("$name ${size}^3 (rc=$rc, $((SECONDS - start)) s): $(grep -E "^$name " "$R/fp8_${id}_$size.log" | tail -n 1)")
+          grep -E "check against|relative RMS error|algorithms tried|not run|^error" "$R/fp8_${id}_$size.log"
+          [ $rc -eq 0 ] || status=1
+        done
       done
     else
       status=1

@@ -46,8 +46,9 @@ std::string fp8_what(const Fp8Gemm& p, bool fast_accum) {
 }
 // The FP8 constructor's refusals, before any member allocates (dtype_ is initialised first).
 Dtype checked_fp8(const Fp8Gemm& p, bool fast_accum) {
-  if (p.scaling != Scaling::per_tensor)
-    throw Error(fmt::format("cuBLASLt {}: the block-scaled reference is not wired yet", fp8_what(p, fast_accum)));
+  if (p.scaling == Scaling::block && fast_accum)
+    throw Error(fmt::format("cuBLASLt {}: block scaling has no fast-accumulation mode (cuBLASLt 13 offers no "
+                            "algorithm for it on Hopper, ANCHORS.md)", fp8_what(p, fast_accum)));
   if (p.k % 16 != 0)
     throw Error(fmt::format("cuBLASLt {}: FP8 needs K % 16 == 0 (16-byte aligned rows of 8-bit A and B)",
                             fp8_what(p, fast_accum)));
@@ -63,9 +64,34 @@ LtGemm::LtGemm(const Fp8Gemm& p, bool fast_accum, int max_algos)
   const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;  // TN: the only FP8 layout on Hopper
   CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
   CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
-  // Swapped operands: cuBLASLt's A is our B, so its A scale is scale_b.
+  // Swapped operands: cuBLASLt's A is our B, so its A scale is scale_b (per tensor) or sfb (block).
   const float* sa = p.scale_b;
   const float* sb = p.scale_a;
+  if (p.scaling == Scaling::block) {
+    // Block scaling (cuBLAS docs, cublasLtMatmulMatrixScale_t: CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F,
+    // "a dedicated CUDA_R_32F scaling factor for each 128-element block in the innermost dimension",
+    // and BLK128x128_32F, one per 128 x 128 block; cublasLt.h, CUDA 13.0). cuBLASLt's B is our A
+    // (column-major K x M): its VEC128 scales, one per row of A and K block, are our sfa as it is,
+    // ceil(K/128) x M with M contiguous. cuBLASLt's A is our B (column-major K x N): its BLK128x128
+    // scales are ceil(N/128) rows of ceil(K/128) K blocks, the rows 16-byte aligned (a leading
+    // dimension rounded up to 4 floats), so sfb is copied into a harness-owned buffer with that
+    // pitch. Not from the cuBLAS layout section itself (not reachable from here) but from PyTorch's
+    // _scaled_mm checks (aten/src/ATen/native/cuda/ScaledBlas.cpp, is_blockwise_1x128_scaling: stride
+    // (1, M); is_blockwise_128x128_scaling: stride (round_up(ceil(K/128), 4), 1)), which pass these
+    // tensors to cuBLASLt unchanged with the same operand swap. Where M % 4 == 0 and K % 512 == 0
+    // (every benchmark shape) the copy equals sfa / sfb byte for byte; a wrong guess elsewhere shows
+    // as a reference dropped by its check against the fp64 oracle, never as a wrong number.
+    const int32_t mode_a = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F, mode_b = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode_a, sizeof mode_a));
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode_b, sizeof mode_b));
+    const size_t kb = size_t(p.k + 127) / 128, nb = size_t(p.n + 127) / 128, pitch = (kb + 3) / 4 * 4;
+    sfb_padded_ = DeviceBuffer<float>(nb * pitch);
+    CUDA_CHECK(cudaMemset(sfb_padded_.get(), 0, sfb_padded_.bytes()));
+    CUDA_CHECK(cudaMemcpy2D(sfb_padded_.get(), pitch * sizeof(float), p.sfb, kb * sizeof(float), kb * sizeof(float), nb,
+                            cudaMemcpyDeviceToDevice));
+    sa = sfb_padded_.get();
+    sb = p.sfa;
+  }
   CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa));
   CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb));
   const int8_t fast = fast_accum ? 1 : 0;

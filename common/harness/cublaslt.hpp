@@ -29,10 +29,13 @@ class LtGemm {
   /// is its A; our A its B, as for bf16). Per tensor: CUBLASLT_MATMUL_DESC_A_SCALE_POINTER /
   /// B_SCALE_POINTER set to p.scale_b / p.scale_a (the operands are swapped), so D = scale_a scale_b
   /// (A B^T). `fast_accum` sets CUBLASLT_MATMUL_DESC_FAST_ACCUM: the accumulators stay in the tensor
-  /// core for the whole of K instead of being promoted to fp32 periodically. Block scaling is not
-  /// wired yet: throws gemm::Error naming it. The scale pointers are fixed here, so run() must be given
-  /// p's A, B and C. cuBLASLt needs K % 16 == 0 (16-byte aligned leading dimensions for 8-bit types);
-  /// other shapes, like cuBLASLt failures, throw gemm::Error.
+  /// core for the whole of K instead of being promoted to fp32 periodically. Block scaling
+  /// (Scaling::block): CUBLASLT_MATMUL_DESC_B_SCALE_MODE = VEC128_32F with p.sfa (our A is its B) and
+  /// A_SCALE_MODE = BLK128x128_32F with a copy of p.sfb whose rows are padded to 4 floats (the
+  /// constructor says where that layout comes from); with `fast_accum` it throws gemm::Error (no such
+  /// mode). The scale pointers are fixed here, so run() must be given p's A, B and C, and p.sfb must
+  /// not change after construction (it is copied). cuBLASLt needs K % 16 == 0 (16-byte aligned
+  /// leading dimensions for 8-bit types); other shapes, like cuBLASLt failures, throw gemm::Error.
   LtGemm(const Fp8Gemm& p, bool fast_accum, int max_algos);
   ~LtGemm();
   LtGemm(const LtGemm&) = delete;
@@ -54,6 +57,7 @@ class LtGemm {
   cublasLtMatrixLayout_t la_ = nullptr, lb_ = nullptr, lc_ = nullptr;
   std::vector<cublasLtMatmulHeuristicResult_t> algos_;
   DeviceBuffer<char> workspace_;
+  DeviceBuffer<float> sfb_padded_;  ///< fp8 block scaling: sfb with a 16-byte row pitch (cuBLASLt's A scales)
 };
 
 }  // namespace gemm

@@ -165,6 +165,16 @@ std::vector<float> ProblemBuffers::download_scales_b() const {
   return h;
 }
 
+void ProblemBuffers::upload_scales(const std::vector<float>& a, const std::vector<float>& b) {
+  if (p_.dtype != Dtype::fp8) throw Error("upload_scales: only an fp8 problem has scales");
+  if (a.size() != scales_a_.size() || b.size() != scales_b_.size())
+    throw Error("upload_scales: " + std::to_string(a.size()) + " and " + std::to_string(b.size()) +
+                " scales given, the problem has " + std::to_string(scales_a_.size()) + " and " +
+                std::to_string(scales_b_.size()));
+  CUDA_CHECK(cudaMemcpy(scales_a_.get(), a.data(), scales_a_.bytes(), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(scales_b_.get(), b.data(), scales_b_.bytes(), cudaMemcpyHostToDevice));
+}
+
 std::vector<float> ProblemBuffers::input_to_host(const DeviceBuffer<char>& buf, int64_t count) const {
   if (p_.dtype != Dtype::fp8) return to_host(buf, count);
   std::vector<float> host(count);

@@ -70,6 +70,11 @@ class ProblemBuffers {
   /// fp8: the scales of A and B (per tensor: one float each; block: scale_grid's layout).
   std::vector<float> download_scales_a() const;
   std::vector<float> download_scales_b() const;
+  /// fp8: replaces the scales of A and B (the layouts and sizes download_scales_a/b return), e.g. a
+  /// test's scales that differ from block to block by more than the generator's. Later references
+  /// (fp8_oracle, cpu_reference) and launches use them. Throws gemm::Error on a size mismatch or a
+  /// problem that is not fp8.
+  void upload_scales(const std::vector<float>& a, const std::vector<float>& b);
   ScaleGrid grid_a() const { return scale_grid(p_.scaling, false, p_.m, p_.k); }
   ScaleGrid grid_b() const { return scale_grid(p_.scaling, true, p_.n, p_.k); }
   /// C as it is now (bf16 widened to fp32 exactly): for bitwise repeatability checks.

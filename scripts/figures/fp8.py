@@ -59,3 +59,76 @@ def fp8_k_tile():
     axv.text(2.0 ** -9, 1.08, "2^-9 (smallest)", ha="left", va="bottom", fontsize=9)
     axv.set_title(f"the {len(values)} positive e4m3 values (8 per octave)", fontsize=10)
     return fig
+
+
+# The promotion picture (steps 30 and 31). A timing model, not a measurement: one m64n128k32 wgmma takes
+# 64 * 128 * 32 * 2 / 8192 = 64 SM clocks at FP8's 8192 dense FLOP per clock; 64 FADDs issue in about
+# 64 clocks (one warp instruction per clock on each of the 4 SM sub-partitions); DRAIN is an assumed
+# wgmma fill-and-drain latency, a guess to be replaced by a measurement.
+WGMMA_CLOCKS = 64 * 128 * 32 * 2 // 8192
+FADD_CLOCKS = 64
+DRAIN = 40
+
+
+def _lane(ax, y, spans, color, label):
+    for x0, w, text in spans:
+        ax.add_patch(Rectangle((x0, y), w, 0.8, fc=color, ec="black", lw=0.8, alpha=0.75))
+        if text:
+            ax.text(x0 + w / 2, y + 0.4, text, ha="center", va="center", fontsize=7.5)
+    ax.text(-8, y + 0.4, label, ha="right", va="center", fontsize=9)
+
+
+@style.figure("fp8_promotion",
+              "Left, a timing model of one K tile of one consumer (not a measurement; 64 clocks per "
+              "m64n128k32 wgmma at 8192 FLOP per clock, 64 FADDs, an assumed 40-clock drain): step 30 "
+              "issues the 8 wgmmas of a K tile back to back and keeps one group in flight; step 31 "
+              "drains the tensor cores after each slab's 4 wgmmas (wait_group 0), adds the 64 partial "
+              "sums into fp32 registers on the CUDA cores, and only then starts the next group (scale-d "
+              "= 0): the tensor cores idle during every promotion. Right, the modelled relative error "
+              "of the accumulation alone (round to nearest at 14 significant bits, random signs): without "
+              "promotion it grows with sqrt(K), promoted every 128 K it stays flat")
+def fp8_promotion():
+    c30, c31 = constants("30"), constants("31")
+    k_steps = c31["BK"] // c31["WGMMA_K"]
+    slabs = c31["BM"] // c31["WGMMA_M"]
+    every = c31["PROMOTE_EVERY"]
+    assert c30["BK"] == c31["BK"] and c30["WGMMA_K"] == c31["WGMMA_K"], "31 changes the accumulation, not the tile"
+    fig, (ax, axe) = plt.subplots(1, 2, figsize=(13, 3.6), gridspec_kw={"width_ratios": [2.2, 1]})
+    # Step 30: 8 wgmmas back to back.
+    spans30 = [(j * WGMMA_CLOCKS, WGMMA_CLOCKS, f"s{j % slabs} k{j // slabs}") for j in range(k_steps * slabs)]
+    _lane(ax, 3.2, spans30, style.RED, "step 30\ntensor cores")
+    # Step 31: per slab and group, the wgmmas, the drain, the FADDs.
+    t, tc_spans, cuda_spans = 0, [], []
+    for s in range(slabs):
+        for g in range(k_steps // every):
+            for k in range(every):
+                tc_spans.append((t, WGMMA_CLOCKS, f"s{s} k{g * every + k}"))
+                t += WGMMA_CLOCKS
+            t += DRAIN
+            cuda_spans.append((t, FADD_CLOCKS, f"{c31['WGMMA_N'] // 2} FADD\nslab {s}"))
+            t += FADD_CLOCKS
+    _lane(ax, 1.6, tc_spans, style.RED, "step 31\ntensor cores")
+    _lane(ax, 0.6, cuda_spans, style.BLUE, "step 31\nCUDA cores")
+    ax.set_xlim(-90, t + 20)
+    ax.set_ylim(0.2, 4.4)
+    ax.set_yticks([])
+    ax.set_xlabel("SM clocks within one K tile (model)")
+    ax.spines[["left", "top", "right"]].set_visible(False)
+    ax.text(k_steps * slabs * WGMMA_CLOCKS, 4.15, f"{k_steps * slabs * WGMMA_CLOCKS} clocks", ha="right", fontsize=8)
+    ax.text(t, 2.55, f"{t} clocks", ha="right", fontsize=8)
+    # The error model: each k32 addition rounds the running sum (size ~ sqrt(32 j) after j steps) to 14
+    # significant bits; promotion restarts the sum every 4 k32 steps and adds it in fp32.
+    u = 2.0 ** -14 / 3 ** 0.5  # RMS rounding error of round-to-nearest at spacing 2^-13, relative
+    ks = [2 ** e for e in range(7, 15)]
+    plain = [u * (sum(32 * j for j in range(1, k // 32 + 1)) / k) ** 0.5 for k in ks]
+    group = sum(32 * j for j in range(1, every + 1))
+    promoted = [u * ((k // (32 * every)) * group / k) ** 0.5 for k in ks]
+    axe.plot(ks, plain, "o-", color=style.RED, label="tensor cores only (step 30)")
+    axe.plot(ks, promoted, "s-", color=style.BLUE, label=f"promoted every {every * 32} K (step 31)")
+    axe.set_xscale("log", base=2)
+    axe.set_yscale("log", base=2)
+    axe.set_xlabel("K")
+    axe.set_ylabel("relative RMS error (model)")
+    axe.legend(fontsize=8)
+    axe.set_title("accumulation error alone, modelled", fontsize=10)
+    return fig
