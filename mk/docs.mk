@@ -44,6 +44,7 @@ docs: docs-deps schedule-figures swizzle-figure tile-menu-figure
 	python3 scripts/figures/draw.py
 	python3 scripts/plot_steps.py results/$(DOCS_GPU).csv
 	python3 scripts/plot_sweep.py results/$(DOCS_GPU)_sweep.csv
+	@if [ -f results/$(DOCS_GPU)_fp8_lab.csv ]; then python3 scripts/plot_fp8_lab.py results/$(DOCS_GPU)_fp8_lab.csv; fi
 	@if [ -f results/$(DOCS_GPU)_shapes.csv ]; then \
 	  python3 scripts/plot_shapes.py results/$(DOCS_GPU)_shapes.csv; \
 	else \
