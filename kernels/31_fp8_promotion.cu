@@ -6,11 +6,11 @@
 // fence). acc (2 slabs x 64) + tc (64) = 192 fp32 per thread: a second tc, to overlap one slab's
 // promotion with the other's wgmmas, would make 256, past the 255-register limit, so the slabs share
 // tc in turn and each group ends in a full drain. Per-tensor scales still in the epilogue.
-// Why: the FP8 tensor cores add each k32 group with ~14 significant bits (DeepSeek-V3 report, arXiv
-// 2412.19437, sec. 3.3.2, measured on the H800), so step 30's error grows with K (rel ~ 2^-13 sqrt(K)/8
-// for round-to-nearest: 11 x 2^-13 at K = 8192); promoted every 128 K it stays ~1.6 x 2^-13 at any K
-// (fp32 adds 2^-24): 5-7x less accumulation error at K = 4096-8192, i.e. about cuBLASLt default's
-// 6.9e-4 rel RMS against the bf16 product instead of its fast accumulation's 2.4-3.0e-3 (ANCHORS.md).
+// Why: the FP8 tensor cores add each k32 group with 14 significant bits (DeepSeek-V3 report, arXiv
+// 2412.19437, sec. 3.3.2; measured here by lab/fp8_accumulator.cu: truncating), so step 30's error grows
+// with K (rel ~ 2^-13 sqrt(K)/8 modelled as round-to-nearest: 11 x 2^-13 at K = 8192); promoted every
+// 128 K it stays ~1.6 x 2^-13 at any K (fp32 adds 2^-24): 5-7x less at K = 4096-8192, about cuBLASLt's
+// 6.9e-4 rel RMS against the bf16 product instead of its fast accumulation's 2.4-3.0e-3 (docs/fp8.md).
 // Prediction: each slab group (4 wgmmas, 256 tensor clocks at 8192 FLOP/clk) now drains and waits ~64
 // FADD issue clocks plus the wgmma pipeline's fill and drain, ~100 clocks: ~0.7-0.85x step 30 unless
 // step 30 is stalled on its loads anyway; the ping-pong's other consumer fills part of the gap.

@@ -32,7 +32,7 @@ inline constexpr double kUnitRoundoffFp8Accum = 1.0 / 8192.0;
 ///         k32 groups, each rounded to ~14 bits (u_fp8acc = 2^-13) relative to a running sum of size
 ///         ~sqrt(K) (the dequantized inputs are ~N(0, 1)); as a random walk that is
 ///         u_fp8acc * sqrt(K) * sqrt(K / 32). cuBLASLt's fast accumulation showed a relative RMS error
-///         of 2.4e-3-3.0e-3 at 4096-8192 (ANCHORS.md), about 1.7x this model; the factor 16 leaves
+///         of 2.4e-3-3.0e-3 at 4096-8192 (docs/fp8.md, Measured), about 1.7x this model; the factor 16 leaves
 ///         ~9 standard deviations, while a dropped K tile of 128 products (error ~sqrt(128) = 11)
 ///         still fails: 16 * 2^-13 * sqrt(8192) * 16 = 2.8 at K = 8192.
 /// Exact mode (small-integer inputs) uses tol = 0 and compares with ==.

@@ -48,7 +48,7 @@ std::string fp8_what(const Fp8Gemm& p, bool fast_accum) {
 Dtype checked_fp8(const Fp8Gemm& p, bool fast_accum) {
   if (p.scaling == Scaling::block && fast_accum)
     throw Error(fmt::format("cuBLASLt {}: block scaling has no fast-accumulation mode (cuBLASLt 13 offers no "
-                            "algorithm for it on Hopper, ANCHORS.md)", fp8_what(p, fast_accum)));
+                            "algorithm for it on Hopper: tried on the H200, 2026-12)", fp8_what(p, fast_accum)));
   if (p.k % 16 != 0)
     throw Error(fmt::format("cuBLASLt {}: FP8 needs K % 16 == 0 (16-byte aligned rows of 8-bit A and B)",
                             fp8_what(p, fast_accum)));
