@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <tuple>
 
 #include "../common/harness/device_info.hpp"
@@ -114,6 +115,33 @@ bool have_executables(const std::vector<std::string>& names) {
     return false;
   }
   return true;
+}
+
+/// Runs `step` on `p` ten times: the first result checked against the step's reference (cuBLAS; fp8:
+/// the fp64 oracle), the other nine required to be the same bits (a fixed summation order in every
+/// fixup; what stream-K and split-K must keep).
+void expect_same_bits_ten_times(const Step& step, const Problem& p, const std::string& what) {
+  Watchdog dog(describe(step, p, "ten runs, " + what), kGpuCheckLimit);
+  ProblemBuffers ws(p);
+  reserve_workspace(step, ws);
+  const std::vector<float> want = ws.reference();
+  std::vector<float> first;
+  for (int rep = 0; rep < 10; ++rep) {
+    ws.reset_output(nullptr);
+    launch_step(step, ws, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<float> c = ws.download_c();
+    if (rep == 0) {
+      first = c;
+      const CheckReport r = ws.check_against(want);
+      INFO(describe(step, p, "first of ten runs, " + what) << ": " << r.summary());
+      CHECK(r.passed);
+      continue;
+    }
+    INFO(describe(step, p, fmt::format("run {}, {}", rep, what)));
+    REQUIRE(c.size() == first.size());
+    CHECK(std::memcmp(c.data(), first.data(), c.size() * sizeof(float)) == 0);
+  }
 }
 
 }  // namespace gemm_test

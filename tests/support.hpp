@@ -57,6 +57,9 @@ gemm::CheckReport guarded_check(const gemm::Step& step, const gemm::Problem& p,
 bool expect_pass(const gemm::Step& step, const gemm::Problem& p, gemm::Oracle oracle,
                  const std::string& what = "", bool refusal_fails = false);
 
+/// `step` on `p` ten times: the first checked against ws.reference(), the other nine the same bits.
+void expect_same_bits_ten_times(const gemm::Step& step, const gemm::Problem& p, const std::string& what);
+
 /// The registered steps this GPU can run (Hopper steps need compute capability 9.0), fixtures excluded.
 std::vector<gemm::Step> runnable_steps();
 

@@ -429,29 +429,9 @@ TEST_CASE("fp8 steps: ten runs on a stream-K shape are bitwise identical", "[gpu
     // the last wave's tiles split.
     for (auto [m, n, k] : {std::tuple{512, 1024, 8192}, {2304, 3840, 4608}}) {
       CAPTURE(step.id, m, n, k);
-      gemm_test::Watchdog dog(fmt::format("step {} ten runs {}x{}x{}", step.id, m, n, k), gemm_test::kGpuCheckLimit);
       REQUIRE(step.workspace_bytes != nullptr);
       REQUIRE(step.workspace_bytes(m, n, k) > 0);  // the shape does take the stream-K path here
-      ProblemBuffers ws({Dtype::fp8, m, n, k, 1, 0, 67, false, step.scaling});
-      reserve_workspace(step, ws);
-      const std::vector<float> want = ws.fp8_oracle();
-      std::vector<float> first;
-      for (int rep = 0; rep < 10; ++rep) {
-        ws.reset_output(nullptr);
-        launch_step(step, ws, nullptr);
-        CUDA_CHECK(cudaDeviceSynchronize());
-        const std::vector<float> c = ws.download_c();
-        if (rep == 0) {
-          first = c;
-          const CheckReport r = ws.check_against(want);
-          INFO("first run: " << r.summary());
-          CHECK(r.passed);
-          continue;
-        }
-        INFO("run " << rep);
-        REQUIRE(c.size() == first.size());
-        CHECK(std::memcmp(c.data(), first.data(), c.size() * sizeof(float)) == 0);
-      }
+      gemm_test::expect_same_bits_ten_times(step, {Dtype::fp8, m, n, k, 1, 0, 67, false, step.scaling}, "stream-K");
     }
   }
 }

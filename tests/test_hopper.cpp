@@ -31,6 +31,7 @@ using namespace std::chrono_literals;
 using gemm_test::Watchdog;
 using gemm_test::Shape;
 using gemm_test::describe;
+using gemm_test::expect_same_bits_ten_times;
 
 namespace {
 
@@ -57,32 +58,6 @@ std::vector<Step> persistent_steps() {
 // refusal of a shape built for the step's own tile is a failure.
 void expect_pass(const Step& step, const Problem& p, Oracle oracle, const std::string& what) {
   gemm_test::expect_pass(step, p, oracle, what, /*refusal_fails=*/true);
-}
-
-/// Runs `step` on `p` ten times: the first result checked against cuBLAS, the other nine required to be
-/// the same bits (a fixed summation order in every fixup; what stream-K and split-K must keep).
-void expect_same_bits_ten_times(const Step& step, const Problem& p, const std::string& what) {
-  Watchdog dog(describe(step, p, "ten runs, " + what), gemm_test::kGpuCheckLimit);
-  ProblemBuffers ws(p);
-  reserve_workspace(step, ws);
-  const std::vector<float> want = ws.cublas_reference();
-  std::vector<float> first;
-  for (int rep = 0; rep < 10; ++rep) {
-    ws.reset_output(nullptr);
-    launch_step(step, ws, nullptr);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    const std::vector<float> c = ws.download_c();
-    if (rep == 0) {
-      first = c;
-      const CheckReport r = ws.check_against(want);
-      INFO(describe(step, p, "first of ten runs, " + what) << ": " << r.summary());
-      CHECK(r.passed);
-      continue;
-    }
-    INFO(describe(step, p, fmt::format("run {}, {}", rep, what)));
-    REQUIRE(c.size() == first.size());
-    CHECK(std::memcmp(c.data(), first.data(), c.size() * sizeof(float)) == 0);
-  }
 }
 
 }  // namespace
