@@ -194,10 +194,10 @@ case "${1:-}" in
     guard timeout "${SWEEP_TIMEOUT_S:-420}" python3 scripts/bench.py --build build --out "$R/results" --no-docs --sweep \
       --reps 20 > "$R/sweep.log" 2>&1
     summary+=("sweep (rc=$?, $((SECONDS - start)) s)")
+    # the last bf16 step (by dtype: the fp8 steps have higher ids and no cuBLAS reference)
+    last=$(python3 scripts/steps.py ladder bf16 | awk '{print $NF}')
     for s in 4096 8192; do
-      # the last bf16 step (by dtype: the fp8 steps have higher ids and no cuBLAS reference)
-      last=$(python3 scripts/steps.py list | awk -F'\t' '$4 == "bf16" {id = $1"_"$3} END {print id}')
-      guard timeout 60 python3 scripts/profile.py "${last%%_*}" --m $s --n $s --k $s --out "$R/profile_$s.md" \
+      guard timeout 60 python3 scripts/profile.py "$last" --m $s --n $s --k $s --out "$R/profile_$s.md" \
         > "$R/profile_$s.log" 2>&1
       summary+=("profile $last $s (rc=$?)")
     done
@@ -309,7 +309,7 @@ PY
     summary+=("lab_fp8_accumulator (rc=$rc): $(grep -c '^kept every' "$R/lab_accumulator.log") placements")
     grep -E "^kept every|^error|^#" "$R/lab_accumulator.log"
     [ $rc -eq 0 ] || status=1
-    steps=${LAB_STEPS:-$(python3 scripts/steps.py list | awk -F'\t' '$4 == "fp8" {print $1}')}
+    steps=${LAB_STEPS:-$(python3 scripts/steps.py ladder fp8)}
     for id in $steps; do
       bin=$(compgen -G "build/bin/${id}_*" | head -n 1)
       [ -n "$bin" ] || { summary+=("lab: no build/bin/${id}_*"); status=1; continue; }

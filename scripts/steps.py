@@ -10,6 +10,7 @@ with the registry the C++ harness builds (tests/test_cpu.cpp, "scripts/steps.py 
   scripts/steps.py parent ID             the parent's id (empty for a root); exit 2 for no such step
   scripts/steps.py role ROLE             the ids with that role in scripts/step_roles.tsv
   scripts/steps.py hopper                the ids built for sm_90a (.required_cc = 90)
+  scripts/steps.py ladder DTYPE          the ids of one ladder (fp32, bf16, fp8) in step order
   scripts/steps.py sanitize-shapes NAME  the M:N:K shapes scripts/sanitize.sh runs for step executable NAME
   scripts/steps.py initcheck-shapes NAME the (smaller) shapes it runs initcheck at
   scripts/steps.py readme [--check]      rewrite (or check) the README's step tree between its markers
@@ -303,6 +304,7 @@ def main():
     sub.add_parser("list")
     sub.add_parser("tree")
     sub.add_parser("hopper")
+    sub.add_parser("ladder").add_argument("dtype", choices=["fp32", "bf16", "fp8"])
     sub.add_parser("parent").add_argument("id")
     sub.add_parser("role").add_argument("role", choices=sorted(ROLES))
     sub.add_parser("sanitize-shapes").add_argument("name")
@@ -322,6 +324,8 @@ def main():
         print("\n".join(tree_text(steps)))
     elif args.cmd == "hopper":
         print(" ".join(s.id for s in steps if s.hopper))
+    elif args.cmd == "ladder":
+        print(" ".join(s.id for s in ladder(steps, args.dtype)))
     elif args.cmd == "parent":
         s = by_id(steps).get(args.id)
         if s is None:

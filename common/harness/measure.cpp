@@ -71,16 +71,13 @@ void gather_contenders(Contenders& c, const Step& step, ProblemBuffers& ws, cons
     for (const char* ref : {"cublas", "cutlass"})
       if (wants(o, ref)) fmt::print("{}: not run for fp8 (no FP8 GEMM of that reference here)\n", ref);
     if (wants(o, "cublaslt")) {
-      if (f8.scaling == Scaling::per_tensor) {
+      try {
         c.lt = std::make_unique<LtGemm>(f8, false, o.lt_algos);
-      } else {
+      } catch (const Error& e) {
         // The block-scaled reference is newer (cuBLASLt 12.9 on): where it has no algorithm for a shape,
         // the step is still checked against the fp64 oracle and timed, only without this reference.
-        try {
-          c.lt = std::make_unique<LtGemm>(f8, false, o.lt_algos);
-        } catch (const Error& e) {
-          fmt::print("cuBLASLt FP8 block-scaled: not run: {}\n", e.what());
-        }
+        if (f8.scaling == Scaling::per_tensor) throw;
+        fmt::print("cuBLASLt FP8 block-scaled: not run: {}\n", e.what());
       }
       if (c.lt) c.all.push_back(fastest_lt(c.lt.get(), "cublaslt_best", "cuBLASLt FP8", p, a, b, out));
       if (f8.scaling == Scaling::per_tensor) {
