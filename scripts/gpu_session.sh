@@ -40,7 +40,7 @@
 #                                   the references at 4096^3 and 8192^3, each also sustained (BENCH_ARGS
 #                                   add to that bench.py call)
 #   FP8_STEP="30 31 32" scripts/gpu_session.sh fp8
-#                                   the FP8 steps (FP8_STEP, default every fp8 step: 30 31 32) in one
+#                                   the FP8 steps (FP8_STEP, default every fp8 step, steps.py ladder fp8) in one
 #                                   call: the fp8 GPU tests ([fp8], every fp8 step), fuzz (FUZZ_COUNT,
 #                                   default 400 shapes shared by the steps) and the four sanitizers on
 #                                   them, side by side under CHECKS_TIMEOUT_S (default 240 s here); then,
@@ -65,7 +65,7 @@ fi
 case "${1:-}" in
   checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab) ;;
   fp8)
-    FP8_STEP=${FP8_STEP:-30 31 32}
+    FP8_STEP=${FP8_STEP:-$(python3 scripts/steps.py ladder fp8)}
     FP8_STEP=${FP8_STEP//,/ }
     [ -n "${FP8_STEP// /}" ] || { echo "fp8: FP8_STEP is empty (step ids, e.g. FP8_STEP=\"30 31 32\")" >&2; exit 2; }
     for id in $FP8_STEP; do

@@ -19,9 +19,11 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <tuple>
 
 #include "../common/kernel_lib/launch.hpp"
 #include "../common/kernel_lib/registry.hpp"
+#include "../common/kernel_lib/tile_menu.hpp"
 #include "../common/harness/runner.hpp"
 #include "../common/kernel_lib/tma.hpp"
 #include "support.hpp"
@@ -302,6 +304,41 @@ TEST_CASE("tile menu (steps 25 on): the narrow unswapped tile at M = 65-300, rag
     const Problem p{Dtype::bf16, 256, 4096, 8192, 1, 0, 97, false};
     INFO("step " << step.id);
     expect_same_bits_ten_times(step, p, "tile menu 256 x 4096 x 8192");
+  }
+}
+
+// ---- the menu prices the split (step 26 on): grids under one wave, long K ----------------------
+// common/kernel_lib/tile_menu.hpp's plan splits a grid of fewer tiles than SMs over every SM where the
+// K loop is long enough to pay for the fixup, whatever the tile count (step 25 never split 33 to 131
+// tiles). These shapes take that path on 132 SMs: the test asks the plan itself, so it holds on any
+// SM count, and checks the result and its bits.
+
+TEST_CASE("split menu (steps 26 on): grids under one wave split over every SM, ragged M, N and K", "[gpu][hopper][tile_menu]") {
+  REQUIRE_HOPPER_OR_SKIP();
+  std::vector<Step> steps;
+  for (const Step& s : persistent_steps())
+    if (s.id >= "26") steps.push_back(s);
+  REQUIRE_FALSE(steps.empty());
+  const int sms = sm_count();
+  int split_shapes = 0;
+  for (const Step& step : steps)
+    for (const auto& [m, n, k] : {std::tuple{128, 4096, 14336}, {65, 4096, 14336}, {300, 1000, 8200}, {256, 256, 16384},
+                                  {1000, 1000, 20008}, {129, 200, 30000}}) {
+      const std::string what = fmt::format("split menu: {} x {} x {}", m, n, k);
+      INFO(what);
+      const gemm::tile_menu::Plan pl = gemm::tile_menu::plan(m, n, k, sms);
+      if (pl.split) {
+        ++split_shapes;
+        CHECK(step.workspace_bytes(m, n, k) > 0);  // the launcher follows the plan: stream-K slots reserved
+      }
+      expect_pass(step, {Dtype::bf16, m, n, k, 1, 0, 101, false}, Oracle::cublas, what);
+      expect_pass(step, {Dtype::bf16, m, n, k, 1.5f, -0.5f, 103, true}, Oracle::cublas, what + " (exact, beta)");
+    }
+  CHECK(split_shapes > 0);  // on this GPU some of the shapes take the split path (all of them on 132 SMs)
+  for (const Step& step : steps) {
+    const Problem p{Dtype::bf16, 1024, 1024, 16384, 1, 0, 107, false};  // 64 wide tiles of 256 K tiles, split
+    INFO("step " << step.id);
+    expect_same_bits_ten_times(step, p, "split menu 1024 x 1024 x 16384");
   }
 }
 

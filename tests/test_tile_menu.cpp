@@ -110,3 +110,79 @@ TEST_CASE("tile menu: the header's worked examples on 132 SMs", "[cpu][tile_menu
     CHECK(t.bn == c.bn);
   }
 }
+
+// ---- step 26: the plan prices the split --------------------------------------------------------
+
+TEST_CASE("split plan: the split factor and K tiles per block by hand", "[cpu][tile_menu]") {
+  CHECK(k_tiles_of(1) == 1);
+  CHECK(k_tiles_of(64) == 1);
+  CHECK(k_tiles_of(14336) == 224);
+  CHECK(split_factor(32, 224, 132) == 4);      // 132 / 32 = 4 segments a tile, 128 blocks
+  CHECK(split_k_tiles(32, 224, 132) == 56);
+  CHECK(split_factor(64, 1024, 132) == 2);     // 128 blocks, never 132 blocks at 132 K offsets
+  CHECK(split_k_tiles(64, 1024, 132) == 512);
+  CHECK(split_factor(67, 1024, 132) == 1);     // more than half a wave: no split fits
+  CHECK(split_factor(2, 64, 132) == 16);       // 66 segments would be under kMinPiece K tiles: 64 / 4
+  CHECK(split_factor(4, 4, 132) == 1);         // one piece of K tiles a tile
+  CHECK(split_factor(10, 100, 0) == 1);        // sms < 1 counts as 1
+  CHECK(split_factor(0, 100, 132) == 25);      // no tiles: no division by zero
+  CHECK(plan_estimate_pct(1024, 1024, 65536, 132, {{false, 128}, true}) == (512 + kSplitFixupKTiles) * 100);
+  CHECK(plan_estimate_pct(1024, 1024, 65536, 132, {{false, 64}, false}) == 1024 * kNarrowCostPct);
+}
+
+TEST_CASE("split plan: the cheapest candidate, splits only below one wave, choose()'s tile where nothing splits", "[cpu][tile_menu]") {
+  int splits = 0, wholes = 0;
+  for (int sms : {1, 2, 66, 132})
+    for (int64_t m = 65; m <= 4200; m += (m < 300 ? 7 : 113))
+      for (int64_t n = 1; n <= 17000; n += (n < 600 ? 29 : 701))
+        for (int64_t k : {8, 1032, 4096, 14336, 65536}) {
+          INFO(shape(m, n, sms) + " K = " + std::to_string(k));
+          const Plan p = plan(m, n, k, sms);
+          REQUIRE_FALSE(p.tile.swap);
+          const int64_t pct = plan_estimate_pct(m, n, k, sms, p);
+          for (int bn : {128, 64})
+            for (bool split : {false, true}) {
+              if (split && split_factor(tile_count(m, n, bn), k_tiles_of(k), sms) < 2) continue;  // not a candidate
+              REQUIRE(pct <= plan_estimate_pct(m, n, k, sms, {{false, bn}, split}));
+            }
+          if (p.split) {
+            REQUIRE(2 * tile_count(m, n, p.tile.bn) <= sms);  // two segments a tile at least, one block each
+            ++splits;
+          } else {
+            ++wholes;
+            // Whole tiles everywhere: step 25's pick, unless a split candidate lost only on the tile.
+            const Tile c = choose(m, n, k, sms);
+            if (2 * tile_count(m, n, 128) > sms && 2 * tile_count(m, n, 64) > sms) REQUIRE(p.tile.bn == c.bn);
+          }
+        }
+  CHECK(splits > 0);
+  CHECK(wholes > 0);
+  for (int64_t m : {1, 16, 64})  // M <= 64 stays step 24's swapped tile, its split the step's own rule
+    CHECK(plan(m, 4096, 65536, 132).tile.swap);
+}
+
+TEST_CASE("split plan: the step-26 header's shapes on 132 SMs", "[cpu][tile_menu]") {
+  struct Case {
+    int64_t m, n, k;
+    int bn;
+    bool split;
+  };
+  const Case cases[] = {
+      {128, 4096, 14336, 128, true},   // 32 wide tiles split in 4: 56 + 64 K tiles, against 224 x 0.77 narrow whole
+      {65, 4096, 14336, 128, true},    // the same grid
+      {1024, 1024, 65536, 128, true},  // split in 2: 512 + 64 against 1024 x 0.77
+      {4096, 256, 16384, 128, true},
+      {128, 4096, 4096, 64, false},    // K = 4096: the fixup is not paid back, step 25's narrow tile
+      {256, 4096, 4096, 64, false},
+      {256, 4096, 14336, 64, false},   // 172.48 (narrow whole) against 176 (wide, split in 2): whole
+      {2048, 2048, 32768, 128, false}, // 256 tiles: a wave or more, the step's wave rule
+      {4096, 4096, 4096, 128, false},
+  };
+  for (const Case& c : cases) {
+    INFO(shape(c.m, c.n, 132) + " K = " + std::to_string(c.k));
+    const Plan p = plan(c.m, c.n, c.k, 132);
+    CHECK_FALSE(p.tile.swap);
+    CHECK(p.tile.bn == c.bn);
+    CHECK(p.split == c.split);
+  }
+}

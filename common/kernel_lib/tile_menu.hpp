@@ -69,4 +69,81 @@ GEMM_HD Tile choose(int64_t m, int64_t n, int64_t /*k*/, int sms) {
   return estimate_pct(m, n, sms, narrow) < estimate_pct(m, n, sms, wide) ? narrow : wide;
 }
 
+// Step 26 on: the menu prices the split too. choose() above compares whole-tile grids and leaves
+// stream-K to the step's make_split on the chosen grid, which (steps 21-25) never splits a grid of
+// sms / 4 to sms tiles: at 128 x 4096 x 14336 that keeps 64 narrow tiles on 64 SMs for 224 K tiles
+// each, where step 24's 32 wide tiles, split over all 132 SMs, took 55 each. plan() costs four
+// candidates where the grid has fewer tiles than SMs, each tile whole or split, and takes the
+// cheapest: whole, rounds x k_tiles K loops; split, split-K into s = floor(sms / tiles) equal K
+// segments per tile (s >= 2; tiles x s blocks), ceil(k_tiles / s) per block, plus kSplitFixupKTiles
+// for the fixup; each times the tile's K-tile cost. Equal segments, not stream-K's even share of all
+// K tiles over every SM: with tiles x s blocks every block starts at a segment boundary, so the
+// blocks of one segment walk K in step and the tiles that share a row of A or a column of B read it
+// from L2 together, as whole tiles do (measured: 1024 x 1024 x 65536 split stream-K over 132 SMs,
+// 64 tiles starting at 132 different K offsets, ran 0.40 ms, slower than whole tiles on 64 SMs).
+
+inline constexpr int kBK = 64;        ///< the K tile of the bf16 kernels the menu costs (one 128-byte swizzle row)
+inline constexpr int kMinPiece = 4;   ///< a split block's fewest K tiles (the steps' MIN_PIECE)
+/// The cost of a split grid's fixup (partials stored, counted, summed by the last piece's consumer),
+/// in K tiles of the block's loop. From step 21's measurement (make bench-waves, M = K = 4096, N = 256:
+/// 64 tiles of 64 K tiles split over 132 SMs, 31 K tiles each, ran 17 % slower than whole tiles on 64
+/// SMs, so the split's overhead there was about 44 K tiles), rounded up: a split must win clearly.
+inline constexpr int kSplitFixupKTiles = 64;
+
+/// A tile and whether its grid is split (split-K, split_factor equal K segments per tile; grids of
+/// more than half a wave cannot split so and keep the step's wave rule).
+struct Plan {
+  Tile tile;
+  bool split;
+};
+
+/// K tiles of kBK over k (k >= 1).
+GEMM_HD int64_t k_tiles_of(int64_t k) { return (k + kBK - 1) / kBK; }
+
+/// The split-K factor of `tiles` tiles of `k_tiles` K tiles on `sms` SMs: s = floor(sms / tiles)
+/// segments per tile, at most k_tiles / kMinPiece (a segment has kMinPiece K tiles or more), at
+/// least 1 (1: no split fits).
+GEMM_HD int64_t split_factor(int64_t tiles, int64_t k_tiles, int sms) {
+  const int64_t s_sm = (sms < 1 ? 1 : sms) / (tiles < 1 ? 1 : tiles), s_k = k_tiles / kMinPiece;
+  const int64_t s = s_sm < s_k ? s_sm : s_k;
+  return s < 1 ? 1 : s;
+}
+
+/// The K tiles each block runs when every tile is split into split_factor equal K segments, one block
+/// each: ceil(k_tiles / s).
+GEMM_HD int64_t split_k_tiles(int64_t tiles, int64_t k_tiles, int sms) {
+  const int64_t s = split_factor(tiles, k_tiles, sms);
+  return (k_tiles + s - 1) / s;
+}
+
+/// The estimated time of plan `pl` for an m x n x k problem on `sms` SMs, in percent of one
+/// 128 x 128 tile's K tile: whole, rounds x k_tiles; split (only meaningful with fewer tiles than
+/// SMs and a split factor of 2 or more), split_k_tiles + kSplitFixupKTiles; times the tile's cost
+/// (100 or kNarrowCostPct).
+GEMM_HD int64_t plan_estimate_pct(int64_t m, int64_t n, int64_t k, int sms, Plan pl) {
+  const int64_t tiles = pl.tile.swap ? tile_count(n, m, pl.tile.bn) : tile_count(m, n, pl.tile.bn);
+  const int64_t kt = k_tiles_of(k);
+  const int64_t loops = pl.split ? split_k_tiles(tiles, kt, sms) + kSplitFixupKTiles : rounds(tiles, sms) * kt;
+  return loops * (pl.tile.bn == 128 ? 100 : kNarrowCostPct);
+}
+
+/// The step-26 menu's pick for C = A * B^T, A m x k, B n x k (m, n, k >= 1; sms < 1 counts as 1):
+/// swapped 128 x 64 when m <= kSwapMaxM (its split stays the step's own rule: split = false here);
+/// otherwise the cheapest by plan_estimate_pct of 128 x 128 whole, 128 x 64 whole, and, for each tile
+/// whose grid splits (split_factor >= 2), that tile split. Ties go to the earlier of that order (the
+/// bigger tile, then whole). Where neither grid is split, the pick is choose()'s. The step may split
+/// more than this plan says (step 26 keeps 25's split of grids under a quarter wave), never less.
+GEMM_HD Plan plan(int64_t m, int64_t n, int64_t k, int sms) {
+  if (m <= kSwapMaxM) return {{true, 64}, false};
+  const Plan cands[4] = {{{false, 128}, false}, {{false, 64}, false}, {{false, 128}, true}, {{false, 64}, true}};
+  Plan best = cands[0];
+  int64_t best_pct = plan_estimate_pct(m, n, k, sms, best);
+  for (int i = 1; i < 4; ++i) {
+    if (cands[i].split && split_factor(tile_count(m, n, cands[i].tile.bn), k_tiles_of(k), sms) < 2) continue;
+    const int64_t pct = plan_estimate_pct(m, n, k, sms, cands[i]);
+    if (pct < best_pct) best = cands[i], best_pct = pct;
+  }
+  return best;
+}
+
 }  // namespace gemm::tile_menu

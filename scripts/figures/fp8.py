@@ -132,3 +132,59 @@ def fp8_promotion():
     axe.legend(fontsize=8)
     axe.set_title("accumulation error alone, modelled", fontsize=10)
     return fig
+
+
+@style.figure("fp8_overlap",
+              "A timing model of two K tiles of one block (not a measurement; the clocks of the "
+              "promotion figure: 64 per m64n128k32 wgmma, 64 FFMAs of one slab, an assumed 40-clock "
+              "drain). Step 32: one ping-pong consumer runs its 128 x 128 tile, one slab group at a "
+              "time, and every group ends in a drain and 64 FFMAs during which the tensor cores idle "
+              "(the other consumer waits for its turn). Step 33: the two consumers share the tile, a "
+              "slab each; K tile kt's wgmmas go into one of two accumulator sets while the FFMAs of "
+              "K tile kt - 1 read the other (wait_group 1), so the tensor cores always have a group queued")
+def fp8_overlap():
+    c32, c33 = constants("32"), constants("33")
+    k_steps = c33["BK"] // c33["WGMMA_K"]
+    slabs = c32["BM"] // c32["WGMMA_M"]
+    assert c32["BK"] == c33["BK"] and c32["BM"] == c33["BM"] and c32["BN"] == c33["BN"], "33 changes the schedule, not the tile"
+    tiles = 2
+    fig, ax = plt.subplots(figsize=(13, 3.9))
+    # Step 32: per K tile and slab, 4 wgmmas, the drain, the FFMAs, the next slab.
+    t, tc32, cu32 = 0, [], []
+    for kt in range(tiles):
+        for s in range(slabs):
+            for k in range(k_steps):
+                tc32.append((t, WGMMA_CLOCKS, f"s{s} k{k}" if k == 0 else ""))
+                t += WGMMA_CLOCKS
+            t += DRAIN
+            cu32.append((t, FADD_CLOCKS, f"FFMA\nkt{kt} s{s}"))
+            t += FADD_CLOCKS
+    end32 = t
+    _lane(ax, 4.0, tc32, style.RED, "step 32\ntensor cores")
+    _lane(ax, 3.0, cu32, style.BLUE, "step 32\nCUDA cores")
+    # Step 33: the tensor pipe runs both consumers' groups back to back (8 wgmmas per K tile); each
+    # consumer's FFMAs of K tile kt start once kt's group is issued and kt - 1's has completed.
+    t, tc33, cu33 = 0, [], {0: [], 1: []}
+    for kt in range(tiles):
+        start = t
+        for k in range(k_steps):
+            for c in range(slabs):  # the two consumers' wgmmas interleave on the shared pipe
+                tc33.append((t, WGMMA_CLOCKS, f"c{c} k{k}" if k == 0 else ""))
+                t += WGMMA_CLOCKS
+        for c in range(slabs):
+            if kt > 0:  # kt - 1's partial, promoted while kt's wgmmas run
+                cu33[c].append((start + DRAIN + c * FADD_CLOCKS, FADD_CLOCKS, f"FFMA kt{kt - 1}\nc{c}"))
+    for c in range(slabs):  # the last K tile's promotion after its own group
+        cu33[c].append((t + DRAIN + c * FADD_CLOCKS, FADD_CLOCKS, f"FFMA kt{tiles - 1}\nc{c}"))
+    end33 = t
+    _lane(ax, 1.6, tc33, style.RED, "step 33\ntensor cores")
+    _lane(ax, 0.6, cu33[0], style.BLUE, "step 33\nconsumer 0")
+    _lane(ax, -0.4, cu33[1], style.BLUE, "step 33\nconsumer 1")
+    ax.text(end32, 4.95, f"{end32} clocks for {tiles} K tiles", ha="right", fontsize=8)
+    ax.text(end33, 2.55, f"{end33} clocks of wgmmas for {tiles} K tiles", ha="right", fontsize=8)
+    ax.set_xlim(-110, end32 + 20)
+    ax.set_ylim(-0.6, 5.2)
+    ax.set_yticks([])
+    ax.set_xlabel("SM clocks (model)")
+    ax.spines[["left", "top", "right"]].set_visible(False)
+    return fig

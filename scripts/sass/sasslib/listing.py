@@ -232,11 +232,26 @@ class CleanFunction:
         those of loops nested in it; ties go to the innermost. A loop with tensor-core instructions
         beats any loop without them (one HGMMA.64x256x16 is 262,144 multiply-adds, one FADD 32): step
         21's fixup loop has 128 FADDs, its K loop 4 HGMMAs, and the K loop is the hot one. None when
-        the function has no loop."""
+        the function has no loop. Among loops with tensor-core instructions, one with no such loop
+        nested in it wins over its holder: a K loop peeled or unrolled (step 33's, its first and last K
+        tiles outside it) leaves the item loop around it as many wgmmas of its own, but the inner loop
+        runs them once per iteration of the item loop's many."""
         loops = self.loops()
         if not loops:
             return None
-        return max(loops, key=lambda l: (self.own_math(l, is_tensor_math) > 0, self.own_math(l), -(l[1] - l[0])))
+
+        def tensor_inside(l):
+            return any(self.own_math(n, is_tensor_math) > 0 for n in self.nested(l))
+
+        def key(l):
+            return (self.own_math(l, is_tensor_math) > 0, not tensor_inside(l), self.own_math(l))
+
+        top = max(key(l) for l in loops)
+        best = [l for l in loops if key(l) == top]
+        # Ties: the innermost (a loop that holds no other tied loop), then the first (the data-parallel
+        # copy of a K loop before its stream-K copy).
+        inner = [l for l in best if not any(o != l and l[0] <= o[0] and o[1] <= l[1] for o in best)]
+        return min(inner, key=lambda l: l[0])
 
     def outer_loop(self, loop):
         """The outermost loop that contains `loop` (the loop itself when it is outermost)."""
