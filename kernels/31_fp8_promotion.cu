@@ -65,8 +65,12 @@ constexpr int EPI_BOX = 64;  // epilogue box: 64 x 64 bf16, one 128-byte swizzle
 constexpr int EPI_BUFS = 2;  // boxes in flight per consumer: one being written while the other's store reads
 constexpr int ACC = M_SLABS * WGMMA_N / 2;  // fp32 accumulators per consumer thread: 128
 // k32 wgmmas per promotion: 4 = once per K tile (DeepSeek-V3's interval of 128 elements of K). The
-// other divisors of BK / WGMMA_K (2, 1) promote more often: one edit for the accuracy lab.
-constexpr int PROMOTE_EVERY = 4;
+// other divisors of BK / WGMMA_K (2, 1) promote more often: the accuracy lab's builds
+// (make promote-variants: build/bin/variant_31_pe1, _pe2).
+#ifndef STEP31_PROMOTE_EVERY
+#define STEP31_PROMOTE_EVERY 4
+#endif
+constexpr int PROMOTE_EVERY = STEP31_PROMOTE_EVERY;
 static_assert(sizeof(__nv_fp8_e4m3) == 1, "e4m3 is one byte");
 static_assert(BK * sizeof(__nv_fp8_e4m3) == 128, "a K-major tile row must be exactly one 128-byte swizzle span");
 static_assert(BM % WGMMA_M == 0, "a consumer's tile is a whole number of m64 slabs");

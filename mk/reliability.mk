@@ -88,9 +88,20 @@ $(BUILD)/bin/variant_25_bn%: $(BUILD)/obj/variants/25_bn%.o $(MAIN_OBJ) $(COMMON
 .PHONY: tile-variants
 tile-variants: $(TILE_VARIANTS)
 
+PROMOTE_VARIANTS := $(BUILD)/bin/variant_31_pe1 $(BUILD)/bin/variant_31_pe2
+$(BUILD)/obj/variants/31_pe%.o: kernels/31_fp8_promotion.cu $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) -DSTEP31_PROMOTE_EVERY=$* -c $< -o $@
+$(BUILD)/bin/variant_31_pe%: $(BUILD)/obj/variants/31_pe%.o $(MAIN_OBJ) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
+#> make promote-variants     step 31 promoting every 1 and 2 k32 wgmmas (build/bin/variant_31_pe1, _pe2), for gpu_session.sh promote
+.PHONY: promote-variants
+promote-variants: $(PROMOTE_VARIANTS)
+
 #> make gpu-carry            build/carry/bin.tar.xz: every executable, stripped and compressed (about 5 MB), for a GPU machine with no compiler; scripts/gpu_session.sh unpacks it into build/bin
 .PHONY: gpu-carry
-gpu-carry: all $(BUILD)/bin/tests $(BUILD)/bin/fuzz $(BUILD)/bin/soak $(FIXTURE_EXES) $(PROBE_EXES) $(TILE_VARIANTS) $(LAB_EXES)
+gpu-carry: all $(BUILD)/bin/tests $(BUILD)/bin/fuzz $(BUILD)/bin/soak $(FIXTURE_EXES) $(PROBE_EXES) $(TILE_VARIANTS) $(PROMOTE_VARIANTS) $(LAB_EXES)
 	@rm -rf $(BUILD)/carry && mkdir -p $(BUILD)/carry/bin
 	cp $(BUILD)/bin/* $(BUILD)/carry/bin/ && strip $(BUILD)/carry/bin/*
 	tar cJf $(BUILD)/carry/bin.tar.xz -C $(BUILD)/carry bin && rm -rf $(BUILD)/carry/bin

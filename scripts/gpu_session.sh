@@ -32,6 +32,12 @@
 #                                   of LAB_STEPS (default: the fp8 steps built) at 256 x 256 x K for K of
 #                                   LAB_KS (default 256 ... 65536) with cuBLASLt FP8's two modes, 20 rounds:
 #                                   the relative RMS errors against the fp64 oracle -> $OUT/run/lab_errors.csv
+#   scripts/gpu_session.sh promote  the accuracy lab's speed-against-error points: step 31 promoting
+#                                   every 1, 2 and 4 k32 wgmmas (variant_31_pe1, _pe2 of make
+#                                   promote-variants, and 31 itself) and step 30 (never), each at each of
+#                                   PROMOTE_SIZES (default 4096 8192), paired with cuBLASLt FP8 (default
+#                                   and fast accumulation), 30 rounds -> $OUT/run/promote.csv (the harness's
+#                                   rows plus promote_every: 0 = never) and one line per run
 #   STEP=23 [PREV=22] scripts/gpu_session.sh step
 #                                   a new (or candidate) bf16 step in one call: the GPU tests of every
 #                                   Hopper step ([hopper]), fuzz (FUZZ_COUNT, default 800) and the four
@@ -63,7 +69,7 @@ if [ -f build/carry/bin.tar.xz ] && [ ! -x build/bin/tests ]; then
   mkdir -p build && tar xJf build/carry/bin.tar.xz -C build || { echo "cannot unpack build/carry/bin.tar.xz" >&2; exit 2; }
 fi
 case "${1:-}" in
-  checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab) ;;
+  checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|promote) ;;
   fp8)
     FP8_STEP=${FP8_STEP:-$(python3 scripts/steps.py ladder fp8)}
     FP8_STEP=${FP8_STEP//,/ }
@@ -261,6 +267,31 @@ case "${1:-}" in
       --stability 0 --reps 20 > "$R/faults_oom.log" 2>&1
     summary+=("150000^3 (past device memory): rc=$?; $(grep -m1 -i "refus" "$R/faults_oom.log")")
     grep -h -E "^(error|note|interrupted)" "$R"/faults_*.log | sort | uniq -c | head -20
+    ;;
+  promote)
+    start=$SECONDS
+    for pe in 1 2 4 0; do
+      case $pe in 1|2) b=variant_31_pe$pe ;; 4) b=$(basename "$(ls build/bin/31_* | head -n 1)") ;; 0) b=$(basename "$(ls build/bin/30_* | head -n 1)") ;; esac
+      [ -x "build/bin/$b" ] || { summary+=("promote: no build/bin/$b (make promote-variants builds the variants)"); continue; }
+      for size in ${PROMOTE_SIZES:-4096 8192}; do
+        timeout "${BENCH_TIMEOUT_S:-45}" "build/bin/$b" --m "$size" --n "$size" --k "$size" --refs cublaslt --reps 30 \
+          --energy-s 0 --csv "$R/promote_$pe.csv" > "$R/promote_${pe}_$size.log" 2>&1
+        rc=$?
+        summary+=("promote every $pe ($b) $size^3 (rc=$rc): $(grep -E 'paired ratio' "$R/promote_${pe}_$size.log" | tail -n 1)")
+      done
+    done
+    python3 - "$R" > "$R/promote.csv" <<'PY'
+import csv, glob, os, sys
+out = None
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "promote_*.csv"))):
+    pe = os.path.basename(f)[len("promote_"):-4]
+    for r in csv.DictReader(open(f)):
+        if out is None:
+            out = csv.DictWriter(sys.stdout, fieldnames=["promote_every"] + list(r.keys()), lineterminator="\n")
+            out.writeheader()
+        out.writerow({"promote_every": pe, **r})
+PY
+    summary+=("promote: $(($(wc -l < "$R/promote.csv") - 1)) rows in promote.csv ($((SECONDS - start)) s)")
     ;;
   tiles)
     start=$SECONDS
