@@ -31,6 +31,9 @@ DECL_RE = re.compile(r"^constexpr\s+(?P<type>" + "|".join(sorted((re.escape(t).r
                      + r")\s+(?P<body>[^;]+);", re.M)
 
 
+DEFINE_RE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(?P<name>[A-Za-z_]\w*)[ \t]+(?P<value>\d[\w']*)[ \t]*$", re.M)
+
+
 @dataclasses.dataclass
 class Refused:
     """A constant whose initialiser is not integer arithmetic this reader evaluates."""
@@ -137,11 +140,20 @@ def evaluate(expr, consts):
 
 def read_constants(text, where="source"):
     """NAME -> int, or Refused, for every `constexpr <integer type> NAME = <expr>, ...;` declaration
-    that starts a line (namespace scope), in file order."""
+    that starts a line (namespace scope), in file order; and `#define NAME <integer literal>` lines, the
+    default of a build-time override (`#ifndef STEP31_PROMOTE_EVERY` / `#define ... 4`: the value the
+    step's own build, the one dumped, uses)."""
     consts = {}
     clean = strip_comments(text)
-    for m in DECL_RE.finditer(clean):
+    events = sorted([(m.start(), m) for m in DECL_RE.finditer(clean)] +
+                    [(m.start(), m) for m in DEFINE_RE.finditer(clean)], key=lambda e: e[0])
+    for _, m in events:
         line = clean.count("\n", 0, m.start()) + 1
+        if m.re is DEFINE_RE:
+            v = c_literal(m.group("value"))
+            if v is not None:
+                consts.setdefault(m.group("name"), v)
+            continue
         for decl in split_top(m.group("body")):
             d = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*(?:=\s*(.+?)|\{(.*)\})\s*", decl, re.S)
             if not d:
