@@ -7,9 +7,9 @@
 // and takes the cheapest; make_split follows it (and 25's quarter-wave rule). Equal segments, not
 // stream-K's even share over every SM: the blocks of a segment walk K in step, so tiles sharing a
 // panel of A or B read it from L2 together. The split pays where K is long: the fixup is a constant.
-// Prediction (against step 25, 2026-12-03 sweep): 128 x 4096 x 14336: the wide split in 4, ~0.85x
-// cuBLAS (25: 0.75x); 1024 x 1024 x 65536: split in 2 on 128 SMs, ~0.27 -> ~0.16 ms; 4096 x 256 x
-// 16384 split in 4; every other sweep shape: 25's plan, 25's time.
+// Prediction (against step 25, 2026-12-03 sweep, by the plan's own estimates): 128 x 4096 x 14336:
+// the wide split in 4, 120 / 172 of 25's time (~51 -> ~36 us); 1024 x 1024 x 65536: the wide split in
+// 2 on 128 SMs, 576 / 788 (~270 -> ~197 us); every other sweep shape: 25's plan, 25's time.
 // SASS: the kernel is 25's (the same three instances); only the host's choice changes (make diff B=26).
 // Supports: K % 8 == 0, any M, N >= 1 (TMA clips; else register stores), < 2^30 tiles. sm_90a.
 // Run: make run STEP=26 M=1024 N=1024 K=65536
@@ -114,9 +114,11 @@ constexpr int COUNTERS_PER_TILE = 1;
 /// HBM, and an SM left idle is a stream of B not read. So 16 x 8192 x 8192 (64 tiles of 128 K tiles)
 /// is shared out on all 132 SMs, about 62 K tiles each. The break-even stays 23's, not re-measured.
 /// Both rules count the tiles of the menu's tile (TN wide), so a narrow grid has twice as many.
+/// (Step 26: the unswapped "fewer tiles than SMs" case above is replaced by the split-K below.)
 /// Step 26: below one wave (fewer tiles than SMs, unswapped) the grid splits where the menu's plan
 /// says so (`planned_split`, tile_menu::plan: whole against split, priced with the fixup) and, as in
-/// 25, under a quarter wave when the idle-time rule does; and it splits into equal K segments
+/// 25, under a quarter wave when the idle-time rule does (25 split those with stream-K; that they
+/// split here even where the plan prices them whole is kept from 25, not measured); and it splits into equal K segments
 /// (split-K: tile_menu::split_factor segments per tile, one block each, every block starting at a
 /// segment boundary), so the blocks of one segment walk K in step and share A's and B's panels in L2.
 /// Stream-K's even share of all K tiles over every SM would start 132 blocks at 132 different K

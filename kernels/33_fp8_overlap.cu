@@ -3,12 +3,12 @@
 // so each group of 4 wgmmas ends in wgmma.wait_group 0 and the tensor cores idle while the FFMAs run;
 // the ping-pong's other consumer waits on its order barrier meanwhile. Now the two consumers share
 // each 128 x 128 tile, one m64 slab each (cooperative, as step 14): 64 sums per thread, which leaves
-// room for two sets of tensor-core accumulators. K tile kt's wgmmas go into tc[kt % 2]; then
+// room for two sets of tensor-core accumulators. An item's i-th K tile goes into tc[i % 2]; then
 // wait_group 1 waits only for kt - 1's, whose partial is scaled and promoted while kt's run: the
 // tensor cores always have a group queued (step 23's wait, with the promotion in its shadow).
 // The price: no ping-pong, so the epilogue (two boxes per consumer) is no longer hidden.
 // Prediction: at 4096^3 a K loop of 32 K tiles (16 K clocks at 8192 FLOP/clk) against an epilogue of
-// ~1 K clocks: within ~10 % of step 30's 1285 TFLOP/s, ~1.8x step 32 (688 -> ~1150-1250); error = 32's.
+// ~1 K clocks: within ~10 % of step 30's 1285 TFLOP/s, ~1.7-1.8x step 32 (688 -> ~1150-1250); error = 32's.
 // SASS: per K tile 4 QGMMA.64x128x32 into one of two register sets, WARPGROUP.DEPBAR.LE gsb0, 0x1 (no
 // 0x0 in the K loop), 64 FFMA of the other set; the loop unrolled by 2 (the set is a register name).
 // Supports: K % 16 == 0 (16-byte TMA row stride of 1-byte e4m3), any M, N >= 1, < 2^30 tiles; a K
@@ -162,7 +162,7 @@ gemm_fp8_coop_stream_k(int M, int N, int K, const __grid_constant__ CUtensorMap 
     const int row0 = 16 * ((threadIdx.x % 128) / 32) + (threadIdx.x % 32) / 4;
     pipe::PipeState<STAGES> ring;  // the producer's walk: both consumers read every stage
     float acc[ACC];             // the promoted sums of slab me: fp32 FFMAs on the CUDA cores, zeroed per item
-    float tc[2][ACC] = {};      // two sets of tensor-core accumulators: K tile kt's wgmmas write tc[kt % 2]
+    float tc[2][ACC] = {};      // two sets of tensor-core accumulators: an item's i-th K tile writes tc[i % 2]
     auto compute = [&](const Piece& pc) {  // K tiles [pc.kt0, pc.kt1) of tile pc.t, then its store or fixup
       const gemm::schedule::TileCoord tile = gemm::schedule::grouped(pc.t, tiles_m, tiles_n, GROUP_M);
       const int m0 = tile.m * BM + me * WGMMA_M, n0 = tile.n * BN;  // m0: this consumer's slab

@@ -308,12 +308,12 @@ TEST_CASE("tile menu (steps 25 on): the narrow unswapped tile at M = 65-300, rag
 }
 
 // ---- the menu prices the split (step 26 on): grids under one wave, long K ----------------------
-// common/kernel_lib/tile_menu.hpp's plan splits a grid of fewer tiles than SMs over every SM where the
-// K loop is long enough to pay for the fixup, whatever the tile count (step 25 never split 33 to 131
-// tiles). These shapes take that path on 132 SMs: the test asks the plan itself, so it holds on any
+// common/kernel_lib/tile_menu.hpp's plan splits a grid of at most half a wave into tiles x floor(SMs /
+// tiles) blocks of equal K segments where the K loop is long enough to pay for the fixup (step 25 never
+// split 34 to 66 tiles). These shapes take that path on 132 SMs: the test asks the plan itself, so it holds on any
 // SM count, and checks the result and its bits.
 
-TEST_CASE("split menu (steps 26 on): grids under one wave split over every SM, ragged M, N and K", "[gpu][hopper][tile_menu]") {
+TEST_CASE("split menu (steps 26 on): grids of at most half a wave split-K in equal segments, ragged M, N and K", "[gpu][hopper][tile_menu]") {
   REQUIRE_HOPPER_OR_SKIP();
   std::vector<Step> steps;
   for (const Step& s : persistent_steps())

@@ -73,7 +73,7 @@ GEMM_HD Tile choose(int64_t m, int64_t n, int64_t /*k*/, int sms) {
 // stream-K to the step's make_split on the chosen grid, which (steps 21-25) never splits a grid of
 // sms / 4 to sms tiles: at 128 x 4096 x 14336 that keeps 64 narrow tiles on 64 SMs for 224 K tiles
 // each, where step 24's 32 wide tiles, split over all 132 SMs, took 55 each. plan() costs four
-// candidates where the grid has fewer tiles than SMs, each tile whole or split, and takes the
+// candidates where the grid has at most half a wave of tiles, each tile whole or split, and takes the
 // cheapest: whole, rounds x k_tiles K loops; split, split-K into s = floor(sms / tiles) equal K
 // segments per tile (s >= 2; tiles x s blocks), ceil(k_tiles / s) per block, plus kSplitFixupKTiles
 // for the fixup; each times the tile's K-tile cost. Equal segments, not stream-K's even share of all
