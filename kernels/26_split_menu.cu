@@ -132,12 +132,7 @@ Split make_split(int m, int n, int k, int sms, bool planned_split) {
     const int64_t s = menu::split_factor(tiles, k_tiles, sms);
     if (s < 2 || !(planned_split || (4 * tiles <= sms && idle_rule)))
       return gemm::stream_k::make_split(tiles, k_tiles, sms, false, MIN_PIECE);
-    Split sp{};  // every tile stream-K, tiles x s blocks: block b's range [b k_tiles / s, ...) is tile b / s's segment b % s
-    sp.tiles = sp.sk_tiles = int(tiles);
-    sp.dp_tiles = 0;
-    sp.blocks = int(tiles * s);
-    sp.iters = tiles * k_tiles;
-    return sp;
+    return gemm::stream_k::make_split_k(tiles, k_tiles, s);  // tiles x s blocks, block b: tile b / s's segment b % s
   }
   const bool worth_it = SWAP ? idle_rule : waves >= MIN_WAVES && idle_rule;
   return gemm::stream_k::make_split(tiles, k_tiles, sms, worth_it, MIN_PIECE);

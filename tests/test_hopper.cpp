@@ -280,6 +280,36 @@ TEST_CASE("small M (steps 24 on): a split shape, 16 x 4096 x 8192, is the same b
   }
 }
 
+// ---- the swapped tile sized to M (step 27 on) ----------------------------------------------------
+// Step 27 runs M <= 64 swapped on 128 x swap_bn(M) tiles of C^T: wgmma n8, n16, n32 or n64. Each
+// width at its first and last M (1 and 8, 9 and 16, 17 and 32; 33 and 64 are the small-M case's), with
+// TMA's zero fill of A's rows past M inside the narrow box, a partial row of B's box (N = 8), and split
+// grids whose fixup loads several pieces at once; and a split at each narrow width, the same bits.
+
+TEST_CASE("swapped tile sized to M (steps 27 on): every width's first and last M, ragged N and K", "[gpu][hopper][small_m]") {
+  REQUIRE_HOPPER_OR_SKIP();
+  std::vector<Step> steps;
+  for (const Step& s : persistent_steps())
+    if (s.id >= "27") steps.push_back(s);
+  REQUIRE_FALSE(steps.empty());
+  for (const Step& step : steps) {
+    for (int m : {1, 8, 9, 16, 17, 32})
+      for (int n : {8, 1000, 4096})
+        for (int k : {64, 4104}) {
+          const std::string what = fmt::format("swapped to M: {} x {} x {}", m, n, k);
+          expect_pass(step, {Dtype::bf16, m, n, k, 1, 0, 113, false}, Oracle::cublas, what);
+          expect_pass(step, {Dtype::bf16, m, n, k, 1.5f, -0.5f, 127, true}, Oracle::cublas, what + " (exact, beta)");
+        }
+    for (int m : {1, 16, 32}) {
+      // 32 tiles of C^T of 128 K tiles on 132 SMs: each split between about four blocks.
+      const Problem p{Dtype::bf16, m, 4096, 8192, 1, 0, 131, false};
+      INFO("step " << step.id << " M = " << m);
+      CHECK(step.workspace_bytes(p.m, p.n, p.k) > 0);
+      expect_same_bits_ten_times(step, p, fmt::format("swapped to M split, M = {}", m));
+    }
+  }
+}
+
 // ---- the tile menu (step 25 on): the unswapped 128 x 64 tile -------------------------------------
 // M from 65 up with few 128 x 128 tiles is where common/kernel_lib/tile_menu.hpp picks 128 x 64 (twice
 // the tiles, one round): its TMA store epilogue clips at ragged N, its grid may still split K. The

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "../common/kernel_lib/stream_k.hpp"
 #include "../common/kernel_lib/tile_menu.hpp"
 
 using namespace gemm::tile_menu;
@@ -185,4 +186,43 @@ TEST_CASE("split plan: the step-26 header's shapes on 132 SMs", "[cpu][tile_menu
     CHECK(p.tile.bn == c.bn);
     CHECK(p.split == c.split);
   }
+}
+
+TEST_CASE("swapped tile sized to M: the narrowest wgmma N of 8, 16, 32, 64 that holds M", "[cpu][tile_menu]") {
+  for (int64_t m = 1; m <= kSwapMaxM; ++m) {
+    INFO("M = " << m);
+    const int bn = swap_bn(m);
+    CHECK((bn == 8 || bn == 16 || bn == 32 || bn == 64));
+    CHECK(m <= bn);                     // all of M in one tile column: B is read once
+    CHECK((bn == 8 || m > bn / 2));     // and no narrower width would hold it
+  }
+  CHECK(swap_bn(1) == 8);
+  CHECK(swap_bn(8) == 8);
+  CHECK(swap_bn(9) == 16);
+  CHECK(swap_bn(32) == 32);
+  CHECK(swap_bn(33) == 64);
+  CHECK(swap_bn(kSwapMaxM + 1) == kSwapMaxM);
+}
+
+TEST_CASE("split-K in equal segments: block b is segment b % s of tile b / s, never crossing a tile", "[cpu][tile_menu]") {
+  for (int64_t tiles : {1, 4, 32, 48, 66})
+    for (int64_t k_tiles : {8, 9, 64, 65, 1024})
+      for (int sms : {16, 132}) {
+        const int64_t s = split_factor(tiles, k_tiles, sms);
+        if (s < 2) continue;
+        const gemm::stream_k::Split sp = gemm::stream_k::make_split_k(tiles, k_tiles, s);
+        INFO(tiles << " tiles of " << k_tiles << " K tiles, s = " << s);
+        CHECK(sp.blocks == tiles * s);
+        CHECK(sp.blocks <= sms);
+        CHECK(sp.dp_tiles == 0);
+        CHECK(sp.sk_tiles == tiles);
+        CHECK(sp.iters == tiles * k_tiles);
+        for (int b = 0; b < sp.blocks; ++b) {
+          const int64_t t = b / s, j = b % s;
+          CHECK(sp.start(b) == t * k_tiles + j * k_tiles / s);    // a segment boundary of its own tile
+          CHECK(sp.start(b + 1) <= (t + 1) * k_tiles);           // and it ends inside that tile
+          CHECK(sp.start(b + 1) - sp.start(b) >= kMinPiece);     // at least kMinPiece K tiles
+          CHECK(sp.block_of(sp.start(b)) == b);
+        }
+      }
 }

@@ -58,6 +58,20 @@ inline Split make_split(int64_t tiles, int64_t k_tiles, int sms, bool worth_it, 
   return s;
 }
 
+/// Split-K in equal segments (step 26 on): every tile stream-K, cut into `s` equal K segments, one
+/// block each, so tiles x s blocks and block b's range [b * k_tiles / s, ...) of iters is segment
+/// b % s of tile b / s (start() and Walk need nothing else). Every block starts at a segment boundary,
+/// so the blocks of one segment walk K in step (the L2 sharing of whole tiles). s >= 2 and
+/// tiles * s blocks < 2^31 are the caller's (tile_menu::split_factor keeps s <= sms / tiles).
+inline Split make_split_k(int64_t tiles, int64_t k_tiles, int64_t s) {
+  Split sp{};
+  sp.tiles = sp.sk_tiles = int(tiles);
+  sp.dp_tiles = 0;
+  sp.blocks = int(tiles * s);
+  sp.iters = tiles * k_tiles;
+  return sp;
+}
+
 /// Bytes of the 2P partial slots of `slot_floats` fp32 each.
 inline size_t slots_bytes(const Split& s, int64_t slot_floats) {
   return size_t(2) * s.blocks * slot_floats * sizeof(float);

@@ -146,4 +146,16 @@ GEMM_HD Plan plan(int64_t m, int64_t n, int64_t k, int sms) {
   return best;
 }
 
+// Step 27 on: the swapped tile sized to M. Swapped, all of M is one tile column of C^T, so its width
+// is wgmma's N: 64 in steps 24-26 whatever M is. At M = 1 that is 63 zero columns in every wgmma, in
+// every accumulator fragment and in every fp32 partial a split block stores and its fixup reads back:
+// 32 KB per piece of a 128 x 64 tile, 4 KB of a 128 x 8 one. wgmma's N runs from 8 to 256 in steps of
+// 8 (PTX ISA, "Matrix Shape": .m64nNk16 for bf16), so the menu's swapped widths are 8, 16, 32, 64.
+
+/// The swapped tile's width for M (1 <= m <= kSwapMaxM): the narrowest of 8, 16, 32, 64 (each a wgmma
+/// N) that holds all of M, so the tile column stays one and B is still read once. An m above
+/// kSwapMaxM gets kSwapMaxM (the caller swaps only m <= kSwapMaxM).
+GEMM_HD int swap_bn(int64_t m) { return m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : kSwapMaxM; }
+static_assert(kSwapMaxM == 64, "swap_bn's widths end at the widest swapped tile");
+
 }  // namespace gemm::tile_menu

@@ -65,3 +65,46 @@ def swap_ab_small_m():
                        Patch(fc=PAD, label="zero fill: computed, thrown away")],
               loc="lower center", bbox_to_anchor=(0.5, -0.08), ncol=3, fontsize=9, frameon=False)
     return fig
+
+
+SWAP_BN_M1 = 8  # tile_menu::swap_bn(1): the narrowest wgmma N that holds M = 1 (common/kernel_lib/tile_menu.hpp)
+
+
+@style.figure("swap_to_m",
+              "Step 26 against step 27 at M = 1: the same 128 rows of B per tile, but 26's tile of C^T is 64 "
+              "columns wide (63 of them zero fill) and 27's is 8 (swap_bn(1)); the fp32 partial a split piece "
+              "stores and the fixup reads back shrinks with it, 32 KB to 4 KB")
+def swap_to_m():
+    c = constants("27")
+    bm, wide, slab = c["BM"], c["NARROW_BN"], c["WGMMA_M"]
+    narrow, m = SWAP_BN_M1, 1
+    scale = 1.6  # columns drawn wider than rows, so the 8-column tile stays visible
+    fig, ax = plt.subplots(figsize=(11.5, 5.8))
+    ax.set_aspect("equal")
+    ax.axis("off")
+    x0 = 30
+    for x, cols, title in ((x0, wide, f"step 26: tile {bm}x{wide} of C^T\nwgmma m64n{wide}k16"),
+                           (x0 + wide * scale + 120, narrow, f"step 27: tile {bm}x{narrow} of C^T\nwgmma m64n{narrow}k16")):
+        w = cols * scale
+        ax.add_patch(Rectangle((x, 0), w, bm, fc=PAD, ec="none"))
+        ax.add_patch(Rectangle((x, 0), m * scale, bm, fc=B, ec="none", alpha=0.55))
+        for s0 in range(0, bm, slab):
+            ax.add_patch(Rectangle((x, s0), w, slab, fc="none", ec="black", lw=1.2))
+        ax.add_patch(Rectangle((x - 10, 0), 6, bm, fc=B, ec="none"))
+        ax.add_patch(Rectangle((x, -10), m * scale, 6, fc=A, ec="none"))
+        ax.add_patch(Rectangle((x + m * scale, -10), w - m * scale, 6, fc=PAD, ec="none"))
+        ax.text(x + w / 2, -16, title, ha="center", va="bottom", fontsize=11)
+        acc = (bm // slab) * cols // 2
+        part_kb = bm * cols * 4 / 1024
+        abox_kb = cols * c["BK"] * 2 / 1024
+        ax.text(x + w / 2, bm + 8,
+                f"A box {cols} rows: {abox_kb:g} KB a stage\n{acc} accumulators a thread\n"
+                f"fp32 partial a piece: {part_kb:g} KB",
+                ha="center", va="top", fontsize=10)
+    ax.text(x0 - 12, bm / 2, f"B: {bm}\nrows", ha="right", va="center", fontsize=9)
+    ax.set_xlim(-10, x0 + wide * scale + 120 + narrow * scale + 90)
+    ax.set_ylim(bm + 46, -44)
+    ax.legend(handles=[Patch(fc=A, alpha=0.8, label="A's one row (C's row)"), Patch(fc=B, alpha=0.8, label="rows of B (C's columns)"),
+                       Patch(fc=PAD, label="zero fill: written by TMA, computed, stored, thrown away")],
+              loc="lower center", bbox_to_anchor=(0.5, -0.06), ncol=3, fontsize=9, frameon=False)
+    return fig

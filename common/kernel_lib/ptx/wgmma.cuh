@@ -59,8 +59,48 @@ __device__ __forceinline__ uint64_t make_desc_k_sw128(const void* smem_tile) {
   return ((addr & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) | (uint64_t(1) << 62);
 }
 
-// wgmma.mma_async .m64nNk16 .f32.bf16.bf16, for the N used by the steps (64, 128, 256).
+// wgmma.mma_async .m64nNk16 .f32.bf16.bf16, for the N used by the steps (8, 16, 32, 64, 128, 256).
 // Written out once per N (the operand lists are the only difference); same contract for each:
+/// D(64x8, fp32, registers) += A(64x16, bf16, smem) * B(8x16, bf16, smem)^T, both K-major.
+/// `d` holds the 4 fp32 accumulators of this thread in the wgmma D-fragment order (PTX ISA,
+/// "Register Fragments and Shared Memory Matrix Layouts", .m64nNk16 D fragment); see above.
+__device__ __forceinline__ void wgmma_m64n8k16_bf16(float (&d)[4], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3"
+      "}, %4, %5, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+/// D(64x16, fp32, registers) += A(64x16, bf16, smem) * B(16x16, bf16, smem)^T, both K-major.
+/// `d` holds the 8 fp32 accumulators of this thread in the wgmma D-fragment order (PTX ISA,
+/// "Register Fragments and Shared Memory Matrix Layouts", .m64nNk16 D fragment); see above.
+__device__ __forceinline__ void wgmma_m64n16k16_bf16(float (&d)[8], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7"
+      "}, %8, %9, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
+/// D(64x32, fp32, registers) += A(64x16, bf16, smem) * B(32x16, bf16, smem)^T, both K-major.
+/// `d` holds the 16 fp32 accumulators of this thread in the wgmma D-fragment order (PTX ISA,
+/// "Register Fragments and Shared Memory Matrix Layouts", .m64nNk16 D fragment); see above.
+__device__ __forceinline__ void wgmma_m64n32k16_bf16(float (&d)[16], uint64_t desc_a, uint64_t desc_b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
+      "}, %16, %17, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
 /// D(64x64, fp32, registers) += A(64x16, bf16, smem) * B(64x16, bf16, smem)^T, both K-major.
 /// `d` holds the 32 fp32 accumulators of this thread in the wgmma D-fragment order (PTX ISA,
 /// "Register Fragments and Shared Memory Matrix Layouts", .m64nNk16 D fragment); see above.
@@ -166,13 +206,17 @@ __device__ __forceinline__ void wgmma_m64n128k32_e4m3(float (&d)[64], uint64_t d
 }
 
 /// The m64nNk16 wrapper above whose N is 2R: one call site for a kernel templated on its tile's N
-/// (step 24: n128 for its 128x128 tile, n64 for the swapped small-M tile). R is the fragment's fp32
-/// accumulators per thread, N/2 (PTX ISA, .m64nNk16 D fragment); only the wrapped N (64, 128, 256)
-/// compile.
+/// (step 24: n128 for its 128x128 tile, n64 for the swapped small-M tile; step 27: n8 ... n32 for a
+/// swapped tile sized to M). R is the fragment's fp32 accumulators per thread, N/2 (PTX ISA, .m64nNk16
+/// D fragment); only the wrapped N (8, 16, 32, 64, 128, 256) compile.
 template <int R>
 __device__ __forceinline__ void wgmma_m64nNk16_bf16(float (&d)[R], uint64_t desc_a, uint64_t desc_b, int scale_d) {
-  static_assert(R == 32 || R == 64 || R == 128, "wrapped wgmma N: 64, 128, 256 (R = N / 2 accumulators)");
-  if constexpr (R == 32) wgmma_m64n64k16_bf16(d, desc_a, desc_b, scale_d);
+  static_assert(R == 4 || R == 8 || R == 16 || R == 32 || R == 64 || R == 128,
+                "wrapped wgmma N: 8, 16, 32, 64, 128, 256 (R = N / 2 accumulators)");
+  if constexpr (R == 4) wgmma_m64n8k16_bf16(d, desc_a, desc_b, scale_d);
+  else if constexpr (R == 8) wgmma_m64n16k16_bf16(d, desc_a, desc_b, scale_d);
+  else if constexpr (R == 16) wgmma_m64n32k16_bf16(d, desc_a, desc_b, scale_d);
+  else if constexpr (R == 32) wgmma_m64n64k16_bf16(d, desc_a, desc_b, scale_d);
   else if constexpr (R == 64) wgmma_m64n128k16_bf16(d, desc_a, desc_b, scale_d);
   else wgmma_m64n256k16_bf16(d, desc_a, desc_b, scale_d);
 }
