@@ -3,8 +3,9 @@
 // the A box, the wgmmas and, where the grid is split, every fp32 partial a block stores for the fixup
 // (32 KB per piece) and the last piece's consumer reads back, piece after piece, while the rest of the
 // GPU waits. Now the tile is 128 x swap_bn(M), the narrowest wgmma N of 8, 16, 32, 64 that holds M
-// (tile_menu::swap_bn): at M <= 8 a partial is 4 KB, and the fixup loads a batch of pieces (64
-// registers' worth) before it adds them, in the same order as before (the same bits).
+// (tile_menu::swap_bn): at M <= 8 a partial is 4 KB. (The fixup's loop is also unrolled FIXUP_BATCH
+// times, 16 float4 of loads at each width, in the same order of adds; that batches only tiles of that
+// many pieces, 8 at n8, and the split tiles of the sweep have 3-5, so there it runs one at a time.)
 // Prediction (against step 26, by ncu's kernel time at 1 x 4096 x 4096: 20.5 us, cuBLAS's split-K
 // kernel 13.0 + its reduction 3.1): the fixup's reads of 4-5 pieces of 32 KB per tile (the last
 // block's tail, ~3-4 us) shrink 8x at M <= 8 and 2x at M = 32: M = 1 and 4 shapes ~15 % faster, M = 32
@@ -97,7 +98,7 @@ template <int TN>
 constexpr int64_t SLOT_FLOATS = int64_t(BM) * TN;
 constexpr int COUNTERS_PER_TILE = 1;
 template <int TN>
-constexpr int FIXUP_BATCH = TN >= 64 ? 1 : 64 / TN;  // pieces a fixup loads at once: 64 registers of float4 (TN = 8: 8)
+constexpr int FIXUP_BATCH = TN >= 64 ? 1 : 64 / TN;  // the fixup loop's unroll: 16 float4 (64 registers) of loads; TN = 8: 8 pieces
 
 /// The split for the kernel's M x N x K problem (swapped: C^T's, N x M) on `sms` SMs (host).
 /// Unswapped, 23's rule: step 21's where there are at least
@@ -262,7 +263,8 @@ gemm_pingpong_stream_k(int M, int N, int K, const __grid_constant__ CUtensorMap 
         for (int i = 0; i < M_SLABS; ++i)
 #pragma unroll
           for (int r = 0; r < TN / 2; ++r) acc[i][r] = 0.0f;
-        // The pieces' loads in batches of FIXUP_BATCH<TN> (64 registers): the adds stay in block order.
+        // Unrolled FIXUP_BATCH<TN> times: full batches load their pieces together (the remainder, first, one
+        // at a time); the adds stay in block order either way.
 #pragma unroll FIXUP_BATCH<TN>
         for (int c = c_first; c <= c_last; ++c) {
           const float4* src = piece(c);

@@ -88,6 +88,16 @@ $(BUILD)/bin/variant_25_bn%: $(BUILD)/obj/variants/25_bn%.o $(MAIN_OBJ) $(COMMON
 .PHONY: tile-variants
 tile-variants: $(TILE_VARIANTS)
 
+# Step 28 copying A and B wherever K % 16 != 0 (STEP28_ALWAYS_REPACK), to measure where
+# tile_menu::repack_pitch's copy pays (TILE_BINS="27 28 variant_28_always" scripts/gpu_session.sh tiles).
+REPACK_VARIANTS := $(BUILD)/bin/variant_28_always
+$(BUILD)/obj/variants/28_always.o: kernels/28_pad_pitch.cu $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) -DSTEP28_ALWAYS_REPACK=1 -c $< -o $@
+$(BUILD)/bin/variant_28_always: $(BUILD)/obj/variants/28_always.o $(MAIN_OBJ) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
+
 PROMOTE_VARIANTS := $(BUILD)/bin/variant_31_pe1 $(BUILD)/bin/variant_31_pe2
 $(BUILD)/obj/variants/31_pe%.o: kernels/31_fp8_promotion.cu $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
@@ -101,7 +111,7 @@ promote-variants: $(PROMOTE_VARIANTS)
 
 #> make gpu-carry            build/carry/bin.tar.xz: every executable, stripped and compressed (about 5 MB), for a GPU machine with no compiler; scripts/gpu_session.sh unpacks it into build/bin
 .PHONY: gpu-carry
-gpu-carry: all $(BUILD)/bin/tests $(BUILD)/bin/fuzz $(BUILD)/bin/soak $(FIXTURE_EXES) $(PROBE_EXES) $(TILE_VARIANTS) $(PROMOTE_VARIANTS) $(LAB_EXES)
+gpu-carry: all $(BUILD)/bin/tests $(BUILD)/bin/fuzz $(BUILD)/bin/soak $(FIXTURE_EXES) $(PROBE_EXES) $(TILE_VARIANTS) $(REPACK_VARIANTS) $(PROMOTE_VARIANTS) $(LAB_EXES)
 	@rm -rf $(BUILD)/carry && mkdir -p $(BUILD)/carry/bin
 	cp $(BUILD)/bin/* $(BUILD)/carry/bin/ && strip $(BUILD)/carry/bin/*
 	tar cJf $(BUILD)/carry/bin.tar.xz -C $(BUILD)/carry bin && rm -rf $(BUILD)/carry/bin

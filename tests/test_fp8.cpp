@@ -208,6 +208,21 @@ TEST_CASE("fp8 names, rates and the CPU oracle of the dequantized product", "[cp
   CHECK(c == std::vector<double>{0.25 + 0.375, 0.75, 0.125 - 0.125, 0.0625 - 0.125});
 }
 
+TEST_CASE("TMA maps with a pitch (step 28's padded copies): the pitch is the stride, at least the columns", "[cpu][tma]") {
+  const void* base = reinterpret_cast<const void*>(uintptr_t(0x10000));
+  TmaMatrix t{base, 5000, 5000, 128, 64, CU_TENSOR_MAP_SWIZZLE_128B, TmaElem::bf16, 5056};
+  CHECK_FALSE(tma_refusal(t).has_value());  // 10112-byte rows of which 10000 are the matrix
+  t.pitch = 4992;                            // below the 5000 columns
+  REQUIRE(tma_refusal(t).has_value());
+  CHECK_THAT(*tma_refusal(t), Catch::Contains("pitch of 4992 elements is below the row's 5000 columns"));
+  t.pitch = 5004;                            // 10008 bytes: not a multiple of 16
+  REQUIRE(tma_refusal(t).has_value());
+  CHECK_THAT(*tma_refusal(t), Catch::Contains("a pitch of 5004 elements of bf16 is 10008 bytes"));
+  t.cols = 5001;                             // the columns alone would be refused; the pitch decides
+  t.pitch = 5056;
+  CHECK_FALSE(tma_refusal(t).has_value());
+}
+
 TEST_CASE("TMA maps of e4m3: rows of 16-byte multiples (K % 16), boxes of 128 one-byte columns", "[cpu][fp8][tma]") {
   const void* base = reinterpret_cast<const void*>(uintptr_t(0x10000));
   const TmaMatrix ok{base, 300, 4096, 128, 128, CU_TENSOR_MAP_SWIZZLE_128B, TmaElem::e4m3};

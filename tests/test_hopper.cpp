@@ -298,8 +298,21 @@ TEST_CASE("swapped tile sized to M (steps 27 on): every width's first and last M
         for (int k : {64, 4104}) {
           const std::string what = fmt::format("swapped to M: {} x {} x {}", m, n, k);
           expect_pass(step, {Dtype::bf16, m, n, k, 1, 0, 113, false}, Oracle::cublas, what);
-          expect_pass(step, {Dtype::bf16, m, n, k, 1.5f, -0.5f, 127, true}, Oracle::cublas, what + " (exact, beta)");
+          expect_pass(step, {Dtype::bf16, m, n, k, 1, 0, 127, true}, Oracle::cublas, what + " (exact)");
         }
+    {
+      // The launcher runs swap_bn(M)'s instance: at N = 4096, K = 8192 every M <= 64 has the same split
+      // (32 tiles of C^T), so the partial slots scale with the tile's width, 8 : 16 : 32 : 64, and only
+      // the 32 arrival counters are common.
+      const size_t counters = 32 * sizeof(int);
+      auto slots = [&](int m) { return step.workspace_bytes(m, 4096, 8192) - counters; };
+      INFO("step " << step.id);
+      CHECK(slots(33) == 8 * slots(1));
+      CHECK(slots(33) == 8 * slots(8));
+      CHECK(slots(33) == 4 * slots(9));
+      CHECK(slots(33) == 2 * slots(32));
+      CHECK(slots(33) == slots(64));
+    }
     for (int m : {1, 16, 32}) {
       // 32 tiles of C^T of 128 K tiles on 132 SMs: each split between about four blocks.
       const Problem p{Dtype::bf16, m, 4096, 8192, 1, 0, 131, false};
@@ -307,6 +320,37 @@ TEST_CASE("swapped tile sized to M (steps 27 on): every width's first and last M
       CHECK(step.workspace_bytes(p.m, p.n, p.k) > 0);
       expect_same_bits_ten_times(step, p, fmt::format("swapped to M split, M = {}", m));
     }
+  }
+}
+
+// ---- the padded pitch (step 28 on) --------------------------------------------------------------
+// Step 28 copies A and B to a pitch of padded_pitch(K) elements where tile_menu::repack_pitch says so
+// (K's rows inside a 32-byte sector, a compute-bound shape) and runs the GEMM on the copies. Shapes that take
+// that path (asked of repack_pitch itself), ragged in M and N, with K tails of 8, 40 and 56 elements
+// the copies' pad must never contribute to, one of them on the stream-K path (2900 x 2900: 529 tiles,
+// 4 waves and 1, so the split's slots and counters sit before the copies in the workspace); and the
+// same bits on ten runs.
+
+TEST_CASE("padded pitch (steps 28 on): A and B copied to a 128-byte pitch, ragged M, N and K tails", "[gpu][hopper][tile_menu]") {
+  REQUIRE_HOPPER_OR_SKIP();
+  std::vector<Step> steps;
+  for (const Step& s : persistent_steps())
+    if (s.id >= "28") steps.push_back(s);
+  REQUIRE_FALSE(steps.empty());
+  for (const Step& step : steps) {
+    for (const auto& [m, n, k] : {std::tuple{3100, 3100, 1800}, {3073, 4000, 1064}, {4000, 3080, 1224}, {3208, 3176, 1848},
+                                       {2900, 2900, 2120}}) {
+      const std::string what = fmt::format("padded pitch: {} x {} x {}", m, n, k);
+      INFO(what);
+      REQUIRE(gemm::tile_menu::repack_pitch(m, n, k));  // the shape takes the copy path
+      CHECK(step.workspace_bytes(m, n, k) >= size_t(m + n) * size_t(gemm::tile_menu::padded_pitch(k)) * 2);
+      expect_pass(step, {Dtype::bf16, m, n, k, 1, 0, 137, false}, Oracle::cublas, what);
+      expect_pass(step, {Dtype::bf16, m, n, k, 1, 0, 139, true}, Oracle::cublas, what + " (exact)");
+    }
+    expect_same_bits_ten_times(step, {Dtype::bf16, 3100, 3100, 1800, 1, 0, 149, false}, "padded pitch 3100 x 3100 x 1800");
+    // 2900 x 2900 x 2120 is split (stream-K): the workspace holds the split's part before the copies.
+    CHECK(step.workspace_bytes(2900, 2900, 2120) > size_t(2900 + 2900) * size_t(gemm::tile_menu::padded_pitch(2120)) * 2);
+    expect_same_bits_ten_times(step, {Dtype::bf16, 2900, 2900, 2120, 1, 0, 151, false}, "padded pitch, stream-K, 2900 x 2900 x 2120");
   }
 }
 

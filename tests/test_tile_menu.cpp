@@ -226,3 +226,38 @@ TEST_CASE("split-K in equal segments: block b is segment b % s of tile b / s, ne
         }
       }
 }
+
+TEST_CASE("padded pitch: K rounded up to 64 elements, copied only off a sector and where the GEMM is compute-bound", "[cpu][tile_menu]") {
+  CHECK(padded_pitch(1) == 64);
+  CHECK(padded_pitch(64) == 64);
+  CHECK(padded_pitch(5000) == 5056);
+  CHECK(padded_pitch(4096) == 4096);
+  CHECK(repack_pitch(5000, 5000, 5000));          // the sweep's ragged shape: 1/2500 <= 1/1152
+  CHECK_FALSE(repack_pitch(5000, 5000, 4992));    // K on the line: nothing to copy
+  CHECK_FALSE(repack_pitch(4000, 4000, 4000));    // 64 bytes off the line but on a sector: measured, the copy lost
+  CHECK(repack_pitch(8200, 8200, 8200));          // 16 bytes off: inside a sector
+  CHECK_FALSE(repack_pitch(8200, 8200, 8192));
+  CHECK_FALSE(repack_pitch(1, 4096, 4104));       // memory-bound: the copy would triple the bytes
+  CHECK_FALSE(repack_pitch(64, 16384, 5000));
+  CHECK(repack_pitch(2504, 2504, 2504));          // 1/1252: measured, the copy paid (104 -> 94 us)
+  CHECK(repack_pitch(2304, 2304, 2504));          // exactly 1/1152, 2.7e10 FLOP
+  CHECK_FALSE(repack_pitch(2304, 2304, 2496));    // the same, on a sector
+  CHECK_FALSE(repack_pitch(2008, 2008, 2008));    // 1/1004: measured, break-even (53 -> 54 us)
+  CHECK_FALSE(repack_pitch(1024, 8192, 4104));    // 1/910: measured, break-even (189 -> 193 us)
+  CHECK_FALSE(repack_pitch(2048, 2048, 3080));    // 1/1024: measured, the copy lost (74.5 -> 76.2 us)
+  CHECK_FALSE(repack_pitch(2048, 2048, 32776));   // 1/1024: the copy paid (823 -> 685 us), long K: not modelled
+  CHECK_FALSE(repack_pitch(2560, 2560, 1800));    // 1/1280 but 2.4e10 FLOP: too short a GEMM
+  CHECK_FALSE(repack_pitch(256, 4096, 4104));     // memory-bound: measured, the copy lost (42 -> 72 us)
+  CHECK_FALSE(repack_pitch(4096, 4096, 40));      // one K tile: too little GEMM to pay two copy launches
+  for (int64_t m : {1, 100, 1536, 3072, 5000, 65536})
+    for (int64_t n : {1, 100, 1536, 3072, 5000, 65536})
+      for (int64_t k : {8, 1000, 4096, 5000, 100000}) {
+        INFO(m << " x " << n << " x " << k);
+        const bool r = repack_pitch(m, n, k);
+        if (k % kSectorElems == 0) CHECK_FALSE(r);
+        if (r) CHECK((m * n >= kRepackMinDim * (m + n) && 2.0 * m * n * k >= double(kRepackMinFlop)));
+        CHECK(padded_pitch(k) % kPitchElems == 0);
+        CHECK(padded_pitch(k) >= k);
+        CHECK(padded_pitch(k) < k + kPitchElems);
+      }
+}

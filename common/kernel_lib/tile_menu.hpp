@@ -7,7 +7,8 @@
 // The menu (the ping-pong, stream-K kernel of steps 23-24, one consumer tile of 128 rows = two m64
 // wgmma slabs by `bn` columns):
 //   swapped 128 x 64 : M <= kSwapMaxM: C^T = B * A^T, B's rows on wgmma's M side, all of M in one
-//                      64-wide tile column (step 24), so B is read once;
+//                      64-wide tile column (step 24), so B is read once (step 27 on: 128 x swap_bn(M),
+//                      below; choose() and plan() still report 64, the widest);
 //   128 x 128        : step 23's tile, the most FLOP per byte loaded;
 //   128 x 64         : half the tile, twice the tiles: for grids that leave SMs idle.
 // The choice between the last two is wave quantization. A ping-pong block runs one mainloop at a
@@ -157,5 +158,44 @@ GEMM_HD Plan plan(int64_t m, int64_t n, int64_t k, int sms) {
 /// kSwapMaxM gets kSwapMaxM (the caller swaps only m <= kSwapMaxM).
 GEMM_HD int swap_bn(int64_t m) { return m <= 8 ? 8 : m <= 16 ? 16 : m <= 32 ? 32 : kSwapMaxM; }
 static_assert(kSwapMaxM == 64, "swap_bn's widths end at the widest swapped tile");
+
+// Step 28 on: the row pitch off the 32-byte sector. A K-major bf16 row of K elements is 2K bytes; TMA
+// loads a box row of kBK = 64 elements (128 bytes, one swizzle span) from each of BM rows; row r starts
+// r * 2K bytes past row 0. When 2K is not a multiple of 128, all but one row in 128 / gcd(2K, 128)
+// start off a 128-byte line and straddle two; when 2K is not a multiple of 32 either (2K % 32 == 16),
+// every other row also starts 16 bytes into a 32-byte sector and touches five sectors, two of them
+// half-used. Measured (step 25 at M = N = 5000, x cuBLAS; the notebook, "A ragged K that is slow for its
+// alignment, not its tail"): K = 5056 (on the line) 0.924, 5024 (64 bytes off) 0.858, 5008 (32 off)
+// 0.770, 5040 (96 off) 0.734, but 5000 (16 off: inside a sector) 0.476; ncu counted about 3x the L2
+// requests of K = 4992 there. Copying A and B to a pitch of padded_pitch(K) elements costs reading and
+// writing both once, 4 (M + N) K bytes, at ~1.6 TB/s (cudaMemcpy2DAsync at 5000^3), and the GEMM runs at
+// the aligned speed. That pays where a row is inside a sector and not where it is only off the line
+// (measured at 4000^3, 64 bytes off: the copy made step 28 0.671x cuBLAS where 27 ran 0.906x). Where
+// it pays was measured by forcing the copy (variant_28_always against step 27, 2026-12-04; the
+// notebook, "Step 28: where the copy pays"): the misaligned GEMM takes 1.4-2.3x the aligned one, and
+// the copy, about 625 (1/M + 1/N) of the aligned GEMM's time (at ~500 TFLOP/s), paid at 2504^3 (1/1252:
+// 104 -> 94 us) and 3000^3 (160 -> 141), broke even or lost at 1/M + 1/N = 1/1024 and above (2048^2 x
+// 3080: 74.5 -> 76.2 us; 2008^3; 1024 x 8192 x 4104: 189 -> 193) and lost at every memory-bound shape
+// (256 x 4096 x 4104: 42 -> 72). Long K raises the misaligned GEMM's cost (2048^2 x 32776 paid, 823 ->
+// 685 us, at 1/1024), which this rule does not model. So repack_pitch copies where 2K % 32 != 0
+// (K % 16 == 8; the harness's K % 8 == 0 leaves no other case), 1/M + 1/N <= 1/kRepackMinDim (between
+// the measured 1/1024 and 1/1252), and the GEMM is long enough (kRepackMinFlop): at 2048^2 x 2056
+// (1.7e10 FLOP, an aligned GEMM of ~35 us) the copy lost 7 % (53 -> 56 us).
+
+inline constexpr int kPitchElems = 64;                ///< pitches are padded to 64 bf16 = 128 bytes
+inline constexpr int kSectorElems = 16;               ///< 32 bytes of bf16: one L2 sector
+inline constexpr int64_t kRepackMinDim = 1152;        ///< copy when 1/M + 1/N <= 1/kRepackMinDim
+inline constexpr int64_t kRepackMinFlop = 25'000'000'000;  ///< ... and 2 M N K >= 2.5e10 (~50 us at 500 TFLOP/s)
+
+/// K rounded up to a multiple of kPitchElems: the padded copy's row pitch, in elements (k >= 1).
+GEMM_HD int64_t padded_pitch(int64_t k) { return (k + kPitchElems - 1) / kPitchElems * kPitchElems; }
+
+/// Whether step 28 copies A (m x k) and B (n x k) to the padded pitch before the GEMM: K's rows start
+/// inside a 32-byte sector (k % kSectorElems != 0), the copy is at most about half of the aligned GEMM
+/// (m n >= kRepackMinDim (m + n)), and the GEMM has at least kRepackMinFlop FLOP (m, n, k >= 1).
+GEMM_HD bool repack_pitch(int64_t m, int64_t n, int64_t k) {
+  return k % kSectorElems != 0 && m * n >= kRepackMinDim * (m + n) &&
+         2.0 * double(m) * double(n) * double(k) >= double(kRepackMinFlop);
+}
 
 }  // namespace gemm::tile_menu

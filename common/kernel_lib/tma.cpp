@@ -44,7 +44,12 @@ std::optional<std::string> tma_refusal(const TmaMatrix& t) {
     return fmt::format("TMA needs a 16-byte aligned base address; got {:#x}", addr);
   if (t.rows < 1 || t.cols < 1 || t.rows > (1ULL << 32) || t.cols > (1ULL << 32))
     return fmt::format("TMA extents must be in [1, 2^32]; got {} x {}", t.rows, t.cols);
-  const uint64_t stride = t.cols * kElemBytes;
+  if (t.pitch != 0 && t.pitch < t.cols)
+    return fmt::format("TMA pitch of {} elements is below the row's {} columns", t.pitch, t.cols);
+  const uint64_t stride = (t.pitch != 0 ? t.pitch : t.cols) * kElemBytes;
+  if (stride % 16 != 0 && t.pitch != 0)
+    return fmt::format("TMA needs a row stride that is a multiple of 16 bytes: a pitch of {} elements of {} is {} "
+                       "bytes (the pitch must be a multiple of {})", t.pitch, type, stride, 16 / kElemBytes);
   if (stride % 16 != 0)
     return fmt::format("TMA needs a row stride that is a multiple of 16 bytes: {} columns of {} are {} bytes "
                        "(the column count must be a multiple of {})", t.cols, type, stride, 16 / kElemBytes);
@@ -67,7 +72,7 @@ CUtensorMap make_tma_2d(const TmaMatrix& t) {
   const CUtensorMapDataType type = t.elem == TmaElem::e4m3 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   CUtensorMap map;
   const cuuint64_t dims[2] = {t.cols, t.rows};             // innermost (contiguous) first
-  const cuuint64_t strides[1] = {t.cols * kElemBytes};     // bytes; dimension 0's stride is implied
+  const cuuint64_t strides[1] = {(t.pitch != 0 ? t.pitch : t.cols) * kElemBytes};  // bytes; dimension 0's stride is implied
   const cuuint32_t box[2] = {t.box_cols, t.box_rows};
   const cuuint32_t elem_strides[2] = {1, 1};
   CU_CHECK(encode_tiled()(&map, type, 2, const_cast<void*>(t.base), dims, strides,

@@ -19,22 +19,24 @@ enum class TmaElem { bf16, e4m3 };
 /// Bytes per element: 2 or 1.
 uint32_t tma_elem_bytes(TmaElem e);
 
-/// A row-major matrix of rows x cols elements of type `elem` (row stride = cols elements, no
-/// padding), read or written by TMA in boxes of box_rows x box_cols elements.
+/// A row-major matrix of rows x cols elements of type `elem` (row stride = pitch elements; pitch 0:
+/// cols, no padding), read or written by TMA in boxes of box_rows x box_cols elements. Columns from
+/// cols to pitch - 1 are never read: TMA zero-fills a box past cols.
 struct TmaMatrix {
   const void* base = nullptr;
   uint64_t rows = 0, cols = 0;
   uint32_t box_rows = 0, box_cols = 0;
   CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
   TmaElem elem = TmaElem::bf16;
+  uint64_t pitch = 0;  ///< elements from one row to the next; 0 means cols (step 28 pads it)
 };
 
 /// The first requirement of cuTensorMapEncodeTiled (CUDA Driver API reference, "Tensor Map Object
 /// Management") that `t` breaks, or std::nullopt:
 ///   - base address 16-byte aligned;
 ///   - each extent in [1, 2^32];
-///   - row stride (cols * element bytes) a multiple of 16 (bf16: cols % 8 == 0; e4m3: cols % 16 == 0)
-///     and below 2^40;
+///   - row stride (pitch, or cols, * element bytes) a multiple of 16 (bf16: pitch or cols % 8 == 0;
+///     e4m3: % 16 == 0) and below 2^40; a pitch, when given, at least cols;
 ///   - each box extent in [1, 256]; the inner box extent in bytes a multiple of 16;
 ///   - with a swizzle, the inner box extent in bytes at most the swizzle span (32, 64 or 128).
 std::optional<std::string> tma_refusal(const TmaMatrix& t);

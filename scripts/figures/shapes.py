@@ -108,3 +108,53 @@ def swap_to_m():
                        Patch(fc=PAD, label="zero fill: written by TMA, computed, stored, thrown away")],
               loc="lower center", bbox_to_anchor=(0.5, -0.06), ncol=3, fontsize=9, frameon=False)
     return fig
+
+
+K_RAGGED = 5000   # the sweep's ragged K: a row pitch of 10000 bytes, 16 bytes past a multiple of 32
+PITCH_ELEMS = 64  # tile_menu::kPitchElems: step 28 pads the copies' pitch to a multiple of 64 bf16
+SECTOR, LINE = 32, 128  # bytes: an L2 sector and a 128-byte line (four sectors)
+
+
+@style.figure("pad_pitch",
+              "Step 28: the bytes one K tile's TMA box reads from four consecutive rows of A at K = 5000 (a "
+              "pitch of 10000 bytes, left) and from step 28's padded copy (pitch 10112 bytes, right), over the "
+              "32-byte L2 sectors they touch; at 10000 bytes every other row starts 16 bytes into a sector "
+              "and touches five sectors, and all but one row in eight cross a 128-byte line")
+def pad_pitch():
+    c = constants("28")
+    row_bytes = c["BK"] * 2  # one K tile of one row: 64 bf16, the 128-byte swizzle span
+    padded = (K_RAGGED + PITCH_ELEMS - 1) // PITCH_ELEMS * PITCH_ELEMS
+    rows = 4
+    fig, axes = plt.subplots(1, 2, figsize=(12, 2.9))
+    for ax, pitch_elems, title in ((axes[0], K_RAGGED, f"K = {K_RAGGED}: pitch {2 * K_RAGGED} B"),
+                                   (axes[1], padded, f"step 28's copy: pitch {2 * padded} B (padded_pitch)")):
+        pitch = 2 * pitch_elems
+        ax.set_title(title, fontsize=11)
+        ax.axis("off")
+        total = 0
+        for r in range(rows):
+            start = r * pitch           # the box row of K tile 0; later K tiles add 128 bytes, same offsets
+            off = start % LINE          # drawn relative to the 128-byte line the row starts in
+            first, last = start // SECTOR, (start + row_bytes - 1) // SECTOR
+            sectors = last - first + 1
+            lines = (start + row_bytes - 1) // LINE - start // LINE + 1
+            total += sectors
+            y = -r * 1.6
+            for s in range(2 * LINE // SECTOR):  # two lines of sectors
+                x = s * SECTOR
+                touched = first <= (start - off) // SECTOR + s <= last
+                ax.add_patch(Rectangle((x, y), SECTOR, 1, fc=style.YELLOW if touched else "white",
+                                       ec="black", lw=0.6, alpha=0.5 if touched else 1))
+            ax.add_patch(Rectangle((LINE, y - 0.15), 0.8, 1.3, fc="black", ec="none"))  # the line boundary
+            ax.add_patch(Rectangle((off, y + 0.25), row_bytes, 0.5, fc=A, ec="none"))
+            ax.text(-6, y + 0.5, f"row {r}", ha="right", va="center", fontsize=9)
+            ax.text(2 * LINE + 6, y + 0.5, f"{sectors} sectors, {lines} line{'s' if lines > 1 else ''}",
+                    ha="left", va="center", fontsize=9)
+        ax.text(LINE, 1.5, f"{total} sectors for {rows} rows of {row_bytes} B", ha="center", va="bottom", fontsize=10)
+        ax.set_xlim(-40, 2 * LINE + 90)
+        ax.set_ylim(-rows * 1.6 - 0.6, 2.6)
+    fig.legend(handles=[Patch(fc=A, label=f"the {row_bytes} bytes TMA reads (64 bf16 of K)"),
+                        Patch(fc=style.YELLOW, alpha=0.5, label="a 32-byte sector it touches"),
+                        Patch(fc="black", label="128-byte line boundary")],
+               loc="lower center", bbox_to_anchor=(0.5, -0.10), ncol=3, fontsize=9, frameon=False)
+    return fig
