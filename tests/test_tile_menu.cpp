@@ -244,7 +244,7 @@ TEST_CASE("padded pitch: K rounded up to 64 elements, copied only off a sector a
   CHECK_FALSE(repack_pitch(2304, 2304, 2496));    // the same, on a sector
   CHECK_FALSE(repack_pitch(2008, 2008, 2008));    // 1/1004: measured, break-even (53 -> 54 us)
   CHECK_FALSE(repack_pitch(1024, 8192, 4104));    // 1/910: measured, break-even (189 -> 193 us)
-  CHECK_FALSE(repack_pitch(2048, 2048, 3080));    // 1/1024: measured, the copy lost (74.5 -> 76.2 us)
+  CHECK_FALSE(repack_pitch(2048, 2048, 3080));    // 1/1024: measured, break-even (74.5 -> 76.2 us)
   CHECK_FALSE(repack_pitch(2048, 2048, 32776));   // 1/1024: the copy paid (823 -> 685 us), long K: not modelled
   CHECK_FALSE(repack_pitch(2560, 2560, 1800));    // 1/1280 but 2.4e10 FLOP: too short a GEMM
   CHECK_FALSE(repack_pitch(256, 4096, 4104));     // memory-bound: measured, the copy lost (42 -> 72 us)
