@@ -168,7 +168,8 @@ static_assert(kSwapMaxM == 64, "swap_bn's widths end at the widest swapped tile"
 // alignment, not its tail"): K = 5056 (on the line) 0.924, 5024 (64 bytes off) 0.858, 5008 (32 off)
 // 0.770, 5040 (96 off) 0.734, but 5000 (16 off: inside a sector) 0.476; ncu counted about 3x the L2
 // requests of K = 4992 there. Copying A and B to a pitch of padded_pitch(K) elements costs reading and
-// writing both once, 4 (M + N) K bytes, at ~1.6 TB/s (cudaMemcpy2DAsync at 5000^3), and the GEMM runs at
+// writing both once, 4 (M + N) K bytes, at ~1.6 TB/s (cudaMemcpy2DAsync; estimated at 5000^3 as step
+// 28's time less the same kernel's at K = 5056, not timed alone), and the GEMM runs at
 // the aligned speed. That pays where a row is inside a sector and not where it is only off the line
 // (measured at 4000^3, 64 bytes off: the copy made step 28 0.671x cuBLAS where 27 ran 0.906x). Where
 // it pays was measured by forcing the copy (variant_28_always against step 27, 2026-12-04; the

@@ -158,3 +158,80 @@ def pad_pitch():
                         Patch(fc="black", label="128-byte line boundary")],
                loc="lower center", bbox_to_anchor=(0.5, -0.10), ncol=3, fontsize=9, frameon=False)
     return fig
+
+
+SMS = 132  # the H200's SMs (the sweep's machine)
+L2_SHAPE = (1024, 1024, 65536)  # the sweep's long-K shape of step 26's lesson
+
+
+def _grouped(t, tiles_m, tiles_n, group_m):
+    """schedule::grouped (common/kernel_lib/schedule.hpp): tile index -> (tile row, tile column)."""
+    per_group = group_m * tiles_n
+    group = t // per_group
+    first_m = group * group_m
+    rows = min(group_m, tiles_m - first_m)
+    local = t - group * per_group
+    return first_m + local % rows, local // rows
+
+
+@style.figure("split_segments",
+              "Step 26 at 1024 x 1024 x 65536: where each block starts in K, for the 8 tiles that share A's "
+              "first row panel (top) and the 8 that share B's first column panel (bottom); stream-K's even "
+              "share (left, 132 blocks) starts them at scattered K offsets, so few blocks read the same part "
+              "of a panel at once; equal segments (right, 2 per tile, 128 blocks) start every tile's blocks "
+              "at K tile 0 and 512, so 8 blocks read each part of a panel together and L2 serves it once")
+def split_segments():
+    c = constants("26")
+    m, n, k = L2_SHAPE
+    bm, bn, bk, group_m = c["BM"], c["BN"], c["BK"], c["GROUP_M"]
+    tiles_m, tiles_n, k_tiles = m // bm, n // bn, k // bk
+    tiles = tiles_m * tiles_n
+    s = SMS // tiles  # tile_menu::split_factor: floor(SMs / tiles) equal segments
+    coord = [_grouped(t, tiles_m, tiles_n, group_m) for t in range(tiles)]
+
+    def pieces_stream_k():
+        iters, blocks = tiles * k_tiles, SMS
+        for b in range(blocks):
+            x, end, first = b * iters // blocks, (b + 1) * iters // blocks, True
+            while x < end:
+                t, kt0 = x // k_tiles, x % k_tiles
+                kt1 = min(k_tiles, kt0 + (end - x))
+                yield t, kt0, kt1, first
+                x += kt1 - kt0
+                first = False
+
+    def pieces_split_k():
+        seg = k_tiles // s
+        for b in range(tiles * s):
+            t, j = b // s, b % s
+            yield t, j * seg, (j + 1) * seg if j < s - 1 else k_tiles, True
+
+    fig, axes = plt.subplots(2, 2, figsize=(12, 6.4), sharex=True)
+    for row, (panel, label) in enumerate(((0, "A's row panel 0: tile column"), (1, "B's column panel 0: tile row"))):
+        for col, (pieces, title) in enumerate(((list(pieces_stream_k()), f"stream-K's even share: {SMS} blocks"),
+                                               (list(pieces_split_k()), f"equal segments: {s} per tile, {tiles * s} blocks"))):
+            ax = axes[row][col]
+            if row == 0:
+                ax.set_title(title, fontsize=11)
+            starts = set()
+            for t, kt0, kt1, first in pieces:
+                if coord[t][panel] != 0:  # not a tile of this panel
+                    continue
+                y = coord[t][1 - panel]
+                ax.add_patch(Rectangle((kt0, y - 0.3), kt1 - kt0, 0.6, fc=A if first else style.GREY,
+                                       ec="white", lw=1.5, alpha=0.8))
+                if first:
+                    ax.plot([kt0], [y], marker="o", color="black", ms=5)
+                    starts.add(kt0)
+            ax.text(k_tiles / 2, tiles_n + 0.1, f"{len(starts)} distinct starting K tiles", ha="center", va="top", fontsize=9)
+            ax.set_xlim(0, k_tiles)
+            ax.set_ylim(tiles_n + 0.5, -0.6)
+            ax.set_yticks(range(tiles_n))
+            if col == 0:
+                ax.set_ylabel(label)
+            if row == 1:
+                ax.set_xlabel(f"K tile (of {k_tiles})")
+    fig.legend(handles=[Patch(fc=A, alpha=0.8, label="a block's first piece: it starts at the dot, at time 0"),
+                        Patch(fc=style.GREY, alpha=0.8, label="a block's later piece (after its first)")],
+               loc="lower center", bbox_to_anchor=(0.5, -0.04), ncol=2, fontsize=9, frameon=False)
+    return fig
