@@ -400,8 +400,11 @@ size_t copies_bytes(int m, int n, int k) {
 /// The step's launcher. Where tile_menu::repack_pitch says so (K's rows inside a 32-byte sector, a
 /// compute-bound shape), A and B are first copied to a row pitch of padded_pitch(K) elements in the
 /// workspace (cudaMemcpy2DAsync, device to device, on `stream`; the pad columns are never read: TMA
-/// zero-fills the boxes past K), and the GEMM reads the copies; otherwise 27's launch. Throws
-/// gemm::Error when p.workspace is smaller than workspace_bytes(M, N, K), and what launch_as throws.
+/// zero-fills the boxes past K), and the GEMM reads the copies; otherwise 27's launch. The copies
+/// stay in the workspace after the split's part (whose counters the launch leaves zero): a workspace
+/// reused for another shape, whose split may reach that far, must be zeroed again first. Throws
+/// gemm::Error when p.workspace is null, smaller than workspace_bytes(M, N, K) or not 16-byte aligned,
+/// and what launch_as throws.
 void launch(const gemm::Bf16Gemm& p, cudaStream_t stream) {
   const size_t copies = copies_bytes(p.m, p.n, p.k);
   if (copies == 0) return launch_plan(p, 0, stream);
