@@ -6,6 +6,7 @@ import matplotlib.pyplot as plt
 from matplotlib.patches import Patch, Rectangle
 
 import style
+from hopper2 import SMS, Split, _check_grouped, grouped
 from step_constants import constants
 
 A, B = style.A_COLOR, style.B_COLOR
@@ -160,18 +161,7 @@ def pad_pitch():
     return fig
 
 
-SMS = 132  # the H200's SMs (the sweep's machine)
 L2_SHAPE = (1024, 1024, 65536)  # the sweep's long-K shape of step 26's lesson
-
-
-def _grouped(t, tiles_m, tiles_n, group_m):
-    """schedule::grouped (common/kernel_lib/schedule.hpp): tile index -> (tile row, tile column)."""
-    per_group = group_m * tiles_n
-    group = t // per_group
-    first_m = group * group_m
-    rows = min(group_m, tiles_m - first_m)
-    local = t - group * per_group
-    return first_m + local % rows, local // rows
 
 
 @style.figure("split_segments",
@@ -187,18 +177,15 @@ def split_segments():
     tiles_m, tiles_n, k_tiles = m // bm, n // bn, k // bk
     tiles = tiles_m * tiles_n
     s = SMS // tiles  # tile_menu::split_factor: floor(SMs / tiles) equal segments
-    coord = [_grouped(t, tiles_m, tiles_n, group_m) for t in range(tiles)]
+    _check_grouped(tiles_m, tiles_n, group_m)
+    coord = [grouped(t, tiles_m, tiles_n, group_m) for t in range(tiles)]
+    # Step 26's first version: stream-K's even share of every tile (fewer tiles than SMs, worth it).
+    stream_k = Split(tiles, k_tiles, SMS, True, c["MIN_PIECE"])
 
     def pieces_stream_k():
-        iters, blocks = tiles * k_tiles, SMS
-        for b in range(blocks):
-            x, end, first = b * iters // blocks, (b + 1) * iters // blocks, True
-            while x < end:
-                t, kt0 = x // k_tiles, x % k_tiles
-                kt1 = min(k_tiles, kt0 + (end - x))
-                yield t, kt0, kt1, first
-                x += kt1 - kt0
-                first = False
+        for b in range(stream_k.blocks):
+            for i, (t, kt0, kt1) in enumerate(stream_k.pieces(b)):
+                yield t, kt0, kt1, i == 0
 
     def pieces_split_k():
         seg = k_tiles // s
