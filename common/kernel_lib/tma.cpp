@@ -32,6 +32,9 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
   return fn;
 }
 
+/// Elements from one row to the next: the pitch where one is set, else the column count.
+uint64_t row_elems(const TmaMatrix& t) { return t.pitch != 0 ? t.pitch : t.cols; }
+
 }  // namespace
 
 uint32_t tma_elem_bytes(TmaElem e) { return e == TmaElem::e4m3 ? 1 : 2; }
@@ -46,7 +49,7 @@ std::optional<std::string> tma_refusal(const TmaMatrix& t) {
     return fmt::format("TMA extents must be in [1, 2^32]; got {} x {}", t.rows, t.cols);
   if (t.pitch != 0 && t.pitch < t.cols)
     return fmt::format("TMA pitch of {} elements is below the row's {} columns", t.pitch, t.cols);
-  const uint64_t stride = (t.pitch != 0 ? t.pitch : t.cols) * kElemBytes;
+  const uint64_t stride = row_elems(t) * kElemBytes;
   if (stride % 16 != 0 && t.pitch != 0)
     return fmt::format("TMA needs a row stride that is a multiple of 16 bytes: a pitch of {} elements of {} is {} "
                        "bytes (the pitch must be a multiple of {})", t.pitch, type, stride, 16 / kElemBytes);
@@ -72,7 +75,7 @@ CUtensorMap make_tma_2d(const TmaMatrix& t) {
   const CUtensorMapDataType type = t.elem == TmaElem::e4m3 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   CUtensorMap map;
   const cuuint64_t dims[2] = {t.cols, t.rows};             // innermost (contiguous) first
-  const cuuint64_t strides[1] = {(t.pitch != 0 ? t.pitch : t.cols) * kElemBytes};  // bytes; dimension 0's stride is implied
+  const cuuint64_t strides[1] = {row_elems(t) * kElemBytes};  // bytes; dimension 0's stride is implied
   const cuuint32_t box[2] = {t.box_cols, t.box_rows};
   const cuuint32_t elem_strides[2] = {1, 1};
   CU_CHECK(encode_tiled()(&map, type, 2, const_cast<void*>(t.base), dims, strides,
