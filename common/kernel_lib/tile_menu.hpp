@@ -164,24 +164,17 @@ static_assert(kSwapMaxM == 64, "swap_bn's widths end at the widest swapped tile"
 // r * 2K bytes past row 0. When 2K is not a multiple of 128, all but one row in 128 / gcd(2K, 128)
 // start off a 128-byte line and straddle two; when 2K is not a multiple of 32 either (2K % 32 == 16),
 // every other row also starts 16 bytes into a 32-byte sector and touches five sectors, two of them
-// half-used. Measured (step 25 at M = N = 5000, x cuBLAS; the notebook, "A ragged K that is slow for its
-// alignment, not its tail"): K = 5056 (on the line) 0.924, 5024 (64 bytes off) 0.858, 5008 (32 off)
-// 0.770, 5040 (96 off) 0.734, but 5000 (16 off: inside a sector) 0.476; ncu counted about 3x the L2
-// requests of K = 4992 there. Copying A and B to a pitch of padded_pitch(K) elements costs reading and
-// writing both once, 4 (M + N) K bytes, at ~1.6 TB/s (cudaMemcpy2DAsync; estimated at 5000^3 as step
-// 28's time less the same kernel's at K = 5056, not timed alone), and the GEMM runs at
-// the aligned speed. That pays where a row is inside a sector and not where it is only off the line
-// (measured at 4000^3, 64 bytes off: the copy made step 28 0.671x cuBLAS where 27 ran 0.906x). Where
-// it pays was measured by forcing the copy (variant_28_always against step 27, 2026-12-04; the
-// notebook, "Step 28: where the copy pays"): the misaligned GEMM takes 1.4-2.3x the aligned one, and
-// the copy, about 625 (1/M + 1/N) of the aligned GEMM's time (at ~500 TFLOP/s), paid at 2504^3 (1/1252:
-// 104 -> 94 us) and 3000^3 (160 -> 141), broke even or lost at 1/M + 1/N = 1/1024 and above (2048^2 x
-// 3080: 74.5 -> 76.2 us; 2008^3; 1024 x 8192 x 4104: 189 -> 193) and lost at every memory-bound shape
-// (256 x 4096 x 4104: 42 -> 72). Long K raises the misaligned GEMM's cost (2048^2 x 32776 paid, 823 ->
-// 685 us, at 1/1024), which this rule does not model. So repack_pitch copies where 2K % 32 != 0
-// (K % 16 == 8; the harness's K % 8 == 0 leaves no other case), 1/M + 1/N <= 1/kRepackMinDim (between
-// the measured 1/1024 and 1/1252), and the GEMM is long enough (kRepackMinFlop): at 2048^2 x 2056
-// (1.7e10 FLOP, an aligned GEMM of ~35 us) the copy lost 7 % (53 -> 56 us).
+// half-used. A probe of step 25 at M = N = 5000 put that case at half of cuBLAS, where a pitch only
+// off the line lost 7-21 % (the notebook, "A ragged K that is slow for its alignment, not its tail").
+// Copying A and B to a pitch of padded_pitch(K) elements costs reading and writing both once,
+// 4 (M + N) K bytes (about 1.6 TB/s with cudaMemcpy2DAsync), after which the GEMM runs at the aligned
+// speed. Where that pays was measured by forcing the copy (variant_28_always beside step 27;
+// results/nvidia_h200_pad_pitch.csv, the notebook's "Step 28: where the copy pays"): only where rows
+// start inside a sector, down to 1/M + 1/N = 1/1252, breaking even from 1/1024 on, never at a
+// memory-bound shape. So repack_pitch copies where 2K % 32 != 0 (K % 16 == 8; the harness's
+// K % 8 == 0 leaves no other case), 1/M + 1/N <= 1/kRepackMinDim (between those two), and the GEMM is
+// long enough (kRepackMinFlop) not to pay two copies' fixed costs (2048^2 x 2056 lost 7 %). Long K
+// raises the misaligned GEMM's cost, which the rule does not model.
 
 inline constexpr int kPitchElems = 64;                ///< pitches are padded to 64 bf16 = 128 bytes
 inline constexpr int kSectorElems = 16;               ///< 32 bytes of bf16: one L2 sector
