@@ -50,7 +50,7 @@ MAIN_OBJ    := $(BUILD)/obj/common/harness/main.o
 KERNEL_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(KERNELS)))
 TEST_SRCS   := $(wildcard tests/*.cpp) $(wildcard tests/fixtures/*.cu)
 TEST_OBJS   := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(TEST_SRCS)))
-HEADERS     := $(wildcard common/kernel_lib/*.hpp common/kernel_lib/*.cuh common/kernel_lib/ptx/*.cuh \
+HEADERS     := $(wildcard common/kernel_lib/*.hpp common/kernel_lib/*.cuh common/kernel_lib/ptx/*.cuh common/kernel_lib/family/*.hpp common/kernel_lib/family/*.cuh \
                            common/harness/*.hpp common/harness/cutlass/*.hpp)
 
 # The step the run/profile/sass/trace targets take (STEP=NN) and the shape (M, N, K).

@@ -38,6 +38,16 @@
 #                                   PROMOTE_SIZES (default 4096 8192), paired with cuBLASLt FP8 (default
 #                                   and fast accumulation), 30 rounds -> $OUT/run/promote.csv (the harness's
 #                                   rows plus promote_every: 0 = never) and one line per run
+#   scripts/gpu_session.sh family   the family's steps (FAMILY_STEPS, default those that launch through
+#                                   common/kernel_lib/family/launch.cuh) in one
+#                                   call: the GPU tests of every Hopper and FP8 step ([hopper],[fp8]), fuzz
+#                                   (FUZZ_COUNT, default 800 shapes shared by the steps) on all of them and
+#                                   the four sanitizers on FAMILY_SANITIZE (default 28 33 34: every bf16
+#                                   configuration and the cooperative FP8 ones), side by side under
+#                                   CHECKS_TIMEOUT_S (default 540 s here); then, only if they all passed
+#                                   and alone on the GPU, every one of them at 4096^3 and 8192^3
+#                                   paired with the references (bench.py --steps, 30 rounds, no sustained or
+#                                   stability runs; BENCH_ARGS add) under BENCH_TIMEOUT_S (default 300 s)
 #   STEP=23 [PREV=22] scripts/gpu_session.sh step
 #                                   a new (or candidate) bf16 step in one call: the GPU tests of every
 #                                   Hopper step ([hopper]), fuzz (FUZZ_COUNT, default 800) and the four
@@ -70,6 +80,14 @@ if [ -f build/carry/bin.tar.xz ] && [ ! -x build/bin/tests ]; then
 fi
 case "${1:-}" in
   checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|promote) ;;
+  family)
+    # The steps built from the family (those that launch through common/kernel_lib/family/launch.cuh).
+    FAMILY_STEPS=${FAMILY_STEPS:-$(grep -l 'family/launch.cuh' kernels/*.cu | sed 's|kernels/||; s|_.*||' | tr '\n' ' ')}
+    [ -n "${FAMILY_STEPS// /}" ] || { echo "family: no step from 24 on (FAMILY_STEPS=\"24 28\")" >&2; exit 2; }
+    for id in $FAMILY_STEPS ${FAMILY_SANITIZE:-28 33 34}; do
+      compgen -G "build/bin/${id}_*" > /dev/null || { echo "family: no binary build/bin/${id}_*" >&2; exit 2; }
+    done
+    ;;
   fp8)
     FP8_STEP=${FP8_STEP:-$(python3 scripts/steps.py ladder fp8)}
     FP8_STEP=${FP8_STEP//,/ }
@@ -86,7 +104,7 @@ case "${1:-}" in
       compgen -G "build/bin/${id}_*" > /dev/null || { echo "step: no binary build/bin/${id}_* (ids as in kernels/NN_name.cu)" >&2; exit 2; }
     done
     ;;
-  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|step|fp8" >&2; exit 2 ;;
+  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|step|fp8|family" >&2; exit 2 ;;
 esac
 OUT=${OUT:-gpu_out}
 mkdir -p "$OUT/run"
@@ -113,7 +131,8 @@ stop_jobs() {
 trap 'trap "" TERM INT; stop_jobs; exit 124' TERM INT  # ignore the repeats while stopping
 # GPU tests, fuzz and the sanitizers side by side (none of them times anything), then their summary
 # lines; fails when any of them failed. Arguments: the fuzz shapes (FUZZ_COUNT overrides), a Catch2
-# filter for the tests ("" for all), then --steps S for fuzz and sanitize.sh (nothing: every step).
+# filter for the tests ("" for all), then --steps S for fuzz and sanitize.sh (nothing: every step);
+# SAN_STEPS, when set, gives sanitize.sh steps of its own (a comma list).
 run_checks() {
   local fuzz_count=${FUZZ_COUNT:-$1} filter=$2
   shift 2
@@ -121,14 +140,15 @@ run_checks() {
   local limit=${CHECKS_TIMEOUT_S:-300}
   timeout "$limit" build/bin/tests ${filter:+"$filter"} > "$R/tests.log" 2>&1 & p_tests=$!
   timeout "$limit" build/bin/fuzz --seed "${FUZZ_SEED:-1}" "$@" --count "$fuzz_count" > "$R/fuzz.log" 2>&1 & p_fuzz=$!
-  OUT="$R" timeout "$limit" scripts/sanitize.sh --build build "$@" > "$R/sanitize.log" 2>&1 & p_san=$!
+  OUT="$R" timeout "$limit" scripts/sanitize.sh --build build ${SAN_STEPS:+--steps "$SAN_STEPS"} ${SAN_STEPS:-"$@"} \
+    > "$R/sanitize.log" 2>&1 & p_san=$!
   jobs_started+=("$p_tests" "$p_fuzz" "$p_san")
   wait $p_tests; rc_tests=$?
   wait $p_fuzz; rc_fuzz=$?
   wait $p_san; rc_san=$?
   summary+=("tests${filter:+ $filter} (rc=$rc_tests): $(tail -n 1 "$R/tests.log")"
             "fuzz${*:+ $*} (rc=$rc_fuzz): $(tail -n 1 "$R/fuzz.log")"
-            "sanitize${*:+ $*} (rc=$rc_san): $(tail -n 1 "$R/sanitize.log")"
+            "sanitize${SAN_STEPS:+ --steps $SAN_STEPS}${SAN_STEPS:-${*:+ $*}} (rc=$rc_san): $(tail -n 1 "$R/sanitize.log")"
             "checks wall: $((SECONDS - start)) s")
   grep -E "FAILED|failed|WATCHDOG" "$R/tests.log" | head -20
   grep -E "^FAIL|WATCHDOG" "$R/fuzz.log" | head -10
@@ -161,6 +181,22 @@ case "${1:-}" in
       guard timeout "${BENCH_TIMEOUT_S:-240}" python3 scripts/bench.py --build build --out "$R/results" --no-docs \
         --steps "$PREV" "$STEP" --also "$PREV" --stability 0 ${BENCH_ARGS:-} > "$R/bench.log" 2>&1
       summary+=("bench $PREV $STEP (rc=$?, $((SECONDS - start)) s)")
+      sed -n '/^GPU:/,$p' "$R/bench.log" | tail -n 40
+    else
+      status=1
+      summary+=("bench skipped: a check failed")
+    fi
+    ;;
+  family)
+    steps_csv=${FAMILY_STEPS// /,}
+    steps_csv=${steps_csv%,}
+    san=${FAMILY_SANITIZE:-28 33 34}
+    # The tests of every Hopper and FP8 step take about 5 minutes beside the sanitizers (2026-12-04).
+    if SAN_STEPS=${san// /,} CHECKS_TIMEOUT_S=${CHECKS_TIMEOUT_S:-540} run_checks 800 "[hopper],[fp8]" --steps "$steps_csv"; then
+      start=$SECONDS
+      guard timeout "${BENCH_TIMEOUT_S:-300}" python3 scripts/bench.py --build build --out "$R/results" --no-docs \
+        --steps $FAMILY_STEPS --also --sustained 0 --stability 0 ${BENCH_ARGS:-} > "$R/bench.log" 2>&1
+      summary+=("bench $FAMILY_STEPS (rc=$?, $((SECONDS - start)) s)")
       sed -n '/^GPU:/,$p' "$R/bench.log" | tail -n 40
     else
       status=1

@@ -49,7 +49,8 @@ class Step:
         if "tile" in fields:
             consts = read_constants(path.read_text(), str(path))
             try:
-                self.tile = tuple(evaluate(e.strip(), consts) for e in fields["tile"].strip("{} ").split(","))
+                self.tile = family_tile(path.read_text(), fields["tile"]) or \
+                    tuple(evaluate(e.strip(), consts) for e in fields["tile"].strip("{} ").split(","))
             except ValueError as e:
                 sys.exit(f"error: {path}: .tile = {fields['tile']}: {e}")
         self.roles, self.shapes = [], []
@@ -57,6 +58,21 @@ class Step:
     @property
     def file(self):
         return f"{self.id}_{self.name}"
+
+
+def family_tile(text, tile):
+    """A family step's tile, `{Wide::BM, Wide::BN, Wide::BK, Wide::STAGES}`, from its configuration's Spec
+    (common/kernel_lib/family/config.hpp: BM 128, BK one 128-byte row, 6 stages unless the Spec says);
+    None for any other step. (Stopgap until the registry prints the steps' metadata.)"""
+    m = re.fullmatch(r"\{\s*(\w+)::BM,\s*\1::BN,\s*\1::BK,\s*\1::STAGES\s*\}", tile.strip())
+    if not m:
+        return None
+    spec = re.search(r"struct\s+" + m.group(1) + r"\s*:\s*fam::Config<fam::Spec\{(.*?)\}>", text, re.S)
+    if not spec:
+        raise ValueError(f"no `struct {m.group(1)} : fam::Config<fam::Spec{{...}}>` in the source")
+    f = dict(re.findall(r"\.(\w+)\s*=\s*([\w:]+)", spec.group(1)))
+    bk = 128 if f.get("elem", "").endswith("e4m3") else 64
+    return (128, int(f.get("bn", 128)), bk, int(f.get("stages", 6)))
 
 
 def sort_key(sid):
@@ -87,6 +103,10 @@ def load(root=ROOT):
         sys.exit(f"error: {root}/kernels is not a folder: --root must be the repository")
     for path in (root / "kernels").glob("*.cu"):
         fields = _registration(path.read_text())
+        if fields and re.fullmatch(r"[A-Za-z_]\w*", fields.get("id", "")):  # `.id = ID`: a family step's constant
+            m = re.search(r"constexpr char " + fields["id"] + r"\[\] = \"([^\"]+)\";", path.read_text())
+            if m:
+                fields["id"] = m.group(1)
         if fields is None or "id" not in fields:
             sys.exit(f"error: {path}: no register_step({{...}}) with an .id")
         steps.append(Step(path, fields))

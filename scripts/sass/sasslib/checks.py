@@ -61,16 +61,39 @@ RULE_RE = re.compile(
 
 @dataclasses.dataclass
 class Expectations:
-    rules: list            # (function regex or None, rule text, line number, file)
-    launch: list           # (function regex or None, key, value): threads, tile_m, tile_n, grid,
+    rules: list            # (function regex or None, rule text, line number, file, constants)
+    launch: list           # (function regex or None, key, value, constants): threads, tile_m, tile_n, grid,
                            # dynamic_smem for the resource table; a `function` line scopes them too
+    # constants: the `const NAME = EXPR` lines of the rule's own file, in order ({NAME: EXPR}); they are
+    # evaluated over the step's source constants and the ones before them (with_constants).
 
 
-def parse_expect(path):
-    rules, launch, func_re = [], [], None
+CONST_RE = re.compile(r"^const\s+(?P<name>[A-Za-z_]\w*)\s*=\s*(?P<expr>\S.*)$")
+
+
+def parse_expect(path, _including=(), func_re=None, consts=None):
+    """The rules and launch lines of an .expect file. `const NAME = EXPR` defines a constant for the
+    rules after it; `include FILE` (a path under sass_annotations/) adds that file's rules as if its
+    lines stood there: they start in the includer's `function` scope with its constants, and what they
+    change stays inside the included file (the family's rules, shared by the steps that run them)."""
+    rules, launch, consts = [], [], dict(consts or {})
+    if os.path.abspath(path) in _including:
+        raise ToolError(f"{path}: included from itself ({' -> '.join(_including)})")
     for n, raw in enumerate(open(path), 1):
         line = raw.split(" #")[0].strip() if not raw.lstrip().startswith("#") else ""
         if not line:
+            continue
+        if line.startswith("include "):
+            sub = os.path.join(REPO, "sass_annotations", line[len("include "):].strip())
+            if not os.path.exists(sub):
+                raise ToolError(f"{path}:{n}: include {sub}: no such file")
+            inc = parse_expect(sub, _including + (os.path.abspath(path),), func_re, consts)
+            rules += inc.rules
+            launch += inc.launch
+            continue
+        m = CONST_RE.match(line)
+        if m:
+            consts = {**consts, m.group("name"): m.group("expr")}
             continue
         if line.startswith("function "):
             func_re = line[len("function "):].strip()
@@ -78,12 +101,22 @@ def parse_expect(path):
         if line.startswith("launch "):
             toks = line.split()[1:]
             for k, v in zip(toks[::2], toks[1::2]):
-                launch.append((func_re, k, v))
+                launch.append((func_re, k, v, consts))
             continue
         if not RULE_RE.match(line):
             raise ToolError(f"{path}:{n}: not a rule: {line!r} (see sass_annotations/README.md)")
-        rules.append((func_re, line, n, path))
+        rules.append((func_re, line, n, path, consts))
     return Expectations(rules, launch)
+
+
+def with_constants(source_consts, file_consts):
+    """The step's source constants plus a file's `const` lines, each evaluated over those before it."""
+    if not file_consts:
+        return source_consts
+    out = dict(source_consts)
+    for name, expr in file_consts.items():
+        out[name] = eval_count(expr, out)
+    return out
 
 
 def expect_files(unit):
@@ -152,7 +185,7 @@ def check_unit(unit, rules=None):
     if rules is None:
         rules = [r for f in expect_files(unit) for r in parse_expect(f).rules]
     else:
-        rules = [(None, r, 0, "command line") for r in rules]
+        rules = [(None, r, 0, "command line", {}) for r in rules]
     results, consts = [], source_constants(unit.source)
     if not funcs and unit.step != "00":
         # Only step 00 (cuBLAS) has no device code; anywhere else an empty dump means the kernel was
@@ -160,8 +193,8 @@ def check_unit(unit, rules=None):
         # otherwise pass by having nothing to look at.
         return [(False, "-", rule, "no kernel function in the dump (only step 00 may have none)",
                  f"{os.path.relpath(path, REPO) if os.path.isabs(path) else path}:{n}")
-                for _, rule, n, path in rules]
-    for func_re, rule, n, path in rules:
+                for _, rule, n, path, _consts in rules]
+    for func_re, rule, n, path, file_consts in rules:
         where = f"{os.path.relpath(path, REPO) if os.path.isabs(path) else path}:{n}"
         chosen = [f for f in funcs if func_re is None or re.search(func_re, f.demangled or f.short)]
         if not chosen and func_re is None:
@@ -169,7 +202,7 @@ def check_unit(unit, rules=None):
         if not chosen:
             results.append((False, "-", rule, f"no kernel function matches /{func_re}/", where))
         for f in chosen:
-            ok, detail = eval_rule(rule, f, props, plines, consts)
+            ok, detail = eval_rule(rule, f, props, plines, with_constants(consts, file_consts))
             results.append((ok, f.short, rule, detail, where))
     return results
 

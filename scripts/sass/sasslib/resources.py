@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import re
 
-from .checks import expect_files, parse_expect, parse_ptxas
+from .checks import expect_files, parse_expect, parse_ptxas, with_constants
 from .consts import eval_count, source_constants
 from .dump import ensure_dumped
 from .listing import clean_functions
@@ -71,7 +71,7 @@ def unit_rows(unit, size=4096):
     entries = [e for f in expect_files(unit) for e in parse_expect(f).launch]
     for mangled, p in props.items():
         fname = names.get(mangled, short_name(mangled))
-        launch = {k: eval_count(v, consts) for func_re, k, v in entries
+        launch = {k: eval_count(v, with_constants(consts, fc)) for func_re, k, v, fc in entries
                   if func_re is None or re.search(func_re, fname)}
         threads = int(launch["threads"]) if "threads" in launch else maxntid(unit, mangled)
         dyn = launch.get("dynamic_smem")

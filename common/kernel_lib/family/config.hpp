@@ -1,0 +1,119 @@
+// The family's configuration (steps 24 on): one compile-time value that says which of the parts the
+// ladder taught a kernel is assembled from. Steps 10-23 teach the parts one at a time, each inline in
+// its own file; from step 24 on a step names the configurations it runs (a struct deriving from
+// Config<Spec{...}>, so its kernels read `gemm_kernel<step27::Wide>` in the SASS) and its policy, the
+// host rule that picks one of them and the split per shape (family/plan.hpp).
+//
+// Every derived constant is a constexpr function of the Spec, so the host plan computes the same
+// geometry at run time from the Spec value the policy picked (the workspace a split needs, the shared
+// memory a launch asks for) as the kernel has at compile time.
+#pragma once
+#include <cstdint>
+
+#include "../host_device.hpp"
+
+namespace gemm::family {
+
+enum class Elem { bf16, e4m3 };  ///< the element type of A and B (C is always bf16)
+
+/// How the two consumer warpgroups share the block's items (step 14: cooperative, one tile between
+/// them; step 22: ping-pong, each its own tile, one's epilogue under the other's mainloop).
+enum class Consumers { pingpong, cooperative };
+
+/// Where the K loop's products are summed. tensor_core: the wgmma accumulators hold the whole sum
+/// (bf16; FP8's "fast accumulation", step 30). promoted: each K tile's partial, from a fresh set of
+/// tensor-core accumulators, is added into fp32 registers (step 31; FP8's 14-bit accumulation
+/// promoted every 128 K). two_sets: promoted, with two sets of tensor-core accumulators so that one
+/// K tile's promotion runs while the next one's wgmmas do (step 34).
+enum class Accum { tensor_core, promoted, two_sets };
+
+/// FP8 dequantization scales (registry.hpp, Scaling): none (bf16), one per tensor (applied to the
+/// tile's sum in the epilogue, step 30) or 1 x 128 of A and 128 x 128 of B (applied as each K tile is
+/// promoted, step 32).
+enum class Scales { none, per_tensor, block };
+
+/// A configuration. Defaults: step 23's bf16 ping-pong 128 x 128 tile, 6 stages.
+struct Spec {
+  Elem elem = Elem::bf16;
+  int bn = 128;        ///< the consumer tile's N, which is its wgmma N (8 .. 256, a multiple of 8)
+  bool swap = false;   ///< C^T = B * A^T: B's rows on wgmma's M side, A's on its N side (step 24)
+  Consumers consumers = Consumers::pingpong;
+  Accum accum = Accum::tensor_core;
+  Scales scales = Scales::none;
+  int stages = 6;      ///< the ring's depth (step 13)
+  int promote_every = 4;  ///< promoted: k steps per promotion (4: once per K tile of 128, DeepSeek-V3's interval)
+  friend constexpr bool operator==(const Spec&, const Spec&) = default;
+};
+
+inline constexpr int kBM = 128;         ///< every tile's M side: two m64 wgmma slabs
+inline constexpr int kWgmmaM = 64;      ///< rows of one wgmma (PTX ISA, "Matrix Shape": m64 only)
+inline constexpr int kSwizzleBytes = 128;  ///< a K tile row is one 128-byte swizzle span (step 11)
+inline constexpr int kConsumers = 2;    ///< consumer warpgroups per block (step 14)
+inline constexpr int kThreads = 128 * (1 + kConsumers);  ///< warpgroup 0: producer, 1..2: consumers
+inline constexpr int kProducerRegs = 40, kConsumerRegs = 232;  ///< setmaxnreg split (step 14): 128 x (40 + 2 x 232) = 64K
+inline constexpr int kGroupM = 16;      ///< grouped order's tile rows per group (step 15, schedule.hpp)
+inline constexpr int kEpiBox = 64;      ///< epilogue box: 64 x 64 bf16, one 128-byte swizzle row per row (step 16)
+inline constexpr int kEpiBufs = 2;      ///< boxes in flight per consumer: one written while the other's store reads
+static_assert(128 * (kProducerRegs + kConsumers * kConsumerRegs) <= 65536, "the register split must fit the SM's 64K registers");
+
+/// Bytes of one element of A and B.
+GEMM_HD constexpr int elem_bytes(Spec s) { return s.elem == Elem::bf16 ? 2 : 1; }
+/// The K tile: one 128-byte swizzle row of elements (64 bf16, 128 e4m3).
+GEMM_HD constexpr int bk(Spec s) { return kSwizzleBytes / elem_bytes(s); }
+/// wgmma's K: 32 bytes of elements (k16 bf16, k32 e4m3).
+GEMM_HD constexpr int wgmma_k(Spec s) { return 32 / elem_bytes(s); }
+/// m64 slabs of the tile a consumer computes: both (ping-pong: its own tile) or one (cooperative).
+GEMM_HD constexpr int slabs(Spec s) { return s.consumers == Consumers::pingpong ? kBM / kWgmmaM : 1; }
+/// Bytes one stage of the ring holds: a BM x BK box of A and a BN x BK box of B.
+GEMM_HD constexpr int64_t stage_bytes(Spec s) { return int64_t(kBM + s.bn) * bk(s) * elem_bytes(s); }
+/// Warps whose arrivals free a stage: those of the one consumer that read it, or of both (cooperative).
+GEMM_HD constexpr int empty_arrivals(Spec s) { return s.consumers == Consumers::pingpong ? 4 : 4 * kConsumers; }
+/// fp32 floats of one split piece's partial tile (its stream-K slot): BM x BN.
+GEMM_HD constexpr int64_t slot_floats(Spec s) { return int64_t(kBM) * s.bn; }
+/// Arrival counters per split tile: one, or one per consumer (cooperative: each sums its own slab).
+GEMM_HD constexpr int counters_per_tile(Spec s) { return s.consumers == Consumers::pingpong ? 1 : kConsumers; }
+/// Bytes of the block's shared memory: the ring, the epilogue boxes, the barriers and flags, rounded as
+/// the kernel's SharedStorage lays them out, plus 1024 bytes of slack to align the dynamic base.
+GEMM_HD constexpr int64_t smem_bytes(Spec s) {
+  const int64_t ring = s.stages * stage_bytes(s);  // both arrays 1024-aligned: every box size is a multiple of 1024
+  const int64_t boxes = int64_t(kConsumers) * kEpiBufs * kEpiBox * kEpiBox * 2;
+  const int64_t tail = 8 * (2 * s.stages + kConsumers) + 4 * kConsumers;  // full, empty, order; last_piece
+  return ring + boxes + (tail + 1023) / 1024 * 1024 + 1024;
+}
+
+/// Whether the parts can assemble `s`; the message names the first part that cannot (nullptr: yes).
+GEMM_HD constexpr const char* refusal(Spec s) {
+  if (s.bn < 8 || s.bn > 256 || s.bn % 8 != 0) return "wgmma's N is 8 .. 256 in steps of 8";
+  if (s.elem == Elem::bf16 && (s.accum != Accum::tensor_core || s.scales != Scales::none))
+    return "bf16 accumulates in the tensor cores, unscaled";
+  if (s.elem == Elem::e4m3 && s.scales == Scales::none) return "e4m3 needs scales";
+  if (s.elem == Elem::e4m3 && s.bn != 128) return "the e4m3 wgmma wrapped is m64n128k32";
+  if (s.scales == Scales::block && s.accum == Accum::tensor_core) return "block scales are applied as a K tile is promoted";
+  if (s.scales == Scales::block && s.swap) return "block scales of a swapped tile would scale columns: not built";
+  if (s.accum != Accum::tensor_core && (s.promote_every < 1 || (bk(s) / wgmma_k(s)) % s.promote_every != 0))
+    return "a promotion group lies within one K tile";
+  if (s.accum == Accum::two_sets && s.promote_every != bk(s) / wgmma_k(s)) return "two sets promote once per K tile";
+  if (s.accum == Accum::two_sets && s.consumers != Consumers::cooperative)
+    return "two accumulator sets fit only beside one slab of sums (cooperative)";
+  if (!s.swap && s.bn % kEpiBox != 0) return "an unswapped tile is stored in whole 64-wide epilogue boxes";
+  if (s.stages < 2 || smem_bytes(s) > 227 * 1024) return "the ring must have 2 stages or more and fit 227 KB";
+  return nullptr;
+}
+
+/// A configuration's compile-time constants, for the kernel and its parts. A step names its own:
+/// `struct Wide : Config<Spec{.bn = 128}> {};`.
+template <Spec S>
+struct Config {
+  static_assert(refusal(S) == nullptr, "this Spec is not one the family's parts can assemble (refusal(S) says why)");
+  static constexpr Spec spec = S;
+  static constexpr int BM = kBM, BN = S.bn, BK = bk(S), STAGES = S.stages;
+  static constexpr int WGMMA_K = wgmma_k(S), SLABS = slabs(S), FRAG = S.bn / 2;  // FRAG: fp32 per thread per slab
+  static constexpr uint32_t STAGE_BYTES = uint32_t(stage_bytes(S));
+  static constexpr int EMPTY_ARRIVALS = empty_arrivals(S), COUNTERS = counters_per_tile(S);
+  static constexpr bool PINGPONG = S.consumers == Consumers::pingpong;
+  /// The fixup's unroll: 16 float4 (64 registers) of pieces loaded together; BN = 8: 8 pieces (step 27).
+  static constexpr int FIXUP_BATCH = S.bn >= 64 ? 1 : 64 / S.bn;
+  static constexpr size_t SMEM_BYTES = size_t(smem_bytes(S));
+};
+
+}  // namespace gemm::family

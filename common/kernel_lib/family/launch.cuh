@@ -1,0 +1,114 @@
+// The family's launcher (steps 24 on): a Plan (family/plan.hpp) in, one launch of the kernel of the
+// configuration it names out. Everything the launch needs comes from the plan: the kernel's problem and
+// grid, the split and its workspace slots, the padded copies of A and B and their pitch (step 28).
+// Host code, compiled by nvcc with the kernel it launches.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+
+#include <string>
+#include <type_traits>
+
+#include "../check.hpp"
+#include "../launch.hpp"
+#include "../registry.hpp"
+#include "../tma.hpp"
+#include "kernel.cuh"
+#include "plan.hpp"
+
+namespace gemm::family {
+
+/// The error every refusal of the launcher throws: "step <id> ..." and the shape.
+inline Error launch_error(const char* step, const Plan& pl, const std::string& what) {
+  return Error("step " + std::string(step) + " " + what + " for M=" + std::to_string(pl.shape.m) + " N=" +
+               std::to_string(pl.shape.n) + " K=" + std::to_string(pl.shape.k));
+}
+
+/// Launches C's kernel for `prob` (a Bf16Gemm, or an Fp8Gemm with the scaling C was built for) as `pl`
+/// says, on `stream`. prob.workspace must hold pl.workspace_bytes bytes (Step::workspace_bytes of the
+/// same shape, 16-byte aligned, its counters zero: cudaMalloc'd and zeroed once; every launch leaves
+/// them zero again). Where pl.pitch is set, A and B are first copied into the workspace at that row
+/// pitch (cudaMemcpy2DAsync, device to device, on `stream`; TMA zero-fills the boxes past K, so the
+/// pad is never read) and the GEMM reads the copies: the copies stay after the split's part, so a
+/// workspace reused for another shape must be zeroed again first. Throws gemm::Error, naming `step`,
+/// for a missing, small or misaligned workspace or missing scales, and what make_tma_2d and
+/// launch_kernel throw.
+template <class C, class Problem>
+void launch(const char* step, const Problem& prob, const Plan& pl, cudaStream_t stream) {
+  static_assert(std::is_same_v<Problem, Bf16Gemm> == (C::spec.elem == Elem::bf16), "the problem's dtype is C's");
+  using T = elem_t<C>;
+  if (pl.workspace_bytes > 0 && (prob.workspace == nullptr || prob.workspace_bytes < pl.workspace_bytes))
+    throw launch_error(step, pl, "needs a workspace of " + std::to_string(pl.workspace_bytes) + " bytes (got " +
+                                     std::to_string(prob.workspace_bytes) + "): reserve Step::workspace_bytes first");
+  if (pl.pitch != 0 && reinterpret_cast<uintptr_t>(prob.workspace) % 16 != 0)  // TMA reads the copies
+    throw launch_error(step, pl, "needs a 16-byte aligned workspace for its padded copies of A and B");
+  Params k{};
+  if constexpr (std::is_same_v<Problem, Fp8Gemm>) {
+    const bool block = C::spec.scales == Scales::block;
+    if (prob.scaling != (block ? Scaling::block : Scaling::per_tensor) ||
+        (block ? !prob.sfa || !prob.sfb : !prob.scale_a || !prob.scale_b))
+      throw launch_error(step, pl, block ? "takes block scales: p.sfa (ceil(K/128) x M floats) and p.sfb (ceil(N/128) x ceil(K/128) floats) in device memory"
+                                         : "takes per-tensor scales: p.scale_a and p.scale_b, one float each in device memory");
+    k.scale_a = prob.scale_a, k.scale_b = prob.scale_b, k.sfa = prob.sfa, k.sfb = prob.sfb;
+  }
+  const T* a = reinterpret_cast<const T*>(prob.a);
+  const T* b = reinterpret_cast<const T*>(prob.b);
+  if (pl.pitch != 0) {  // step 28: rows that start inside a 32-byte sector, copied to a whole-K-tile pitch
+    char* ws = static_cast<char*>(prob.workspace);
+    const size_t row = size_t(pl.shape.k) * sizeof(T), dpitch = size_t(pl.pitch) * sizeof(T);
+    CUDA_CHECK(cudaMemcpy2DAsync(ws + pl.copy_a_offset, dpitch, a, row, row, size_t(pl.shape.m), cudaMemcpyDeviceToDevice, stream));
+    CUDA_CHECK(cudaMemcpy2DAsync(ws + pl.copy_b_offset, dpitch, b, row, row, size_t(pl.shape.n), cudaMemcpyDeviceToDevice, stream));
+    a = reinterpret_cast<const T*>(ws + pl.copy_a_offset);
+    b = reinterpret_cast<const T*>(ws + pl.copy_b_offset);
+  }
+  // The kernel's operands: A (km rows, wgmma's M side) and B (kn rows, its N side); swapped, B and A.
+  const TmaElem te = C::spec.elem == Elem::bf16 ? TmaElem::bf16 : TmaElem::e4m3;
+  constexpr CUtensorMapSwizzle SW128 = CU_TENSOR_MAP_SWIZZLE_128B;
+  k.tmap_a = make_tma_2d({C::spec.swap ? b : a, uint64_t(pl.km), uint64_t(pl.shape.k), C::BM, C::BK, SW128, te, uint64_t(pl.pitch)});
+  k.tmap_b = make_tma_2d({C::spec.swap ? a : b, uint64_t(pl.kn), uint64_t(pl.shape.k), C::BN, C::BK, SW128, te, uint64_t(pl.pitch)});
+  // C through TMA when its rows are addressable (N % 8 == 0, 16-byte aligned base); else register
+  // stores. Swapped, always register stores: the accumulators hold C^T.
+  const TmaMatrix c{prob.c, uint64_t(pl.shape.m), uint64_t(pl.shape.n), kEpiBox, kEpiBox};
+  k.tma_epilogue = !C::spec.swap && !tma_refusal(c).has_value();
+  if (k.tma_epilogue) k.tmap_c = make_tma_2d(c);
+  k.M = pl.km, k.N = pl.kn, k.K = pl.shape.k;
+  k.tiles_m = pl.tiles_m, k.tiles_n = pl.tiles_n, k.k_tiles = pl.k_tiles;
+  k.C = prob.c;
+  k.split = pl.split;
+  if (pl.split_bytes > 0) {  // the slots, then the counters (stream_k::workspace_bytes)
+    k.split.partials = static_cast<float4*>(prob.workspace);
+    k.split.arrivals = reinterpret_cast<int*>(static_cast<char*>(prob.workspace) +
+                                              stream_k::slots_bytes(pl.split, slot_floats(C::spec)));
+  }
+  opt_in_dynamic_smem(gemm_kernel<C>, C::SMEM_BYTES);  // allows SMEM_BYTES of dynamic smem (needed above 48 KB)
+  launch_kernel({dim3(unsigned(pl.split.blocks)), kThreads, C::SMEM_BYTES, stream}, gemm_kernel<C>, k);
+}
+
+/// Launches the one of the configurations Cs... whose Spec the plan chose (a step instantiates the
+/// configurations its policy can pick). Throws gemm::Error if none matches: a policy that picks a
+/// configuration its step does not instantiate.
+template <class... Cs, class Problem>
+void launch_one_of(const char* step, const Problem& prob, const Plan& pl, cudaStream_t stream) {
+  const bool launched = ((Cs::spec == pl.spec ? (launch<Cs>(step, prob, pl, stream), true) : false) || ...);
+  if (!launched) throw launch_error(step, pl, "planned a configuration it does not instantiate");
+}
+
+/// A family step's plan for a shape on this GPU: its policy (a step's `plan`) at gemm::sm_count().
+using Policy = Plan (*)(int m, int n, int k, int sms);
+
+/// Step::bf16 or Step::fp8 of a family step (registry.hpp): C = A * B^T as `policy` plans it on this GPU,
+/// on `stream`, launched with the one of Cs... the plan names (launch_one_of: its errors). `Id` is the
+/// step's id, for the messages.
+template <const char* Id, Policy policy, class... Cs, class Problem>
+void step_launch(const Problem& p, cudaStream_t stream) {
+  launch_one_of<Cs...>(Id, p, policy(p.m, p.n, p.k, sm_count()), stream);
+}
+
+/// Step::workspace_bytes of a family step: the plan's (the split's slots and counters, then the copies
+/// where it pads; 0 for neither).
+template <Policy policy>
+size_t step_workspace_bytes(int m, int n, int k) {
+  return policy(m, n, k, sm_count()).workspace_bytes;
+}
+
+}  // namespace gemm::family

@@ -1,0 +1,57 @@
+// What the family kernel is given (steps 24 on): the plan's numbers, the tensor maps, C and the scales,
+// in one struct passed as a __grid_constant__ parameter (so TMA can take the maps' addresses in
+// parameter space, as a separate CUtensorMap parameter did in steps 11-23), and the block's shared
+// memory for a configuration C.
+#pragma once
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "../stream_k.hpp"
+#include "config.hpp"
+
+namespace gemm::family {
+
+/// The kernel's parameters, filled by launch() from a Plan (family/plan.hpp).
+struct Params {
+  int M, N, K;                    ///< the kernel's problem: C's, or C^T's when swapped (M = C's N)
+  int tiles_m, tiles_n, k_tiles;  ///< the plan's tile grid over M x N, and K tiles of BK
+  CUtensorMap tmap_a;             ///< the kernel's A operand (swapped: B), BM x BK boxes
+  CUtensorMap tmap_b;             ///< the kernel's B operand (swapped: A), BN x BK boxes
+  CUtensorMap tmap_c;             ///< C in 64 x 64 boxes, where tma_epilogue
+  bool tma_epilogue;              ///< C's rows are TMA-addressable (N % 8 == 0, aligned); else register stores
+  __nv_bfloat16* C;               ///< the real row-major C (m x n), swapped or not
+  const float* scale_a;           ///< Scales::per_tensor: one float each (device memory)
+  const float* scale_b;
+  const float* sfa;               ///< Scales::block: ceil(K/128) x M floats, M contiguous
+  const float* sfb;               ///< Scales::block: ceil(N/128) x ceil(K/128) floats
+  stream_k::Split split;          ///< the plan's split, its partials and counters attached
+};
+
+/// The element type of A and B for a configuration.
+template <class C>
+using elem_t = std::conditional_t<C::spec.elem == Elem::bf16, __nv_bfloat16, __nv_fp8_e4m3>;
+
+/// The block's shared memory (step 23's, sized by C): the ring's stages, the epilogue boxes (unused by a
+/// swapped tile, which stores from registers), the ring's barriers, the ping-pong order barriers and
+/// the fixup's last-piece flags.
+template <class C>
+struct SharedStorage {
+  alignas(1024) elem_t<C> a[C::STAGES][C::BM * C::BK];  // 16 KB per stage: stays 1024-byte aligned
+  alignas(1024) elem_t<C> b[C::STAGES][C::BN * C::BK];  // BN x 128 bytes: a multiple of 1024 for every BN
+  alignas(1024) __nv_bfloat16 c[kConsumers][kEpiBufs][kEpiBox * kEpiBox];  // 8 KB per box, 128B-swizzled
+  uint64_t full[C::STAGES];    // producer -> consumer: the stage's bytes have landed
+  uint64_t empty[C::STAGES];   // consumer -> producer: the stage's wgmmas are done reading it
+  uint64_t order[kConsumers];  // ping-pong: consumer c may start its next item (step 22)
+  int last_piece[kConsumers];  // fixup: this consumer counted its tile's last piece (issuer -> warpgroup)
+};
+
+/// The first row of slab i of this consumer's part of a tile: slab i (ping-pong, both slabs are its
+/// own) or slab `me` (cooperative, one slab each).
+template <class C>
+__device__ __forceinline__ int slab_row(int i, int me) { return (C::PINGPONG ? i : me) * kWgmmaM; }
+
+}  // namespace gemm::family

@@ -1,0 +1,97 @@
+// The plan of one launch (steps 24 on): one value, computed once on the host from the shape, the
+// configuration a step's policy chose and the SM count, that fixes everything the launch and the kernel
+// need: the kernel's problem (swapped or not), the tile grid, the split of the tiles between whole
+// tiles and stream-K or split-K pieces, the row pitch the kernel reads A and B at, and where each of
+// those lives in the workspace. Step::workspace_bytes, the launcher (family/launch.cuh) and the kernel
+// read it; none of them derives any of it again. Pure and host-and-device: tests/test_family.cpp checks
+// it on the CPU, the split's arithmetic included.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "../stream_k.hpp"
+#include "../tile_menu.hpp"
+#include "config.hpp"
+
+namespace gemm::family {
+
+// The stream-K rule (steps 21 and 23, where it is taught and measured; the constants are theirs).
+inline constexpr int kMinWaves = 4;      ///< with 1 .. kMinWaves - 1 full waves, no stream-K (23's measurement)
+inline constexpr int kMinPiece = tile_menu::kMinPiece;  ///< a split block's fewest K tiles
+inline constexpr int kFixupKTiles = 32;  ///< stream-K only where the idle SMs would idle for more than this many K tiles each (21)
+
+/// Which split a step's policy allows (the split itself follows from the shape).
+struct SplitPolicy {
+  /// 23's wave limits: no stream-K with 1 .. kMinWaves - 1 full waves, and with fewer tiles than SMs
+  /// only under a quarter wave. false: the idle-time rule alone (24's swapped path: bound by reading B,
+  /// where an idle SM is a stream of B not read).
+  bool wave_limits = true;
+  /// 26: a grid under one wave (unswapped) splits K into tile_menu::split_factor equal segments per
+  /// tile, one block each, instead of stream-K's even share, where `planned` or the quarter-wave rule says.
+  bool split_k = false;
+  bool planned = false;  ///< the menu's plan priced the split and chose it (tile_menu::plan)
+};
+
+/// The split of `tiles` tiles of `k_tiles` K tiles on `sms` SMs under `p`: the one rule of steps 24 on.
+/// Where the SMs the last wave leaves idle would idle for more than kFixupKTiles K tiles each, stream-K
+/// takes the last wave (stream_k::make_split), within the wave limits unless p drops them; under one
+/// wave with p.split_k, equal split-K segments where p.planned or the quarter-wave rule says so.
+inline stream_k::Split choose_split(int64_t tiles, int64_t k_tiles, int sms, SplitPolicy p) {
+  const int64_t waves = tiles / sms, rest = tiles % sms;
+  const bool idle = rest > 0 && (sms - rest) * k_tiles > int64_t(sms) * kFixupKTiles;
+  const bool quarter = waves == 0 && 4 * tiles <= sms;
+  if (p.split_k && p.wave_limits && waves == 0) {
+    const int64_t s = tile_menu::split_factor(tiles, k_tiles, sms);
+    if (s >= 2 && (p.planned || (quarter && idle))) return stream_k::make_split_k(tiles, k_tiles, s);
+    return stream_k::make_split(tiles, k_tiles, sms, false, kMinPiece);
+  }
+  const bool worth_it = idle && (!p.wave_limits || waves >= kMinWaves || quarter);
+  return stream_k::make_split(tiles, k_tiles, sms, worth_it, kMinPiece);
+}
+
+/// C = A * B^T: A m x k, B n x k, C m x n (m, n, k >= 1).
+struct Shape {
+  int m, n, k;
+};
+
+/// One launch, fully decided.
+struct Plan {
+  Spec spec;              ///< the configuration the policy chose (its kernel runs)
+  Shape shape;            ///< C's problem
+  int km, kn;             ///< the kernel's M and N: C's, or C^T's (n, m) when spec.swap
+  int tiles_m, tiles_n;   ///< kBM x spec.bn tiles over km x kn
+  int k_tiles;            ///< ceil(k / BK)
+  stream_k::Split split;  ///< split.blocks is the grid; its pointers are set by attach (launch.cuh)
+  int64_t pitch;          ///< row pitch, in elements, of the A and B the kernel reads (0: k, unpadded)
+  // The workspace, in bytes from its base: the split's slots and counters, then (pitch != 0) the copies
+  // of A (m x pitch) and B (n x pitch), each 256-byte aligned.
+  size_t split_bytes, copy_a_offset, copy_b_offset, workspace_bytes;
+};
+
+/// K rounded up to a whole K tile (one 128-byte row per K tile): the pitch of step 28's copies.
+inline int64_t padded_pitch(int64_t k, Spec s) { return (k + bk(s) - 1) / bk(s) * bk(s); }
+
+inline size_t round_up_256(size_t b) { return (b + 255) / 256 * 256; }
+
+/// The plan for `sh` run with configuration `spec` under split policy `sp` on `sms` SMs; `pad`: read A
+/// and B from copies at padded_pitch (step 28). sms < 1 counts as 1.
+inline Plan make_plan(Shape sh, Spec spec, SplitPolicy sp, bool pad, int sms) {
+  Plan p{};
+  p.spec = spec;
+  p.shape = sh;
+  p.km = spec.swap ? sh.n : sh.m;
+  p.kn = spec.swap ? sh.m : sh.n;
+  p.tiles_m = (p.km + kBM - 1) / kBM;
+  p.tiles_n = (p.kn + spec.bn - 1) / spec.bn;
+  p.k_tiles = (sh.k + bk(spec) - 1) / bk(spec);
+  p.split = choose_split(int64_t(p.tiles_m) * p.tiles_n, p.k_tiles, sms < 1 ? 1 : sms, sp);
+  p.pitch = pad ? padded_pitch(sh.k, spec) : 0;
+  p.split_bytes = stream_k::workspace_bytes(p.split, slot_floats(spec), counters_per_tile(spec));
+  const size_t row = size_t(p.pitch) * size_t(elem_bytes(spec));
+  p.copy_a_offset = pad ? round_up_256(p.split_bytes) : 0;
+  p.copy_b_offset = pad ? round_up_256(p.copy_a_offset + size_t(sh.m) * row) : 0;
+  p.workspace_bytes = pad ? p.copy_b_offset + size_t(sh.n) * row : p.split_bytes;
+  return p;
+}
+
+}  // namespace gemm::family
