@@ -373,6 +373,7 @@ const bool registered = gemm::register_step({
     .tile = {BM, BN, BK, STAGES},
     .threads = THREADS,
     .persistent = true,
+    .caps = {.stream_k = true, .swap_ab = true},
 });
 
 }  // namespace step24

@@ -388,6 +388,7 @@ const bool registered = gemm::register_step({
     .tile = {BM, BN, BK, STAGES},
     .threads = THREADS,
     .persistent = true,
+    .caps = {.stream_k = true, .swap_ab = true, .tile_menu = true},
 });
 
 }  // namespace step25

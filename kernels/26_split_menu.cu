@@ -395,6 +395,7 @@ const bool registered = gemm::register_step({
     .tile = {BM, BN, BK, STAGES},
     .threads = THREADS,
     .persistent = true,
+    .caps = {.stream_k = true, .swap_ab = true, .tile_menu = true, .split_k = true},
 });
 
 }  // namespace step26

@@ -471,6 +471,7 @@ const bool registered = gemm::register_step({
     .tile = {BM, BN, BK, STAGES},
     .threads = THREADS,
     .persistent = true,
+    .caps = {.stream_k = true, .swap_ab = true, .tile_menu = true, .split_k = true, .swap_sized = true, .pad_pitch = true},
 });
 
 }  // namespace step28

@@ -73,6 +73,19 @@ TEST_CASE("the steps form a tree: every parent is registered and comes before it
   CHECK(kernel_roots == 1);
 }
 
+TEST_CASE("capabilities agree with the rest of a registration", "[cpu][steps]") {
+  int with_caps = 0;
+  for (const Step& s : real_steps()) {
+    const gemm::Capabilities& c = s.caps;
+    INFO("step " << s.id);
+    with_caps += c.stream_k || c.swap_ab || c.tile_menu || c.split_k || c.swap_sized || c.pad_pitch;
+    // The fixup's partials and counters, and the padded copies, live in the step's workspace.
+    if (c.stream_k || c.split_k || c.pad_pitch) CHECK(s.workspace_bytes != nullptr);
+    if (c.swap_sized) CHECK(c.swap_ab);  // only a swapped tile is sized to M
+  }
+  CHECK(with_caps >= 1);
+}
+
 TEST_CASE("scripts/steps.py reads the registry the harness builds", "[cpu][steps]") {
   if (!gemm_test::have_repo("scripts/steps.py")) return;
   const fs::path repo = gemm_test::repo_dir();
