@@ -4,7 +4,7 @@
 # every target: it prints the `#>` line above each one, in every file, in order.
 # ARCH sets the fp32 steps' target: the compute capability nvidia-smi reports for GPU 0 when a GPU
 # answers (e.g. 90, 89, 80), else 90; `make ARCH=80` overrides it. The Hopper steps (those registered
-# with .required_cc = 90) build for sm_90a whatever ARCH is.
+# with .required_cc = 90, as kernels/steps.json records it) build for sm_90a whatever ARCH is.
 
 CUDA_HOME ?= /usr/local/cuda
 NVCC      ?= $(CUDA_HOME)/bin/nvcc
@@ -39,8 +39,22 @@ KERNELS  := $(sort $(wildcard kernels/*.cu))
 STEPS    := $(basename $(notdir $(KERNELS)))
 STEP_IDS := $(foreach s,$(STEPS),$(firstword $(subst _, ,$(s))))
 BINS     := $(addprefix $(BUILD)/bin/,$(STEPS))
-# Hopper steps: those whose registration says .required_cc = 90 (kernels/*.cu), built for sm_90a.
-HOPPER_KERNELS := $(shell grep -l '\.required_cc = 90' $(KERNELS))
+# Hopper steps: those registered with .required_cc = 90, built for sm_90a. Chosen before anything is
+# built, so from the committed kernels/steps.json (the registry's own dump: `make steps-json`), through
+# scripts/steps.py. A kernels/*.cu the JSON does not list yet (a new step) falls back to sm_90a, which
+# compiles any step (an fp32 one then runs on Hopper only), with a warning; tests/test_steps.cpp fails
+# until `make steps-json` records it, and its object is rebuilt when its gencode then changes.
+STEPS_JSON     := kernels/steps.json
+LISTED_KERNELS := $(shell python3 scripts/steps.py files || echo STEPS_JSON_UNREADABLE)
+ifneq ($(filter STEPS_JSON_UNREADABLE,$(LISTED_KERNELS)),)
+  $(error scripts/steps.py cannot read $(STEPS_JSON) (its message is above))
+endif
+HOPPER_KERNELS := $(shell python3 scripts/steps.py files --hopper)
+UNLISTED_KERNELS := $(filter-out $(LISTED_KERNELS),$(KERNELS))
+ifneq ($(UNLISTED_KERNELS),)
+  $(warning $(UNLISTED_KERNELS): not in $(STEPS_JSON) yet, built for sm_90a; run `make steps-json` once it builds)
+  HOPPER_KERNELS += $(UNLISTED_KERNELS)
+endif
 gencode_for     = $(if $(filter $(1),$(HOPPER_KERNELS)),$(HOPPER_GENCODE),$(FP32_GENCODE))
 BF16_BINS      := $(addprefix $(BUILD)/bin/,$(basename $(notdir $(HOPPER_KERNELS))))
 COMMON_SRCS := $(filter-out common/harness/main.cpp,$(wildcard common/kernel_lib/*.cpp common/harness/*.cpp)) \
@@ -65,7 +79,7 @@ STEP_OF  = $(filter $(1)_%,$(STEPS))
 BUILD_GOALS := $(filter-out clean help test-run bench-run docs docs-deps schedule-figures swizzle-figure steps-table results-tables,\
                  $(or $(MAKECMDGOALS),all))
 
-.PHONY: all test test-run bench bench-run bench-sweep bench-waves bench-shapes profile help run clean tables steps-table results-tables $(STEP_IDS)
+.PHONY: FORCE all test test-run bench bench-run bench-sweep bench-waves bench-shapes profile help run clean tables steps-table steps-json results-tables $(STEP_IDS)
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -91,8 +105,14 @@ $(BUILD)/obj/common/%.o: common/%.cu $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) $(FP32_GENCODE) -c $< -o $@
 
+# The gencode a kernel is built with, rewritten only when it changes (ARCH=, or the step's required_cc
+# in kernels/steps.json), so that a change rebuilds the objects it concerns and nothing else.
+$(BUILD)/gencode/%: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(call gencode_for,kernels/$*.cu)' | cmp -s - $@ || echo '$(call gencode_for,kernels/$*.cu)' > $@
+
 # Every kernel object keeps its ptxas report (registers, shared memory, stack, spills) in build/ptxas/.
-$(BUILD)/obj/kernels/%.o: kernels/%.cu $(HEADERS) | $(BUILD)/.deps-ok
+$(BUILD)/obj/kernels/%.o: kernels/%.cu $(BUILD)/gencode/% $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@) $(BUILD)/ptxas
 	@echo "$(NVCC) ... $(call gencode_for,$<) -Xptxas -v -c $< -o $@"
 	@$(NVCC) $(NVCCFLAGS) $(call gencode_for,$<) -Xptxas -v -c $< -o $@ 2> $(BUILD)/ptxas/$*.txt \
@@ -128,7 +148,8 @@ clean:
 # ---- Test ------------------------------------------------------------------------------------------
 #> make test                 build everything, then the Catch2 suite (CPU, SASS, and GPU tests with a GPU; ~6 min on 2 cores)
 # The SASS tests check the dumps of every step and twin (tests/test_sass.cpp), so they are made first.
-test: all $(BUILD)/bin/tests sass-dumps $(FIXTURE_EXES) $(PROBE_EXES) $(BUILD)/bin/fuzz $(BUILD)/bin/soak
+test: all $(BUILD)/bin/tests sass-dumps $(FIXTURE_EXES) $(PROBE_EXES) $(BUILD)/bin/fuzz $(BUILD)/bin/soak \
+      $(BUILD)/bin/registry_json $(BUILD)/bin/split_dump
 	@$(MAKE) --no-print-directory test-run
 
 #> make test-run             the suite, already built (what the GPU machine runs: it has no Catch2 or fmt)
@@ -172,7 +193,21 @@ profile: $(BUILD)/bin/$(RUN_STEP)
 	python3 scripts/profile.py $(STEP) --m $(M) --n $(N) --k $(K) --build $(BUILD)
 
 # ---- Generated tables ------------------------------------------------------------------------------
-#> make steps-table          rewrite the README's step tree from the steps' registrations (no build)
+# The registry as JSON (scripts/registry_json.cpp): every kernel object linked, as in build/bin/tests.
+$(BUILD)/obj/scripts/registry_json.o: scripts/registry_json.cpp $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -c $< -o $@
+
+$(BUILD)/bin/registry_json: $(BUILD)/obj/scripts/registry_json.o $(KERNEL_OBJS) $(COMMON_OBJS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $^ -o $@ $(LDLIBS)
+
+#> make steps-json           rewrite kernels/steps.json from the steps' registrations (builds every step; make test fails while it is stale)
+steps-json: $(BUILD)/bin/registry_json
+	@$(BUILD)/bin/registry_json > $(STEPS_JSON).tmp && mv $(STEPS_JSON).tmp $(STEPS_JSON)
+	@echo "wrote $(STEPS_JSON) ($$(grep -c '"id":' $(STEPS_JSON)) steps)"
+
+#> make steps-table          rewrite the README's step tree from kernels/steps.json (no build)
 steps-table:
 	python3 scripts/steps.py readme
 

@@ -25,7 +25,6 @@
 #include <functional>
 #include <mutex>
 #include <random>
-#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -245,18 +244,12 @@ int main(int argc, char** argv) {
   app.add_option("--count", count, "shapes in all, split evenly over the steps")->check(gemm::cli::decimal)->check(CLI::Range(1, 10000000));
   app.add_option("--first", first, "index of each step's first shape (with --count 1: re-run one draw)")
       ->check(CLI::Range(0, 1 << 30));
-  app.add_option("--steps", step_ids, "step ids to fuzz, comma-separated (default: every built step)")->delimiter(',');
+  gemm::cli::add_steps_option(app, step_ids, "step ids to fuzz, comma-separated (default: every built step)");
   app.add_option("--timeout-s", timeout_s, "watchdog limit per check, seconds")->check(CLI::Range(1, 3600));
   app.add_option("--max-failures", max_failures, "failures printed in full per step (all are counted)")
       ->check(CLI::Range(0, 1 << 30));
   app.add_flag("--dry-run", dry_run, "print the draws and the refusals they meet, run nothing (no GPU needed)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);
-    std::fprintf(stderr, "error: fuzz: %s (see --help)\n", e.what());
-    return 2;
-  }
+  if (const int status = gemm::cli::parse(app, argc, argv, "fuzz"); status >= 0) return status;
 
   std::vector<Step> steps;
   try {
@@ -264,9 +257,7 @@ int main(int argc, char** argv) {
       for (const Step& s : gemm::registered_steps())
         if (!s.fixture) steps.push_back(s);
     } else {
-      std::set<std::string> seen;
-      for (const std::string& id : step_ids)
-        if (seen.insert(id).second) steps.push_back(gemm::find_step(id));
+      steps = gemm::cli::named_steps(step_ids);
     }
   } catch (const gemm::Error& e) {
     std::fprintf(stderr, "error: fuzz: %s\n", e.what());

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/harness/cli_checks.hpp"
 #include "../common/harness/device_info.hpp"
 #include "../common/harness/problem.hpp"
 #include "../common/harness/runner.hpp"
@@ -78,30 +79,16 @@ int main(int argc, char** argv) {
                "Nth result checked against cuBLAS and compared bit for bit with the first"};
   double minutes = 10;
   int check_every = 10, per_visit = 50;
-  std::string steps_arg;
+  std::vector<std::string> step_ids;
   app.add_option("--minutes", minutes, "how long to run (default 10)")->check(CLI::Range(0.01, 600.0));
   app.add_option("--check-every", check_every, "check every Nth launch of a step and shape (default 10)")->check(CLI::Range(1, 1000000));
   app.add_option("--per-visit", per_visit, "launches of one step and shape before the next (default 50)")->check(CLI::Range(1, 1000000));
-  app.add_option("--steps", steps_arg, "comma-separated step ids (default: the last bf16 step and the stream-K ones)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) return app.exit(e);
-    std::fprintf(stderr, "error: soak: %s (see --help)\n", e.what());
-    return 2;
-  }
+  gemm::cli::add_steps_option(app, step_ids, "comma-separated step ids (default: the last bf16 step and the stream-K ones)");
+  if (const int status = gemm::cli::parse(app, argc, argv, "soak"); status >= 0) return status;
 
   std::vector<Step> steps;
   try {
-    if (steps_arg.empty()) {
-      steps = default_steps();
-    } else {
-      for (size_t a = 0; a <= steps_arg.size();) {
-        const size_t b = std::min(steps_arg.find(',', a), steps_arg.size());
-        steps.push_back(gemm::find_step(steps_arg.substr(a, b - a)));
-        a = b + 1;
-      }
-    }
+    steps = step_ids.empty() ? default_steps() : gemm::cli::named_steps(step_ids);
   } catch (const gemm::Error& e) {  // a step id that is not registered: bad input
     fmt::print(stderr, "error: soak: {}\n", e.what());
     return 2;

@@ -394,6 +394,7 @@ const bool registered = gemm::register_step({
     .workspace_bytes = &workspace_bytes,
     .tile = {BM, BN, BK, STAGES},  // the data-parallel kernel; the stream-K one has SK_STAGES
     .threads = Tiles<BM, BN, BK, WM, WN, TM, TN, STAGES, MINB>::THREADS,
+    .caps = {.stream_k = true},
 });
 
 }  // namespace step09b

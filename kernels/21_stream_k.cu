@@ -271,6 +271,7 @@ const bool registered = gemm::register_step({
     .tile = {BM, BN, BK, STAGES},
     .threads = THREADS,
     .persistent = true,
+    .caps = {.stream_k = true},
 });
 
 }  // namespace step21

@@ -62,6 +62,7 @@ const bool registered = gemm::register_step({
     .tile = {Wide::BM, Wide::BN, Wide::BK, Wide::STAGES},
     .threads = fam::kThreads,
     .persistent = true,
+    .caps = {.stream_k = true, .swap_ab = true},
 });
 
 }  // namespace step24

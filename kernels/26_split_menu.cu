@@ -66,6 +66,7 @@ const bool registered = gemm::register_step({
     .tile = {Wide::BM, Wide::BN, Wide::BK, Wide::STAGES},
     .threads = fam::kThreads,
     .persistent = true,
+    .caps = {.stream_k = true, .swap_ab = true, .tile_menu = true, .split_k = true},
 });
 
 }  // namespace step26

@@ -77,6 +77,7 @@ const bool registered = gemm::register_step({
     .tile = {Wide::BM, Wide::BN, Wide::BK, Wide::STAGES},
     .threads = fam::kThreads,
     .persistent = true,
+    .caps = {.stream_k = true, .swap_ab = true, .tile_menu = true, .split_k = true, .swap_sized = true},
 });
 
 }  // namespace step27

@@ -65,6 +65,7 @@ const bool registered = gemm::register_step({
     .tile = {PerTensor::BM, PerTensor::BN, PerTensor::BK, PerTensor::STAGES},
     .threads = fam::kThreads,
     .persistent = true,
+    .caps = {.stream_k = true},
 });
 
 }  // namespace step31

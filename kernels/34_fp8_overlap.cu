@@ -54,6 +54,7 @@ const bool registered = gemm::register_step({
     .tile = {Block::BM, Block::BN, Block::BK, Block::STAGES},
     .threads = fam::kThreads,
     .persistent = true,
+    .caps = {.stream_k = true},
 });
 
 }  // namespace step34

@@ -1,6 +1,8 @@
 # ---- The book's figures (included by the Makefile) --------------------------------------------------
-# Every figure from committed code and data, without a GPU or the CUDA Toolkit: matplotlib only
-# (scripts/docs_deps.sh checks it, installs it on Debian as root, or prints the install command).
+# Every figure from committed code and data, without a GPU: matplotlib (scripts/docs_deps.sh checks
+# it, installs it on Debian as root, or prints the install command), a C++ compiler for the host tools
+# that print the kernel library's schedules and swizzle, and the CUDA Toolkit for build/bin/split_dump,
+# which links steps 21 and 23's objects (their stream-K rule; a few minutes on 2 cores when not built).
 .PHONY: schedule-figures swizzle-figure tile-menu-figure docs docs-deps
 DOCS_GPU   := nvidia_h200
 # The waves figure draws the runs of the steps with the role waves-figure (scripts/step_roles.tsv).
@@ -39,8 +41,20 @@ $(BUILD)/bin/tile_menu_dump: scripts/tile_menu_dump.cpp common/kernel_lib/tile_m
 tile-menu-figure: docs-deps $(BUILD)/bin/tile_menu_dump
 	python3 scripts/plot_tile_menu.py --tool $(BUILD)/bin/tile_menu_dump
 
+# The stream-K splits of steps 21 and 23 (their own make_split over common/kernel_lib/stream_k.hpp),
+# printed as JSON by a host tool for scripts/figures/hopper2.py and shapes.py. It links the two steps'
+# objects and the kernel library, not the harness; no GPU is needed to run it.
+$(BUILD)/obj/scripts/split_dump.o: scripts/split_dump.cpp $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -c $< -o $@
+
+$(BUILD)/bin/split_dump: $(BUILD)/obj/scripts/split_dump.o $(BUILD)/obj/kernels/21_stream_k.o \
+                         $(BUILD)/obj/kernels/23_pingpong_stream_k.o $(filter $(BUILD)/obj/common/kernel_lib/%,$(COMMON_OBJS))
+	@mkdir -p $(dir $@)
+	$(NVCC) $^ -o $@ $(LDLIBS)
+
 #> make docs                 redraw every figure of the book from committed results and code (no GPU): the concept figures of scripts/figures/, then the data figures
-docs: docs-deps schedule-figures swizzle-figure tile-menu-figure
+docs: docs-deps schedule-figures swizzle-figure tile-menu-figure $(BUILD)/bin/split_dump
 	python3 scripts/figures/draw.py
 	python3 scripts/plot_steps.py results/$(DOCS_GPU).csv
 	python3 scripts/plot_sweep.py results/$(DOCS_GPU)_sweep.csv

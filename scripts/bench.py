@@ -81,12 +81,12 @@ def is_bf16(sid):
 
 
 def steps_in(build):
-    """The step executables of build/bin whose step has a kernels/ file, in step order; others (left over
-    from a step since renamed) are named and skipped."""
+    """The step executables of build/bin whose step kernels/steps.json lists, in step order; others (left
+    over from a step since renamed) are named and skipped."""
     found = [p for p in (build / "bin").iterdir() if step_id(p) and os.access(p, os.X_OK)]
     for p in found:
         if step_id(p) not in STEPS:
-            print(f"note: {p} has no kernels/{step_id(p)}_*.cu: skipped (a stale binary? `make clean` removes it)")
+            print(f"note: {p} is no step of kernels/steps.json: skipped (a stale binary? `make clean` removes it)")
     return sorted((p for p in found if step_id(p) in STEPS), key=lambda p: step_table.sort_key(step_id(p)))
 
 

@@ -15,6 +15,8 @@ import re
 import subprocess
 import sys
 
+import docs_walk
+
 LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 FENCE = re.compile(r"^(```|~~~)")
 # Inline code that looks like a path (has a slash, no spaces) and is not the text of a link.
@@ -88,9 +90,7 @@ def main():
     ap.add_argument("files", nargs="*")
     args = ap.parse_args()
     root = pathlib.Path(args.root)
-    files = [pathlib.Path(f) for f in args.files] or sorted(
-        [root / "README.md"] + list((root / "docs").glob("*.md")) + list((root / "docs").glob("notebook/*.md"))
-        + list((root / "sass_annotations").glob("*.md")))
+    files = [pathlib.Path(f) for f in args.files] or docs_walk.markdown(root)
     bad = checked = 0
     known = repo_paths(root)
     for md in files:
@@ -105,14 +105,14 @@ def main():
             path, _, frag = target.partition("#")
             dest = md if not path else (md.parent / path)
             if not dest.exists():
-                print(f"{md.relative_to(root) if md.is_relative_to(root) else md}:{no}: broken link {target}")
+                print(f"{docs_walk.where(md, root)}:{no}: broken link {target}")
                 bad += 1
             elif frag and dest.suffix == ".md" and frag not in anchors(dest):
-                print(f"{md.relative_to(root) if md.is_relative_to(root) else md}:{no}: no heading #{frag} in {dest.name}")
+                print(f"{docs_walk.where(md, root)}:{no}: no heading #{frag} in {dest.name}")
                 bad += 1
         for no, text in code_paths(md):
             if is_repo_path(root, known, text):
-                print(f"{md.relative_to(root) if md.is_relative_to(root) else md}:{no}: `{text}` names a file of the "
+                print(f"{docs_walk.where(md, root)}:{no}: `{text}` names a file of the "
                       f"repository: make it a link")
                 bad += 1
     print(f"links: {checked} checked in {len(files)} files, {bad} broken")

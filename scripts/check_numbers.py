@@ -22,6 +22,8 @@ import pathlib
 import re
 import sys
 
+import docs_walk
+
 
 def close(quoted, value):
     """`quoted` (a string as printed in the text) agrees with `value` to its last printed digit."""
@@ -57,9 +59,9 @@ def provenance(root, bad):
     for f in sorted((root / "results").glob("**/*.md")):
         texts += f.read_text()
     lines = []
-    for md in sorted((root / "sass_annotations").glob("*.md")):
+    for md in docs_walk.walkthroughs(root):
         lines += [(md, n, l) for n, l in enumerate(md.read_text().splitlines(), 1)]
-    for md in sorted(list((root / "docs").glob("*.md")) + list((root / "docs").glob("notebook/*.md"))):
+    for md in docs_walk.book(root):
         lines += [(md, n, l) for n, l in enumerate(md.read_text().splitlines(), 1) if l.startswith("*Figure")]
     checked = 0
     for md, n, line in lines:

@@ -21,6 +21,8 @@ import pathlib
 import re
 import sys
 
+import docs_walk
+
 FENCE = re.compile(r"^(\s*)(```+|~~~+)(.*)$")
 NAMES = re.compile(r"^\s*//\s*((?:kernels|common|tests|scripts|fuzz)/[\w./-]+\.(?:cu|cuh|hpp|cpp|h|py))\s*$")
 ELISION = re.compile(r"^\s*(//|#)\s*(\.\.\.|…)\s*$")
@@ -78,7 +80,7 @@ def check(md, root):
         if not m:
             continue
         src = root / m.group(1)
-        where = f"{md.relative_to(root) if md.is_relative_to(root) else md}:{start}"
+        where = f"{docs_walk.where(md, root)}:{start}"
         if not src.exists():
             bad.append(f"{where}: quotes {m.group(1)}, which does not exist")
             continue
@@ -100,9 +102,7 @@ def main():
     ap.add_argument("files", nargs="*")
     args = ap.parse_args()
     root = pathlib.Path(args.root)
-    files = [pathlib.Path(f) for f in args.files] or sorted(
-        [p for p in [root / "README.md"] if p.exists()] + list((root / "docs").glob("*.md"))
-        + list((root / "docs").glob("notebook/*.md")) + list((root / "sass_annotations").glob("*.md")))
+    files = [pathlib.Path(f) for f in args.files] or docs_walk.markdown(root)
     bad, quotes = [], 0
     for md in files:
         quotes += sum(1 for _, body in blocks(md) if body and NAMES.match(body[0]))

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# What `make docs` needs: matplotlib for the python3 on PATH (nothing else: no CUDA Toolkit, no GPU).
+# What `make docs` needs besides the CUDA Toolkit (which builds its host tools; no GPU): matplotlib
+# for the python3 on PATH.
 #   scripts/docs_deps.sh            check; install it when that can be done safely, else say how
 #   scripts/docs_deps.sh --check    only check (exit 1 and print how to install it when missing)
 # Installs only on Debian, as root, when python3 is the system one (/usr/bin/python3): the Debian

@@ -7,19 +7,10 @@ default mode and with fast accumulation. A line per contender, log-log; a refere
 import argparse
 import collections
 import csv
-import pathlib
 import sys
 
-try:
-    import matplotlib
-except ImportError:
-    sys.exit("error: plot_fp8_lab.py needs matplotlib (scripts/docs_deps.sh says how to install it)")
+from plot_setup import ROOT, plt  # noqa: E402  (matplotlib, or a line saying how to get it)
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts" / "figures"))
 from style import BLUE, GREEN, GREY, PURPLE, RED, YELLOW  # noqa: E402
 
 

@@ -17,17 +17,10 @@ import pathlib
 import statistics
 import sys
 
-try:
-    import matplotlib
-except ImportError:
-    sys.exit("error: plot_power.py needs matplotlib (scripts/docs_deps.sh says how to install it)")
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from plot_setup import ROOT, plt  # noqa: E402  (matplotlib, or a line saying how to get it)
 
 import steps as step_table  # noqa: E402
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
 # (colour, line style) per drawn run, in legend order: colour-blind-safe (Paul Tol's "bright").
 STYLES = [("#ee6677", "-"), ("#4477aa", "--"), ("#228833", "-."), ("black", ":"), ("#ccbb44", "-"),
           ("#66ccee", "--"), ("#aa3377", "-.")]

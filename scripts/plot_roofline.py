@@ -44,15 +44,8 @@ import pathlib
 import statistics
 import sys
 
-try:
-    import matplotlib
-except ImportError:
-    sys.exit("error: plot_roofline.py needs matplotlib (scripts/docs_deps.sh says how to install it)")
+from plot_setup import ROOT, plt  # noqa: E402  (matplotlib, or a line saying how to get it)
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-ROOT = pathlib.Path(__file__).resolve().parent.parent
 SMS = 132
 FLOP_PER_CLOCK = {"fp32": SMS * 128 * 2, "bf16": SMS * 4 * 1024}  # 33,792 and 540,672 FLOP per SM clock
 DATASHEET_GHZ = {"bf16": 1.83, "fp32": 1.98}  # bf16: the clock behind the datasheet's 989 TFLOP/s; fp32: max boost

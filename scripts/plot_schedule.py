@@ -18,19 +18,10 @@ import io
 import pathlib
 import re
 import subprocess
-import sys
 
-try:
-    import matplotlib
-except ImportError:
-    sys.exit("error: plot_schedule.py needs matplotlib (scripts/docs_deps.sh says how to install it)")
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from plot_setup import ROOT, plt  # noqa: E402  (matplotlib, or a line saying how to get it)
 from matplotlib.colors import ListedColormap  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
-
-ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
 def dump(tool, order, tiles_m, tiles_n, group_m, cluster=(2, 1)):

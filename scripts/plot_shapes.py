@@ -20,17 +20,10 @@ import csv
 import pathlib
 import sys
 
-try:
-    import matplotlib
-except ImportError:
-    sys.exit("error: plot_shapes.py needs matplotlib (scripts/docs_deps.sh says how to install it)")
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from plot_setup import ROOT, plt  # noqa: E402  (matplotlib, or a line saying how to get it)
 
 import shape_sweep as sw  # noqa: E402
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
 HBM_TBPS = 4.3
 HBM_SOURCE = ("a device-to-device copy measured on this H200 (docs/machine.md; not one of the committed runs: "
               "the harness and results/ record no bandwidth)")

@@ -21,20 +21,11 @@ a cell is one bank of one row, labelled with the lanes of warp 0 that write it i
 docs/fp32_ladder.md quote. Needs matplotlib."""
 import argparse
 import pathlib
-import sys
 from collections import defaultdict
 
-try:
-    import matplotlib
-except ImportError:
-    sys.exit("error: plot_smem_layouts.py needs matplotlib (scripts/docs_deps.sh says how to install it)")
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from plot_setup import ROOT, plt  # noqa: E402  (matplotlib, or a line saying how to get it)
 from matplotlib.patches import Rectangle  # noqa: E402
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
 from step_constants import constants  # noqa: E402
 
 

@@ -17,15 +17,8 @@ import pathlib
 import re
 import sys
 
-try:
-    import matplotlib
-except ImportError:
-    sys.exit("error: plot_steps.py needs matplotlib (scripts/docs_deps.sh says how to install it)")
+from plot_setup import ROOT, plt  # noqa: E402  (matplotlib, or a line saying how to get it)
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-ROOT = pathlib.Path(__file__).resolve().parent.parent
 COLORS = {"fp32": "#4477aa", "bf16": "#cc6677"}
 
 

@@ -10,18 +10,9 @@ Right: the data-parallel waves, then the shared tiles' K iterations spread over 
 is in units of one tile's work (ignoring the cost of summing partial tiles). Needs matplotlib."""
 import argparse
 import pathlib
-import sys
 
-try:
-    import matplotlib
-except ImportError:
-    sys.exit("error: plot_streamk.py needs matplotlib (scripts/docs_deps.sh says how to install it)")
+from plot_setup import ROOT, plt  # noqa: E402  (matplotlib, or a line saying how to get it)
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
 from step_constants import constants  # noqa: E402
 
 

@@ -11,15 +11,8 @@ import csv
 import pathlib
 import sys
 
-try:
-    import matplotlib
-except ImportError:
-    sys.exit("error: plot_sweep.py needs matplotlib (scripts/docs_deps.sh says how to install it)")
+from plot_setup import ROOT, plt  # noqa: E402  (matplotlib, or a line saying how to get it)
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-ROOT = pathlib.Path(__file__).resolve().parent.parent
 MIN_HALF_RANGE = 0.1  # the y axis spans at least 1 - 0.1 .. 1 + 0.1
 
 

@@ -12,19 +12,10 @@ import pathlib
 import subprocess
 import sys
 
-try:
-    import matplotlib
-except ImportError:
-    sys.exit("error: plot_tile_menu.py needs matplotlib (scripts/docs_deps.sh says how to install it)")
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from plot_setup import ROOT, plt  # noqa: E402  (matplotlib, or a line saying how to get it)
 from matplotlib.colors import ListedColormap  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-sys.path.insert(0, str(ROOT / "scripts" / "figures"))
 from shape_sweep import SHAPES  # noqa: E402
 from style import BLUE, GREEN, YELLOW  # noqa: E402
 

@@ -22,20 +22,11 @@ the kernels' own expressions of those constants, and the index formulas restate 
 Every map is checked to cover its tile exactly once. Needs matplotlib; no GPU and no build."""
 import argparse
 import pathlib
-import sys
 
-try:
-    import matplotlib
-except ImportError:
-    sys.exit("error: plot_tilemaps.py needs matplotlib (scripts/docs_deps.sh says how to install it)")
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from plot_setup import ROOT, plt  # noqa: E402  (matplotlib, or a line saying how to get it)
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
 from step_constants import constants  # noqa: E402
 
 CMAP = plt.get_cmap("tab10")

@@ -18,13 +18,7 @@ import json
 import pathlib
 import sys
 
-try:
-    import matplotlib
-except ImportError:
-    sys.exit("error: plot_trace.py needs matplotlib (scripts/docs_deps.sh says how to install it)")
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from plot_setup import plt  # noqa: E402  (matplotlib, or a line saying how to get it)
 from matplotlib.patches import Patch  # noqa: E402
 
 COLORS = {"wgmma": "tab:green", "wait full": "tab:orange", "producer: wait empty": "tab:gray", "epilogue": "tab:blue"}

@@ -7,18 +7,10 @@ One persistent block per SM computes one tile at a time, so a tile count just pa
 SM count costs a whole extra wave of time: the sawtooth. Needs matplotlib."""
 import argparse
 import csv
-import pathlib
 import sys
 
-try:
-    import matplotlib
-except ImportError:
-    sys.exit("error: plot_waves.py needs matplotlib (scripts/docs_deps.sh says how to install it)")
+from plot_setup import ROOT, plt  # noqa: E402  (matplotlib, or a line saying how to get it)
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-ROOT = pathlib.Path(__file__).resolve().parent.parent
 BM, BN = 128, 256  # the tile of steps 14-21 (the x axis); 22-23 use 128 x 128
 
 

@@ -1,28 +1,30 @@
 #!/usr/bin/env python3
-"""The steps as the scripts see them: each kernels/NN_name.cu's registration (`gemm::register_step({...})`),
-read from the source without a build, the tree its `.parent` fields make, and the one table of roles
-the benchmark and the sanitizers give some steps (scripts/step_roles.tsv). Every script that needs a
-list of steps asks here instead of spelling step numbers; `make test` checks that this reading agrees
-with the registry the C++ harness builds (tests/test_cpu.cpp, "scripts/steps.py reads the registry").
+"""The steps as the scripts see them: kernels/steps.json, the registry's own dump (every kernels/NN_name.cu's
+`gemm::register_step({...})` as build/bin/registry_json prints it; `make steps-json` rewrites it and `make
+test` fails while it is stale), the tree its parent fields make, and the one table of roles the benchmark
+and the sanitizers give some steps (scripts/step_roles.tsv). Every script that needs a list of steps asks
+here instead of spelling step numbers or reading the C++; the Makefile asks here which steps build for
+sm_90a, before anything is built.
 
   scripts/steps.py list                  id, parent, dtype, Hopper, persistent, workspace, roles (TSV)
   scripts/steps.py tree                  the step tree, one step a line
   scripts/steps.py parent ID             the parent's id (empty for a root); exit 2 for no such step
   scripts/steps.py role ROLE             the ids with that role in scripts/step_roles.tsv
-  scripts/steps.py hopper                the ids built for sm_90a (.required_cc = 90)
+  scripts/steps.py hopper                the ids built for sm_90a (required_cc 90)
   scripts/steps.py ladder DTYPE          the ids of one ladder (fp32, bf16, fp8) in step order
+  scripts/steps.py files [--hopper]      the steps' sources, kernels/NN_name.cu (only the sm_90a ones)
   scripts/steps.py sanitize-shapes NAME  the M:N:K shapes scripts/sanitize.sh runs for step executable NAME
   scripts/steps.py initcheck-shapes NAME the (smaller) shapes it runs initcheck at
   scripts/steps.py readme [--check]      rewrite (or check) the README's step tree between its markers
 """
 import argparse
+import json
 import pathlib
 import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts" / "sass"))
-from sasslib.consts import evaluate, read_constants  # noqa: E402  (the constants reader of the SASS tooling)
+STEPS_JSON = pathlib.Path("kernels") / "steps.json"
 ROLES_FILE = ROOT / "scripts" / "step_roles.tsv"
 ROLES = {"bench-also": "sustained and stability runs in make bench, beside the last step of each ladder",
          "sweep-also": "swept by make bench-sweep, beside the last step of each ladder",
@@ -30,49 +32,34 @@ ROLES = {"bench-also": "sustained and stability runs in make bench, beside the l
          "power": "drawn in the power figure beside the last bf16 step",
          "waves-figure": "its results/<gpu>_waves_<id>.csv is drawn in docs/img/waves.png",
          "fast-accum": "fp8 without promotion: its front-page ratio is against cuBLASLt FP8 fast accumulation"}
+CAPS = ("stream_k", "swap_ab", "tile_menu", "split_k", "swap_sized", "pad_pitch")  # gemm::Capabilities
 README_BEGIN, README_END = "<!-- steps:begin -->", "<!-- steps:end -->"
 
 
 class Step:
-    def __init__(self, path, fields):
-        self.path = path
+    """One step of kernels/steps.json (gemm::Step's fields as common/harness/steps_json.cpp writes them)."""
+
+    def __init__(self, fields):
         self.id = fields["id"]
         self.name = fields["name"]
-        self.parent = fields.get("parent", "")
-        self.technique = fields.get("technique", "")
-        dtype = fields.get("dtype", "")
-        self.dtype = "bf16" if dtype.endswith("bf16") else "fp8" if dtype.endswith("fp8") else "fp32"
-        self.hopper = fields.get("required_cc") == "90"
-        self.persistent = fields.get("persistent") == "true"
-        self.workspace = "workspace_bytes" in fields
-        self.tile = None  # (BM, BN, BK, STAGES) evaluated over the source's constants; None: no kernel (00)
-        if "tile" in fields:
-            consts = read_constants(path.read_text(), str(path))
-            try:
-                self.tile = family_tile(path.read_text(), fields["tile"]) or \
-                    tuple(evaluate(e.strip(), consts) for e in fields["tile"].strip("{} ").split(","))
-            except ValueError as e:
-                sys.exit(f"error: {path}: .tile = {fields['tile']}: {e}")
+        self.parent = fields["parent"]
+        self.technique = fields["technique"]
+        self.dtype = fields["dtype"]  # "fp32", "bf16" or "fp8"
+        self.scaling = fields["scaling"]
+        self.required_cc = fields["required_cc"]
+        self.hopper = self.required_cc == 90
+        self.persistent = fields["persistent"]
+        self.workspace = fields["workspace"]
+        self.threads = fields["threads"]
+        t = fields["tile"]
+        # (BM, BN, BK, STAGES); None: no kernel of ours (00)
+        self.tile = (t["bm"], t["bn"], t["bk"], t["stages"]) if self.threads else None
+        self.caps = {c: fields["caps"][c] for c in CAPS}
         self.roles, self.shapes = [], []
 
     @property
     def file(self):
         return f"{self.id}_{self.name}"
-
-
-def family_tile(text, tile):
-    """A family step's tile, `{Wide::BM, Wide::BN, Wide::BK, Wide::STAGES}`, from its configuration's Spec
-    (common/kernel_lib/family/config.hpp: BM 128, BK one 128-byte row, 6 stages unless the Spec says);
-    None for any other step. (Stopgap until the registry prints the steps' metadata.)"""
-    m = re.fullmatch(r"\{\s*(\w+)::BM,\s*\1::BN,\s*\1::BK,\s*\1::STAGES\s*\}", tile.strip())
-    if not m:
-        return None
-    spec = re.search(r"struct\s+" + m.group(1) + r"\s*:\s*fam::Config<fam::Spec\{(.*?)\}>", text, re.S)
-    if not spec:
-        raise ValueError(f"no `struct {m.group(1)} : fam::Config<fam::Spec{{...}}>` in the source")
-    f = dict(re.findall(r"\.(\w+)\s*=\s*([\w:]+)", spec.group(1)))
-    bk = 128 if f.get("elem", "").endswith("e4m3") else 64
-    return (128, int(f.get("bn", 128)), bk, int(f.get("stages", 6)))
 
 
 def sort_key(sid):
@@ -81,37 +68,22 @@ def sort_key(sid):
     return (int(m.group(1)), m.group(2)) if m else (1 << 30, sid)
 
 
-def _registration(text):
-    """The designated initializers of the source's register_step({...}) call: {field: value text}."""
-    m = re.search(r"register_step\(\{(.*?)\}\);", text, re.S)
-    if not m:
-        return None
-    body = re.sub(r"//[^\n]*", "", m.group(1))
-    fields = {}
-    for f in re.finditer(r"\.(\w+)\s*=\s*((?:\"(?:[^\"\\]|\\.)*\"\s*)+|\{[^}]*\}|[^,]+)", body):
-        value = f.group(2).strip()
-        if value.startswith('"'):  # one literal or adjacent ones
-            value = "".join(re.findall(r"\"((?:[^\"\\]|\\.)*)\"", value))
-        fields[f.group(1)] = value
-    return fields
-
-
 def load(root=ROOT):
-    """Every step of root/kernels, in step order, with its roles from scripts/step_roles.tsv."""
-    steps = []
+    """Every step of root/kernels/steps.json, in step order, with its roles from scripts/step_roles.tsv."""
+    path = root / STEPS_JSON
     if not (root / "kernels").is_dir():
         sys.exit(f"error: {root}/kernels is not a folder: --root must be the repository")
-    for path in (root / "kernels").glob("*.cu"):
-        fields = _registration(path.read_text())
-        if fields and re.fullmatch(r"[A-Za-z_]\w*", fields.get("id", "")):  # `.id = ID`: a family step's constant
-            m = re.search(r"constexpr char " + fields["id"] + r"\[\] = \"([^\"]+)\";", path.read_text())
-            if m:
-                fields["id"] = m.group(1)
-        if fields is None or "id" not in fields:
-            sys.exit(f"error: {path}: no register_step({{...}}) with an .id")
-        steps.append(Step(path, fields))
+    try:
+        data = json.loads(path.read_text())
+        steps = [Step(f) for f in data["steps"]]
+    except OSError as e:
+        sys.exit(f"error: cannot read {path}: {e.strerror} (`git checkout {STEPS_JSON}` restores the committed "
+                 "one, which `make steps-json` then rewrites from the registry)")
+    except (ValueError, KeyError, TypeError) as e:
+        sys.exit(f"error: {path} is not the registry's JSON ({type(e).__name__}: {e}): `git checkout {STEPS_JSON}` "
+                 "restores the committed one, which `make steps-json` then rewrites from the registry")
     if not steps:
-        sys.exit(f"error: {root}/kernels holds no step")
+        sys.exit(f"error: {path} lists no step")
     steps.sort(key=lambda s: sort_key(s.id))
     by_id = {s.id: s for s in steps}
     for s in steps:
@@ -324,6 +296,7 @@ def main():
     sub.add_parser("list")
     sub.add_parser("tree")
     sub.add_parser("hopper")
+    sub.add_parser("files").add_argument("--hopper", action="store_true", help="only the steps built for sm_90a")
     sub.add_parser("ladder").add_argument("dtype", choices=["fp32", "bf16", "fp8"])
     sub.add_parser("parent").add_argument("id")
     sub.add_parser("role").add_argument("role", choices=sorted(ROLES))
@@ -344,6 +317,8 @@ def main():
         print("\n".join(tree_text(steps)))
     elif args.cmd == "hopper":
         print(" ".join(s.id for s in steps if s.hopper))
+    elif args.cmd == "files":
+        print(" ".join(f"kernels/{s.file}.cu" for s in steps if s.hopper or not args.hopper))
     elif args.cmd == "ladder":
         print(" ".join(s.id for s in ladder(steps, args.dtype)))
     elif args.cmd == "parent":

@@ -19,14 +19,17 @@ using namespace gemm;
 
 namespace {
 
-// The fp32 steps from 04 on, as registered (04, 05, ..., 09, 09b, and any step added after them).
-// Read when a test runs, never during static initialisation (the steps register themselves then, in
-// an order across files that C++ leaves unspecified).
+// The block-tiled fp32 steps, as registered: those whose threads compute more than one output each
+// (the block's BM x BN tile over fewer threads: 04, 05, ..., 09, 09b, and any step added after them;
+// not 01-03, one output per thread, nor 00, no kernel of ours). Read when a test runs, never during
+// static initialisation (the steps register themselves then, in an order across files that C++
+// leaves unspecified).
 const std::vector<std::string>& ladder() {
   static const std::vector<std::string> ids = [] {
     std::vector<std::string> out;
     for (const Step& s : registered_steps())
-      if (!s.fixture && s.dtype == Dtype::fp32 && s.id >= "04") out.push_back(s.id);
+      if (!s.fixture && s.dtype == Dtype::fp32 && s.threads > 0 && s.tile.bm * s.tile.bn > s.threads)
+        out.push_back(s.id);
     return out;
   }();
   return ids;

@@ -121,9 +121,13 @@ TEST_CASE("the Hopper steps are registered with their tiles; 15 on are persisten
   }
   const std::vector<Step> persistent = persistent_steps();
   REQUIRE(persistent.size() >= 3);  // 15, 16, 17
+  // Persistence, once a step has it, stays down the tree: a child of a persistent step is persistent.
+  for (const Step& step : steps) {
+    INFO("step " << step.id << ", parent " << step.parent);
+    if (!step.parent.empty() && find_step(step.parent).persistent) CHECK(step.persistent);
+  }
   for (const Step& step : persistent) {
     INFO("step " << step.id);
-    CHECK(step.id >= "15");
     // No grid-axis limit: N = 2^24 would need 65536 blocks on grid y in steps 11-14.
     CHECK_FALSE(refusal(step, 128, 1 << 24, 64).has_value());
     const auto why = refusal(step, 1 << 30, 1 << 30, 64);  // 2^23 x 2^22 tiles: over the 32-bit schedule
@@ -240,14 +244,14 @@ TEST_CASE("persistent steps with stream-K: split tiles are summed right (random 
 // shared out over every SM with the fixup. M = 1 (TMA zero-fills A's rows past M), M = 64 (the last
 // swapped M) and 65 (the first unswapped one), N = 8 (one partial row of B's box), K = 8 (one partial
 // K tile) and K = 4104 (65 K tiles, a tail of 8: split between blocks); stores clip at M and N.
-// Run on the steps from 24 on (the chapter of shape-general steps); earlier ones pad M to 64 or 128.
+// Run on the steps that swap small M (Step::caps.swap_ab: 24 on); earlier ones pad M to 64 or 128.
 
 namespace {
 
 std::vector<Step> small_m_steps() {
   std::vector<Step> out;
   for (const Step& s : persistent_steps())
-    if (s.id >= "24") out.push_back(s);
+    if (s.caps.swap_ab) out.push_back(s);
   return out;
 }
 }  // namespace
@@ -290,7 +294,7 @@ TEST_CASE("swapped tile sized to M (steps 27 on): every width's first and last M
   REQUIRE_HOPPER_OR_SKIP();
   std::vector<Step> steps;
   for (const Step& s : persistent_steps())
-    if (s.id >= "27") steps.push_back(s);
+    if (s.caps.swap_sized) steps.push_back(s);
   REQUIRE_FALSE(steps.empty());
   for (const Step& step : steps) {
     for (int m : {1, 8, 9, 16, 17, 32})
@@ -335,7 +339,7 @@ TEST_CASE("padded pitch (steps 28 on): A and B copied to a 128-byte pitch, ragge
   REQUIRE_HOPPER_OR_SKIP();
   std::vector<Step> steps;
   for (const Step& s : persistent_steps())
-    if (s.id >= "28") steps.push_back(s);
+    if (s.caps.pad_pitch) steps.push_back(s);
   REQUIRE_FALSE(steps.empty());
   for (const Step& step : steps) {
     for (const auto& [m, n, k] : {std::tuple{3100, 3100, 1800}, {3073, 4000, 1064}, {4000, 3080, 1224}, {3208, 3176, 1848},
@@ -363,7 +367,7 @@ TEST_CASE("tile menu (steps 25 on): the narrow unswapped tile at M = 65-300, rag
   REQUIRE_HOPPER_OR_SKIP();
   std::vector<Step> steps;
   for (const Step& s : persistent_steps())
-    if (s.id >= "25") steps.push_back(s);
+    if (s.caps.tile_menu) steps.push_back(s);
   REQUIRE_FALSE(steps.empty());
   for (const Step& step : steps)
     for (int m : {65, 128, 200, 256, 300})
@@ -391,7 +395,7 @@ TEST_CASE("split menu (steps 26 on): grids of at most half a wave split-K in equ
   REQUIRE_HOPPER_OR_SKIP();
   std::vector<Step> steps;
   for (const Step& s : persistent_steps())
-    if (s.id >= "26") steps.push_back(s);
+    if (s.caps.split_k) steps.push_back(s);
   REQUIRE_FALSE(steps.empty());
   const int sms = sm_count();
   int split_shapes = 0;

@@ -1,5 +1,6 @@
 // The shape of the project, checked on the CPU: the steps form a tree (each registers its parent),
-// the scripts read the same registrations as the harness (scripts/steps.py), the README's step tree is
+// kernels/steps.json is what the registry prints (the file the Makefile and the scripts read), the
+// scripts read it as the harness sees the registrations (scripts/steps.py), the README's step tree is
 // the registrations', the kernel library never includes the harness and common/ has no include circle,
 // and scripts/docs_deps.sh gives the install advice that fits the python3 it finds.
 #include <catch2/catch.hpp>
@@ -13,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "../common/harness/steps_json.hpp"
 #include "../common/kernel_lib/registry.hpp"
 #include "support.hpp"
 
@@ -71,6 +73,36 @@ TEST_CASE("the steps form a tree: every parent is registered and comes before it
   int kernel_roots = 0;
   for (const Step& s : steps) kernel_roots += s.parent.empty() && s.threads > 0;
   CHECK(kernel_roots == 1);
+}
+
+TEST_CASE("capabilities agree with the rest of a registration", "[cpu][steps]") {
+  int with_caps = 0;
+  for (const Step& s : real_steps()) {
+    const gemm::Capabilities& c = s.caps;
+    INFO("step " << s.id);
+    with_caps += c.stream_k || c.swap_ab || c.tile_menu || c.split_k || c.swap_sized || c.pad_pitch;
+    // The fixup's partials and counters, and the padded copies, live in the step's workspace.
+    if (c.stream_k || c.split_k || c.pad_pitch) CHECK(s.workspace_bytes != nullptr);
+    if (c.swap_sized) CHECK(c.swap_ab);  // only a swapped tile is sized to M
+  }
+  CHECK(with_caps >= 1);
+}
+
+TEST_CASE("kernels/steps.json is what the registry prints (make steps-json)", "[cpu][steps]") {
+  if (!gemm_test::have_repo("kernels/steps.json")) return;
+  const fs::path file = gemm_test::repo_dir() / "kernels/steps.json";
+  const std::string want = gemm::steps_json(real_steps());
+  const std::string got = fs::exists(file) ? slurp(file) : "";
+  if (got == want) return;
+  // The first line that differs, so the message says what changed (a new step, a changed field).
+  std::istringstream g(got), w(want);
+  std::string gl, wl;
+  int line = 1;
+  for (; std::getline(w, wl); ++line)
+    if (!std::getline(g, gl) || gl != wl) break;
+  FAIL(fmt::format("kernels/steps.json is not what the steps' registrations say (line {}: the registry has `{}`, "
+                   "the file `{}`): run `make steps-json` and commit kernels/steps.json",
+                   line, wl, gl));
 }
 
 TEST_CASE("scripts/steps.py reads the registry the harness builds", "[cpu][steps]") {
@@ -135,9 +167,11 @@ TEST_CASE("scripts/steps.py: the sanitizer shapes follow the registrations; a ba
   CHECK_THAT(bad.output, Catch::Contains("unknown role fastest"));
   // A parent that is not an earlier step is refused too.
   std::ofstream(tmp / "scripts/step_roles.tsv") << "";
-  const fs::path f = tmp / "kernels/12_larger_tiles.cu";
+  const fs::path f = tmp / "kernels/steps.json";
   std::string text = slurp(f);
-  text.replace(text.find(".parent = \"11\""), 14, ".parent = \"13\"");
+  const size_t at = text.find("\"parent\": \"11\"");
+  REQUIRE(at != std::string::npos);  // step 12's
+  text.replace(at, 14, "\"parent\": \"13\"");
   std::ofstream(f) << text;
   bad = gemm_test::run_command(py + " --root " + quote(tmp.string()) + " tree");
   CHECK(bad.status != 0);

@@ -7,11 +7,11 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
-#include <mutex>
+#include <utility>
 #include <vector>
 
 #include "../kernel_lib/check.hpp"
+#include "../kernel_lib/launch.hpp"
 #include "cutlass/config.hpp"
 
 namespace gemm::cutlass_ref {
@@ -44,20 +44,11 @@ const detail::Config& config(int i) {
   return all[size_t(i)];
 }
 
-/// The current device and its SM count, queried once per device.
+/// The current device and its SM count (gemm::sm_count, the one the steps' launchers ask).
 std::pair<int, int> device_and_sm_count() {
-  static std::mutex mu;
-  static std::map<int, int> sm_count_of;
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = sm_count_of.find(device);
-  if (it == sm_count_of.end()) {
-    int sms = 0;
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    it = sm_count_of.emplace(device, sms).first;
-  }
-  return {device, it->second};
+  return {device, sm_count()};
 }
 
 bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }

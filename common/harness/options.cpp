@@ -70,16 +70,10 @@ Options parse_options(int argc, const char* const* argv, const std::string& prog
   Options o;
   CLI::App app{fmt::format("{}: one step of the matmul series, checked (against cuBLAS; fp8 against an fp64 oracle) and timed", program)};
   build_app(app, o);
+  exit_code = cli::parse(app, argc, argv, program);  // --help: usage on stdout, 0; bad input: one line, 2
+  if (exit_code >= 0) return o;
   try {
-    app.parse(argc, argv);
     validate(o);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) {
-      exit_code = app.exit(e);  // --help: usage on stdout, exit 0
-    } else {
-      fmt::print(stderr, "error: {}: {} (see --help)\n", program, e.what());
-      exit_code = 2;
-    }
   } catch (const Error& e) {
     fmt::print(stderr, "error: {}\n", e.what());
     exit_code = 2;

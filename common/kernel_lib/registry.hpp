@@ -106,6 +106,17 @@ struct Tile {
   int bm = 0, bn = 0, bk = 0, stages = 0;
 };
 
+/// What a step's launcher does beyond the plain tile loop, for the tests and tools that select steps
+/// by what they can do (never by id order).
+struct Capabilities {
+  bool stream_k = false;    ///< a last partial wave shared out by K tiles, with a fixup (21, 23 on)
+  bool swap_ab = false;     ///< small M runs swapped, C^T = B * A^T (24 on)
+  bool tile_menu = false;   ///< the tile is picked per shape from a menu (25 on)
+  bool split_k = false;     ///< grids under a wave split K into equal segments (26 on)
+  bool swap_sized = false;  ///< the swapped tile is sized to M, wgmma N 8..64 (27 on)
+  bool pad_pitch = false;   ///< rows that start inside a 32-byte sector are copied to a padded pitch (28 on)
+};
+
 struct Step {
   std::string id;         ///< "00".."99", or a lettered side step ("09b"): kernels/<id>_<name>.cu
   std::string name;       ///< "naive", "gmem_coalescing", ...
@@ -126,6 +137,7 @@ struct Step {
   Tile tile{};      ///< the main kernel's tile (steps with two kernels: the data-parallel one)
   int threads = 0;  ///< threads per block of the main kernel; 0: the step launches no kernel of ours
   bool persistent = false;  ///< one long-lived block per SM loops over the tiles (steps 15 on)
+  Capabilities caps{};      ///< what the launcher does beyond the plain tile loop (see Capabilities)
 };
 
 /// Adds a step; returns true so a step can register with `static const bool registered = ...`.

@@ -11,12 +11,8 @@ import pathlib
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-try:
-    import matplotlib
-except ImportError:
-    sys.exit("error: scripts/figures/draw.py needs matplotlib (scripts/docs_deps.sh says how to install it)")
-matplotlib.use("Agg")
+sys.path.insert(0, str(HERE.parent))
+import plot_setup  # noqa: E402,F401  (matplotlib, or a line saying how to get it; scripts/figures/ on the path)
 
 import style  # noqa: E402
 

@@ -1,12 +1,15 @@
 """Concept figures of the book's Hopper part 2 (steps 15-23): the persistent walk, the TMA-store
 epilogue, cluster multicast, stmatrix, ping-pong, stream-K and the ping-pong ring.
 
-Sizes come from the kernels' constants (step_constants.constants); the tile order, the stream-K split
-and the ring positions are small pure functions of common/kernel_lib restated here in Python, each
-with a comment naming the C++ it mirrors (the grouped order is checked against build/bin/schedule_dump
-when that tool is built). Timelines are schematic and say so on the figure."""
+Sizes come from the kernels' constants (step_constants.constants); the tile order and the stream-K
+splits from the C++ itself, run by host tools (build/bin/schedule_dump, build/bin/split_dump: make docs
+builds them, the second from steps 21 and 23's objects); the ring positions are a small pure function of
+common/kernel_lib restated here in Python, with a comment naming the C++ it mirrors. Timelines are
+schematic and say so on the figure."""
+import bisect
 import csv
 import io
+import json
 import re
 import subprocess
 
@@ -27,57 +30,45 @@ def _src(step):
 
 
 # ---------------------------------------------------------------------------------------------------
-# Restated C++ (each a copy of the arithmetic, not of the code around it).
+# The C++ the figures draw, through the host tools that run it (make docs builds them): the tile
+# order from build/bin/schedule_dump (common/kernel_lib/schedule.hpp), the stream-K splits from
+# build/bin/split_dump (the steps' make_split and common/kernel_lib/stream_k.hpp).
 # ---------------------------------------------------------------------------------------------------
 
-def grouped(t, tiles_m, tiles_n, group_m):
-    """gemm::schedule::grouped (common/kernel_lib/schedule.hpp): t -> (tile_m, tile_n)."""
-    per_group = group_m * tiles_n
-    group = t // per_group
-    first_m = group * group_m
-    rows = min(group_m, tiles_m - first_m)
-    local = t - group * per_group
-    return first_m + local % rows, local // rows
-
-
-def _check_grouped(tiles_m, tiles_n, group_m):
-    """Compares grouped() with the C++ through build/bin/schedule_dump where it is built."""
-    tool = style.ROOT / "build" / "bin" / "schedule_dump"
+def _tool(name, *args):
+    """The stdout of build/bin/<name> run with args; exits naming the make target when it is not built."""
+    tool = style.ROOT / "build" / "bin" / name
     if not tool.exists():
-        return
-    out = subprocess.run([str(tool), "grouped", str(tiles_m), str(tiles_n), str(group_m)],
-                         check=True, capture_output=True, text=True).stdout
-    for r in csv.DictReader(io.StringIO(out)):
-        if grouped(int(r["t"]), tiles_m, tiles_n, group_m) != (int(r["tile_m"]), int(r["tile_n"])):
-            raise SystemExit(f"hopper2.py: grouped() differs from schedule_dump at t = {r['t']}")
+        raise SystemExit(f"error: the figures need {tool.relative_to(style.ROOT)}: `make docs` builds it "
+                         f"(or `make build/bin/{name}`)")
+    return subprocess.run([str(tool), *map(str, args)], check=True, capture_output=True, text=True).stdout
+
+
+def grouped_order(tiles_m, tiles_n, group_m):
+    """gemm::schedule::grouped (common/kernel_lib/schedule.hpp) for every t: [(tile_m, tile_n)] in t order."""
+    rows = csv.DictReader(io.StringIO(_tool("schedule_dump", "grouped", tiles_m, tiles_n, group_m)))
+    return [(int(r["tile_m"]), int(r["tile_n"])) for r in sorted(rows, key=lambda r: int(r["t"]))]
 
 
 class Split:
-    """gemm::stream_k::Split and make_split (common/kernel_lib/stream_k.hpp)."""
+    """A gemm::stream_k::Split as build/bin/split_dump prints it, with the K tiles per tile (k_tiles) that
+    cut a block's run into pieces."""
 
-    def __init__(self, tiles, k_tiles, sms, worth_it, min_piece):
-        self.tiles, self.k_tiles = tiles, k_tiles
-        waves, rest = tiles // sms, tiles % sms
-        if not worth_it:
-            self.sk_tiles, self.blocks = 0, min(tiles, sms)
-        elif waves == 0:
-            p = min(sms, tiles * k_tiles // min_piece)
-            self.sk_tiles = tiles if p > tiles else 0
-            self.blocks = max(p, tiles)
-        else:
-            self.sk_tiles = 0 if rest == 0 else (rest if 2 * rest >= sms else rest + sms)
-            self.blocks = sms
-        self.dp_tiles = tiles - self.sk_tiles
-        self.iters = self.sk_tiles * k_tiles
+    def __init__(self, dump, k_tiles):
+        d = json.loads(dump)
+        self.tiles, self.dp_tiles, self.sk_tiles = d["tiles"], d["dp_tiles"], d["sk_tiles"]
+        self.blocks, self.iters, self.starts = d["blocks"], d["iters"], d["starts"]
+        self.k_tiles = k_tiles
 
     def start(self, b):  # Split::start
-        return b * self.iters // self.blocks
+        return self.starts[b]
 
-    def block_of(self, x):  # Split::block_of: the block whose range holds K tile x of iters
-        return ((x + 1) * self.blocks - 1) // self.iters
+    def block_of(self, x):  # Split::block_of: the block whose range holds K tile x of iters (max c: start(c) <= x)
+        return bisect.bisect_right(self.starts, x, hi=self.blocks) - 1
 
     def pieces(self, b):
-        """gemm::stream_k::Walk: block b's pieces (t, kt0, kt1), t counted from 0 among the stream-K tiles."""
+        """Block b's range cut at tile boundaries (what gemm::stream_k::Walk walks): [(t, kt0, kt1)], t
+        counted from 0 among the stream-K tiles."""
         x, end, out = self.start(b), self.start(b + 1), []
         while x < end:
             tile, kt0 = divmod(x, self.k_tiles)
@@ -87,22 +78,25 @@ class Split:
         return out
 
 
+def library_split(tiles, k_tiles, sms, worth_it, min_piece):
+    """gemm::stream_k::make_split(tiles, k_tiles, sms, worth_it, min_piece)."""
+    return Split(_tool("split_dump", "library", tiles, k_tiles, sms, int(worth_it), min_piece), k_tiles)
+
+
 def make_split(step, m, n, k, sms=SMS):
-    """The step's make_split (kernels/21_stream_k.cu, kernels/23_pingpong_stream_k.cu): the rule that
-    decides worth_it, then the library's make_split. Returns (Split, the rule's numbers)."""
+    """The step's own make_split (kernels/21_stream_k.cu, kernels/23_pingpong_stream_k.cu), and the
+    numbers of its rule the captions print: the idle SM time stream-K recovers against the fixup's
+    cost (FIXUP_K_TILES per SM). Returns (Split, the rule's numbers)."""
     c = constants(step)
-    bm, bn, bk, min_piece = c["BM"], c["BN"], c["BK"], c["MIN_PIECE"]
-    # 23's FIXUP_K_TILES is a macro with a default (STEP23_FIXUP_K_TILES 32): read the default.
-    fixup = c.get("FIXUP_K_TILES") or int(re.search(r"#define STEP23_FIXUP_K_TILES (\d+)", _src(step)).group(1))
+    bm, bn, bk = c["BM"], c["BN"], c["BK"]
     tiles, k_tiles = -(-m // bm) * -(-n // bn), -(-k // bk)
+    split = Split(_tool("split_dump", step, m, n, k, sms), k_tiles)
+    if split.tiles != tiles:
+        raise SystemExit(f"hopper2.py: step {step}'s split has {split.tiles} tiles, its constants say {tiles}")
     waves, rest = tiles // sms, tiles % sms
-    recovered, cost = (sms - rest) * k_tiles, sms * fixup
-    worth_it = rest > 0 and recovered > cost
-    if step == "23":  # 23 adds the wave limits (MIN_WAVES full waves, or under a quarter wave of tiles)
-        worth_it = worth_it and (waves >= c["MIN_WAVES"] or (waves == 0 and 4 * tiles <= sms))
     info = {"bm": bm, "bn": bn, "tiles": tiles, "k_tiles": k_tiles, "waves": waves, "rest": rest, "sms": sms,
-            "recovered": recovered, "cost": cost, "fixup": fixup, "worth_it": worth_it}
-    return Split(tiles, k_tiles, sms, worth_it, min_piece), info
+            "recovered": (sms - rest) * k_tiles, "cost": sms * c["FIXUP_K_TILES"], "fixup": c["FIXUP_K_TILES"]}
+    return split, info
 
 
 def advance_by(stage, phase, n, stages):
@@ -149,12 +143,12 @@ def persistent_walk():
     tiles_m, tiles_n = size // bm, size // bn
     tiles = tiles_m * tiles_n
     p = min(tiles, SMS)  # the grid: kernels/15_persistent_grouped.cu's launch
-    _check_grouped(tiles_m, tiles_n, group_m)
+    order = grouped_order(tiles_m, tiles_n, group_m)
     waves = -(-tiles // p)
     wave_of = [[0] * tiles_n for _ in range(tiles_m)]
     where = {}
     for t in range(tiles):
-        m, n = grouped(t, tiles_m, tiles_n, group_m)
+        m, n = order[t]
         wave_of[m][n] = t // p
         where[t] = (m, n)
     wave_colors = [LIGHT["blue"], LIGHT["green"], LIGHT["yellow"], LIGHT["red"], LIGHT["grey"]][:waves]
@@ -678,6 +672,8 @@ def streamk_split():
     splits = []
     for col, (step, (m, n, k)) in enumerate(cases):
         split, f = make_split(step, m, n, k)
+        if split.sk_tiles == 0:  # the caption below says the rule splits
+            raise SystemExit(f"hopper2.py: step {step} no longer splits {m} x {n} x {k}: redraw streamk_split's cases")
         splits.append((split, f))
         ax = fig.add_subplot(gs[0, col])
         _split_zoom(ax, split, rows)
@@ -753,7 +749,9 @@ def streamk_split():
             "3. no block waits for another\n\n"
             "slot 2c+1: block c's piece that starts at K tile 0;\nslot 2c: its piece that starts inside a tile",
             fontsize=8.5, va="top")
-    s21, s23 = make_split("21", 4096, 4096, 4096)[1], make_split("23", 4096, 4096, 4096)[1]
+    (sp21, s21), (sp23, s23) = make_split("21", 4096, 4096, 4096), make_split("23", 4096, 4096, 4096)
+    if sp21.sk_tiles or sp23.sk_tiles:  # the caption says both decline
+        raise SystemExit("hopper2.py: step 21 or 23 now splits 4096³: redraw streamk_split's caption")
     fig.text(0.5, 0.005, f"At 4096³ both steps decline: step 21 recovers ({s21['sms']}-{s21['rest']})x{s21['k_tiles']} = "
              f"{s21['recovered']} K tiles, step 23 {s23['recovered']}, both under {s21['cost']}.",
              ha="center", fontsize=9.5)

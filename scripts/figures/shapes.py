@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 from matplotlib.patches import Patch, Rectangle
 
 import style
-from hopper2 import SMS, Split, _check_grouped, grouped
+from hopper2 import SMS, grouped_order, library_split
 from step_constants import constants
 
 A, B = style.A_COLOR, style.B_COLOR
@@ -177,10 +177,9 @@ def split_segments():
     tiles_m, tiles_n, k_tiles = m // bm, n // bn, k // bk
     tiles = tiles_m * tiles_n
     s = SMS // tiles  # tile_menu::split_factor: floor(SMs / tiles) equal segments
-    _check_grouped(tiles_m, tiles_n, group_m)
-    coord = [grouped(t, tiles_m, tiles_n, group_m) for t in range(tiles)]
+    coord = grouped_order(tiles_m, tiles_n, group_m)
     # Step 26's first version: stream-K's even share of every tile (fewer tiles than SMs, worth it).
-    stream_k = Split(tiles, k_tiles, SMS, True, c["MIN_PIECE"])
+    stream_k = library_split(tiles, k_tiles, SMS, True, c["MIN_PIECE"])
 
     def pieces_stream_k():
         for b in range(stream_k.blocks):

@@ -92,11 +92,12 @@ _REGISTRY = None
 
 
 def step_registry():
-    """{id: step} from the steps' registrations (scripts/steps.py: parent, technique, ...), read once."""
+    """{id: step} from the steps' registrations (kernels/steps.json through scripts/steps.py: parent,
+    technique, ...), read once."""
     global _REGISTRY
     if _REGISTRY is None:
         import sys
         sys.path.insert(0, os.path.join(REPO, "scripts"))
-        import steps  # noqa: E402  (scripts/steps.py, which reads kernels/*.cu)
+        import steps  # noqa: E402  (scripts/steps.py, which reads kernels/steps.json)
         _REGISTRY = steps.by_id(steps.load())
     return _REGISTRY
