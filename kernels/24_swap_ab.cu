@@ -1,14 +1,14 @@
 // Step 24 — small M by swapping the operands, on step 23. From here on a step is a policy over the
 // family (common/kernel_lib/family/: step 23's kernel assembled from the parts 11-23 teach, for a
-// configuration chosen at compile time, launched from one plan computed on the host). One lesson:
-// wgmma's M side is 64 rows a slab and 23's tile has two, so at M = 16 its 128-row A box is 16 rows of
-// A and 112 of zero fill (8x the tensor work). For M <= SWAP_MAX_M the policy runs C^T = B * A^T: the
-// configuration Swapped reads 128 rows of B on wgmma's M side and A on its N side with wgmma m64n64k16
-// (N is any multiple of 8 up to 256), so all of M fits one 64-wide tile column and B is read from HBM
-// once. Both operands stay K-major (same tensor maps, same 128B swizzle); the accumulators hold a tile
-// of C^T, stored transposed from registers (ptx::store_dt_fragment_bf16; C is tiny). The split drops
-// 23's wave limits there (they were measured on compute-bound tiles): at 16 x 8192 x 8192 the 64
-// tiles' K tiles go to all 132 SMs (23: 64 SMs). Fixup and its fixed summation order are 23's.
+// configuration chosen at compile time, launched from one plan computed on the host). Two lessons,
+// said so. The swap: wgmma's M side is 64 rows a slab and 23's tile has two, so at M = 16 its 128-row
+// A box is 16 rows of A and 112 of zero fill (8x the tensor work). For M <= SWAP_MAX_M the policy runs
+// C^T = B * A^T: the configuration Swapped reads 128 rows of B on wgmma's M side and A on its N side
+// with wgmma m64n64k16 (N is any multiple of 8 up to 256), so all of M fits one 64-wide tile column and
+// B is read from HBM once. Both operands stay K-major (same tensor maps, same 128B swizzle); the
+// accumulators hold a tile of C^T, stored transposed from registers (ptx::store_dt_fragment_bf16). The
+// split: it drops 23's wave limits there (they were measured on compute-bound tiles): at 16 x 8192 x
+// 8192 the 64 tiles' K tiles go to all 132 SMs (23: 64 SMs). Fixup and its fixed summation order: 23's.
 // Prediction: memory-bound on B: at 16 x 8192 x 8192 its 128 MiB take 31 us at the 4.3 TB/s measured
 // copy rate (69 TFLOP/s); expect 35-40 us, about 1.0x cuBLAS (23: ~0.55x, issue 30). M > 64: 23's.
 // SASS: gemm_kernel<step24::Swapped> has HGMMA.64x64x16.F32.BF16 (8 per K tile), no UTMASTG, STG.E.U16

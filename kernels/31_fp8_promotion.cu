@@ -1,7 +1,8 @@
 // Step 31 — FP8 promotion: step 30 with the tensor cores' accumulators emptied into fp32 registers on
 // the CUDA cores every promote_every k32 wgmmas (default 4: once per K tile of 128; the configuration's
-// Accum::promoted, family/mainloop.cuh). The wgmmas accumulate into tc (one m64 slab's 64 floats); after wgmma.wait_group 0, 64 FADDs add tc into
-// acc, the slab's fp32 sums, and the next group's first wgmma starts tc afresh with scale-d = 0 (free:
+// Accum::promoted, family/mainloop.cuh). The wgmmas accumulate into tc (one m64 slab's 64 floats);
+// after wgmma.wait_group 0, 64 FADDs add tc into acc, the slab's fp32 sums, and the next group's first
+// wgmma starts tc afresh with scale-d = 0 (free:
 // a predicate on an instruction issued anyway, where zeroing tc is 64 more instructions before the
 // fence). acc (2 slabs x 64) + tc (64) = 192 fp32 per thread: a second tc, to overlap one slab's
 // promotion with the other's wgmmas, would make 256, past the 255-register limit, so the slabs share

@@ -112,6 +112,7 @@ TEST_CASE("family plan: the workspace holds the split's slots and counters, then
   // 8192^3 split: 2P slots of 128 x 128 fp32, then one counter per split tile (ping-pong: per tile).
   const Plan p = make_plan({8192, 8192, 8192}, kWide, {}, false, 132);
   CHECK(p.split_bytes == size_t(2) * 132 * 128 * 128 * 4 + 136 * 4);
+  CHECK(p.counters_offset == size_t(2) * 132 * 128 * 128 * 4);  // the counters right after the slots
   CHECK(p.workspace_bytes == p.split_bytes);
   // Cooperative consumers count each slab's pieces: two counters per split tile.
   const Plan c = make_plan({8192, 8192, 8192}, kFp8Coop, {}, false, 132);
@@ -122,8 +123,8 @@ TEST_CASE("family plan: the workspace holds the split's slots and counters, then
   const Plan n64 = make_plan({8, 4096, 8192}, Spec{.bn = 64, .swap = true}, {.wave_limits = false}, false, 132);
   CHECK(n8.split.sk_tiles == n64.split.sk_tiles);
   CHECK((n64.split_bytes - 32 * 4) == 8 * (n8.split_bytes - 32 * 4));
-  // Step 28's copies: A (m x pitch) and B (n x pitch) after the split, each 256-byte aligned, the
-  // pitch K rounded up to a whole K tile (64 bf16; 128 e4m3).
+  // Step 28's copies: A (m x pitch, 256-byte aligned) and B (n x pitch) right after it, after the split;
+  // the pitch K rounded up to a whole K tile (64 bf16; 128 e4m3).
   for (const auto& [m, n, k] : {std::tuple{2900, 2900, 2120}, {3100, 3100, 1800}, {1, 7, 8}}) {
     INFO(m << " x " << n << " x " << k);
     for (const Spec s : {kWide, kFp8}) {
@@ -134,8 +135,8 @@ TEST_CASE("family plan: the workspace holds the split's slots and counters, then
       CHECK(q.pitch < k + bk_elems);
       CHECK(q.copy_a_offset >= q.split_bytes);
       CHECK(q.copy_a_offset % 256 == 0);
-      CHECK(q.copy_b_offset >= q.copy_a_offset + size_t(m) * q.pitch * eb);
-      CHECK(q.copy_b_offset % 256 == 0);
+      CHECK(q.copy_b_offset == q.copy_a_offset + size_t(m) * q.pitch * eb);  // right after A's rows
+      CHECK(q.copy_b_offset % 128 == 0);                                    // whole 128-byte rows: TMA's 16 hold
       CHECK(q.workspace_bytes == q.copy_b_offset + size_t(n) * q.pitch * eb);
     }
   }

@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 from matplotlib.patches import Rectangle
 
 import style
-from step_constants import constants
+from step_constants import constants, family
 
 SWIZZLE_ROW = 128  # bytes: one 128-byte swizzle span, the row TMA writes and wgmma's descriptor reads
 E4M3_MAX = 448     # e4m3's largest finite value (common/harness/fp8.hpp, kE4m3Max)
@@ -34,7 +34,7 @@ def _row(ax, y, bk, elem_bytes, wgmma_k, label, color):
               "k-th slice starts 32 k bytes into the row. Right: e4m3's positive values on a log scale, and "
               "where per-tensor scaling puts a tensor's largest |x| (on 448)")
 def fp8_k_tile():
-    c23, c30 = constants("23"), constants("30")
+    c23, c30 = constants("23"), family("30")
     fig, (ax, axv) = plt.subplots(1, 2, figsize=(13, 3.4), gridspec_kw={"width_ratios": [2.2, 1]})
     ax.set_xlim(-70, SWIZZLE_ROW + 4)
     ax.set_ylim(-0.9, 3.2)
@@ -88,7 +88,7 @@ def _lane(ax, y, spans, color, label):
               "of the accumulation alone (round to nearest at 14 significant bits, random signs): without "
               "promotion it grows with sqrt(K), promoted every 128 K it stays flat")
 def fp8_promotion():
-    c30, c31 = constants("30"), constants("31")
+    c30, c31 = family("30"), family("31")
     k_steps = c31["BK"] // c31["WGMMA_K"]
     slabs = c31["BM"] // c31["WGMMA_M"]
     every = c31["PROMOTE_EVERY"]
@@ -139,14 +139,14 @@ def fp8_promotion():
               "promotion figure: 64 per m64n128k32 wgmma, 64 FFMAs of one slab, an assumed 40-clock "
               "drain). Step 32: one ping-pong consumer runs its 128 x 128 tile, one slab group at a "
               "time, and every group ends in a drain and 64 FFMAs during which the tensor cores idle "
-              "(the other consumer waits for its turn). Step 33: the two consumers share the tile, a "
+              "(the other consumer waits for its turn). Step 34: the two consumers share the tile, a "
               "slab each; K tile kt's wgmmas go into one of two accumulator sets while the FFMAs of "
               "K tile kt - 1 read the other (wait_group 1), so the tensor cores always have a group queued")
 def fp8_overlap():
-    c32, c33 = constants("32"), constants("33")
-    k_steps = c33["BK"] // c33["WGMMA_K"]
+    c32, c34 = family("32"), family("34")
+    k_steps = c34["BK"] // c34["WGMMA_K"]
     slabs = c32["BM"] // c32["WGMMA_M"]
-    assert c32["BK"] == c33["BK"] and c32["BM"] == c33["BM"] and c32["BN"] == c33["BN"], "33 changes the schedule, not the tile"
+    assert c32["BK"] == c34["BK"] and c32["BM"] == c34["BM"] and c32["BN"] == c34["BN"], "34 changes the schedule, not the tile"
     tiles = 2
     fig, ax = plt.subplots(figsize=(13, 3.9))
     # Step 32: per K tile and slab, 4 wgmmas, the drain, the FFMAs, the next slab.
@@ -162,26 +162,26 @@ def fp8_overlap():
     end32 = t
     _lane(ax, 4.0, tc32, style.RED, "step 32\ntensor cores")
     _lane(ax, 3.0, cu32, style.BLUE, "step 32\nCUDA cores")
-    # Step 33: the tensor pipe runs both consumers' groups back to back (8 wgmmas per K tile); each
+    # Step 34: the tensor pipe runs both consumers' groups back to back (8 wgmmas per K tile); each
     # consumer's FFMAs of K tile kt start once kt's group is issued and kt - 1's has completed.
-    t, tc33, cu33 = 0, [], {0: [], 1: []}
+    t, tc34, cu34 = 0, [], {0: [], 1: []}
     for kt in range(tiles):
         start = t
         for k in range(k_steps):
             for c in range(slabs):  # the two consumers' wgmmas interleave on the shared pipe
-                tc33.append((t, WGMMA_CLOCKS, f"c{c} k{k}" if k == 0 else ""))
+                tc34.append((t, WGMMA_CLOCKS, f"c{c} k{k}" if k == 0 else ""))
                 t += WGMMA_CLOCKS
         for c in range(slabs):
             if kt > 0:  # kt - 1's partial, promoted while kt's wgmmas run
-                cu33[c].append((start + DRAIN + c * FADD_CLOCKS, FADD_CLOCKS, f"FFMA kt{kt - 1}\nc{c}"))
+                cu34[c].append((start + DRAIN + c * FADD_CLOCKS, FADD_CLOCKS, f"FFMA kt{kt - 1}\nc{c}"))
     for c in range(slabs):  # the last K tile's promotion after its own group
-        cu33[c].append((t + DRAIN + c * FADD_CLOCKS, FADD_CLOCKS, f"FFMA kt{tiles - 1}\nc{c}"))
-    end33 = t
-    _lane(ax, 1.6, tc33, style.RED, "step 33\ntensor cores")
-    _lane(ax, 0.6, cu33[0], style.BLUE, "step 33\nconsumer 0")
-    _lane(ax, -0.4, cu33[1], style.BLUE, "step 33\nconsumer 1")
+        cu34[c].append((t + DRAIN + c * FADD_CLOCKS, FADD_CLOCKS, f"FFMA kt{tiles - 1}\nc{c}"))
+    end34 = t
+    _lane(ax, 1.6, tc34, style.RED, "step 34\ntensor cores")
+    _lane(ax, 0.6, cu34[0], style.BLUE, "step 34\nconsumer 0")
+    _lane(ax, -0.4, cu34[1], style.BLUE, "step 34\nconsumer 1")
     ax.text(end32, 4.95, f"{end32} clocks for {tiles} K tiles", ha="right", fontsize=8)
-    ax.text(end33, 2.55, f"{end33} clocks of wgmmas for {tiles} K tiles", ha="right", fontsize=8)
+    ax.text(end34, 2.55, f"{end34} clocks of wgmmas for {tiles} K tiles", ha="right", fontsize=8)
     ax.set_xlim(-110, end32 + 20)
     ax.set_ylim(-0.6, 5.2)
     ax.set_yticks([])

@@ -7,7 +7,7 @@ from matplotlib.patches import Patch, Rectangle
 
 import style
 from hopper2 import SMS, grouped_order, library_split
-from step_constants import constants
+from step_constants import constants, family
 
 A, B = style.A_COLOR, style.B_COLOR
 PAD = "#e4e4e4"  # zero fill: rows TMA fills with zeros past the matrix, computed all the same
@@ -35,7 +35,7 @@ def _tile(ax, x0, rows, cols, real_rows, real_cols, row_color, col_color, slab):
               "side, so 112 of the 128 rows are zero fill; swapped, the 128 rows of B fill both m64 slabs "
               "and A's 16 rows are 16 of the 64 columns of an m64n64k16 wgmma (C^T, stored transposed)")
 def swap_ab_small_m():
-    c23, c24 = constants("23"), constants("24")
+    c23, c24 = constants("23"), family("24")
     bm, bn, slab = c23["BM"], c23["BN"], c23["WGMMA_M"]
     sbm, sbn = c24["BM"], c24["SWAP_BN"]
     m = M_EXAMPLE
@@ -76,8 +76,8 @@ SWAP_BN_M1 = 8  # tile_menu::swap_bn(1): the narrowest wgmma N that holds M = 1 
               "columns wide (63 of them zero fill) and 27's is 8 (swap_bn(1)); the fp32 partial a split piece "
               "stores and the fixup reads back shrinks with it, 32 KB to 4 KB")
 def swap_to_m():
-    c = constants("27")
-    bm, wide, slab = c["BM"], c["NARROW_BN"], c["WGMMA_M"]
+    c = family("27")
+    bm, wide, slab = c["BM"], c["SWAP_BN"], c["WGMMA_M"]
     narrow, m = SWAP_BN_M1, 1
     scale = 1.6  # columns drawn wider than rows, so the 8-column tile stays visible
     fig, ax = plt.subplots(figsize=(11.5, 5.8))
@@ -122,7 +122,7 @@ SECTOR, LINE = 32, 128  # bytes: an L2 sector and a 128-byte line (four sectors)
               "32-byte L2 sectors they touch; at 10000 bytes every other row starts 16 bytes into a sector "
               "and touches five sectors, and all but one row in eight cross a 128-byte line")
 def pad_pitch():
-    c = constants("28")
+    c = family("28")
     row_bytes = c["BK"] * 2  # one K tile of one row: 64 bf16, the 128-byte swizzle span
     padded = (K_RAGGED + PITCH_ELEMS - 1) // PITCH_ELEMS * PITCH_ELEMS
     rows = 4
@@ -171,7 +171,7 @@ L2_SHAPE = (1024, 1024, 65536)  # the sweep's long-K shape of step 26's lesson
               "of a panel at once; equal segments (right, 2 per tile, 128 blocks) start every tile's blocks "
               "at K tile 0 and 512, so 8 blocks read each part of a panel together and L2 serves it once")
 def split_segments():
-    c = constants("26")
+    c = family("26")
     m, n, k = L2_SHAPE
     bm, bn, bk, group_m = c["BM"], c["BN"], c["BK"], c["GROUP_M"]
     tiles_m, tiles_n, k_tiles = m // bm, n // bn, k // bk

@@ -88,7 +88,8 @@ gemm_kernel(const __grid_constant__ Params p) {
       ptx::mbarrier_init(&s.full[st], 1);
       ptx::mbarrier_init(&s.empty[st], C::EMPTY_ARRIVALS);
     }
-    for (int c = 0; c < kConsumers; ++c) ptx::mbarrier_init(&s.order[c], 4);  // every warp of the other consumer
+    if constexpr (C::PINGPONG)
+      for (int c = 0; c < kConsumers; ++c) ptx::mbarrier_init(&s.order[c], 4);  // every warp of the other consumer
     ptx::fence_mbarrier_init();
   }
   __syncthreads();  // the last block-wide barrier: after this the roles never wait for each other's threads

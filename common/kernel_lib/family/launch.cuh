@@ -18,10 +18,10 @@
 
 namespace gemm::family {
 
-/// The error every refusal of the launcher throws: "step <id> ..." and the shape.
-inline Error launch_error(const char* step, const Plan& pl, const std::string& what) {
+/// The error every refusal of the launcher throws: "step <id> <what> for M=.. N=.. K=..<tail>".
+inline Error launch_error(const char* step, const Plan& pl, const std::string& what, const std::string& tail = "") {
   return Error("step " + std::string(step) + " " + what + " for M=" + std::to_string(pl.shape.m) + " N=" +
-               std::to_string(pl.shape.n) + " K=" + std::to_string(pl.shape.k));
+               std::to_string(pl.shape.n) + " K=" + std::to_string(pl.shape.k) + tail);
 }
 
 /// Launches C's kernel for `prob` (a Bf16Gemm, or an Fp8Gemm with the scaling C was built for) as `pl`
@@ -31,26 +31,30 @@ inline Error launch_error(const char* step, const Plan& pl, const std::string& w
 /// pitch (cudaMemcpy2DAsync, device to device, on `stream`; TMA zero-fills the boxes past K, so the
 /// pad is never read) and the GEMM reads the copies: the copies stay after the split's part, so a
 /// workspace reused for another shape must be zeroed again first. Throws gemm::Error, naming `step`,
-/// for a missing, small or misaligned workspace or missing scales, and what make_tma_2d and
-/// launch_kernel throw.
+/// for an FP8 problem whose scaling is not C's (or whose scale pointers are null), for a missing, small
+/// or misaligned (not 16-byte) workspace, and what make_tma_2d and launch_kernel throw. Whether C's rows
+/// are TMA-addressable depends on the pointer, not the shape, so it is decided here, not in the plan.
 template <class C, class Problem>
 void launch(const char* step, const Problem& prob, const Plan& pl, cudaStream_t stream) {
   static_assert(std::is_same_v<Problem, Bf16Gemm> == (C::spec.elem == Elem::bf16), "the problem's dtype is C's");
   using T = elem_t<C>;
-  if (pl.workspace_bytes > 0 && (prob.workspace == nullptr || prob.workspace_bytes < pl.workspace_bytes))
-    throw launch_error(step, pl, "needs a workspace of " + std::to_string(pl.workspace_bytes) + " bytes (got " +
-                                     std::to_string(prob.workspace_bytes) + "): reserve Step::workspace_bytes first");
-  if (pl.pitch != 0 && reinterpret_cast<uintptr_t>(prob.workspace) % 16 != 0)  // TMA reads the copies
-    throw launch_error(step, pl, "needs a 16-byte aligned workspace for its padded copies of A and B");
   Params k{};
   if constexpr (std::is_same_v<Problem, Fp8Gemm>) {
     const bool block = C::spec.scales == Scales::block;
     if (prob.scaling != (block ? Scaling::block : Scaling::per_tensor) ||
         (block ? !prob.sfa || !prob.sfb : !prob.scale_a || !prob.scale_b))
-      throw launch_error(step, pl, block ? "takes block scales: p.sfa (ceil(K/128) x M floats) and p.sfb (ceil(N/128) x ceil(K/128) floats) in device memory"
-                                         : "takes per-tensor scales: p.scale_a and p.scale_b, one float each in device memory");
+      throw Error("step " + std::string(step) + (block ? " takes block scales: p.sfa (ceil(K/128) x M floats) and p.sfb "
+                                                         "(ceil(N/128) x ceil(K/128) floats) in device memory"
+                                                       : " takes per-tensor scales: p.scale_a and p.scale_b, one float "
+                                                         "each in device memory"));
     k.scale_a = prob.scale_a, k.scale_b = prob.scale_b, k.sfa = prob.sfa, k.sfb = prob.sfb;
   }
+  if (pl.workspace_bytes > 0 && (prob.workspace == nullptr || prob.workspace_bytes < pl.workspace_bytes))
+    throw launch_error(step, pl, "needs a workspace of " + std::to_string(pl.workspace_bytes) + " bytes",
+                       " (got " + std::to_string(prob.workspace_bytes) + "): reserve Step::workspace_bytes first");
+  // 16 bytes: the split's partials are float4 stores, the padded copies TMA reads (cudaMalloc gives 256).
+  if (pl.workspace_bytes > 0 && reinterpret_cast<uintptr_t>(prob.workspace) % 16 != 0)
+    throw launch_error(step, pl, "needs a 16-byte aligned workspace");
   const T* a = reinterpret_cast<const T*>(prob.a);
   const T* b = reinterpret_cast<const T*>(prob.b);
   if (pl.pitch != 0) {  // step 28: rows that start inside a 32-byte sector, copied to a whole-K-tile pitch
@@ -75,10 +79,9 @@ void launch(const char* step, const Problem& prob, const Plan& pl, cudaStream_t 
   k.tiles_m = pl.tiles_m, k.tiles_n = pl.tiles_n, k.k_tiles = pl.k_tiles;
   k.C = prob.c;
   k.split = pl.split;
-  if (pl.split_bytes > 0) {  // the slots, then the counters (stream_k::workspace_bytes)
+  if (pl.split_bytes > 0) {  // the slots, then the counters, where the plan put them
     k.split.partials = static_cast<float4*>(prob.workspace);
-    k.split.arrivals = reinterpret_cast<int*>(static_cast<char*>(prob.workspace) +
-                                              stream_k::slots_bytes(pl.split, slot_floats(C::spec)));
+    k.split.arrivals = reinterpret_cast<int*>(static_cast<char*>(prob.workspace) + pl.counters_offset);
   }
   opt_in_dynamic_smem(gemm_kernel<C>, C::SMEM_BYTES);  // allows SMEM_BYTES of dynamic smem (needed above 48 KB)
   launch_kernel({dim3(unsigned(pl.split.blocks)), kThreads, C::SMEM_BYTES, stream}, gemm_kernel<C>, k);

@@ -76,7 +76,8 @@ struct BlockScales {
   const float* a[C::SLABS][2];
   const float* b;
   int64_t stride;  // M: from one K block of sfa to the next
-  __device__ __forceinline__ BlockScales(const Params& p, const TileOrigin& o, int me) : stride(p.M) {
+  __device__ __forceinline__ BlockScales(const Params& p, const TileOrigin& o, int me) : a{}, b(nullptr), stride(p.M) {
+    if constexpr (C::spec.scales != Scales::block) return;  // (no scales to point at)
     const int row0 = o.m0 + 16 * ((threadIdx.x % 128) / 32) + (threadIdx.x % 32) / 4;
 #pragma unroll
     for (int i = 0; i < C::SLABS; ++i)
@@ -113,7 +114,7 @@ __device__ __forceinline__ void mainloop_promoted(SharedStorage<C>& s, const Par
                                                   float (&acc)[C::SLABS][C::FRAG], float (&tc)[C::FRAG]) {
   constexpr int EVERY = C::spec.promote_every, GROUPS = C::BK / C::WGMMA_K / EVERY;
   float sc[C::SLABS][2] = {};
-  const BlockScales<C> scales(p, o, me);  // (unused, and removed by the compiler, without block scales)
+  const BlockScales<C> scales(p, o, me);  // (empty without block scales)
   if constexpr (C::spec.scales == Scales::block) scales.load(pc.kt0, sc);
 #pragma unroll
   for (int i = 0; i < C::SLABS; ++i)

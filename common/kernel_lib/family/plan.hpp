@@ -63,9 +63,10 @@ struct Plan {
   int k_tiles;            ///< ceil(k / BK)
   stream_k::Split split;  ///< split.blocks is the grid; its pointers are set by attach (launch.cuh)
   int64_t pitch;          ///< row pitch, in elements, of the A and B the kernel reads (0: k, unpadded)
-  // The workspace, in bytes from its base: the split's slots and counters, then (pitch != 0) the copies
-  // of A (m x pitch) and B (n x pitch), each 256-byte aligned.
-  size_t split_bytes, copy_a_offset, copy_b_offset, workspace_bytes;
+  // The workspace, in bytes from its base: the split's fp32 slots, its arrival counters, then (pitch != 0)
+  // the copies of A (m x pitch, 256-byte aligned) and B (n x pitch, right after A: a whole number of
+  // 128-byte rows, so as aligned as TMA needs).
+  size_t split_bytes, counters_offset, copy_a_offset, copy_b_offset, workspace_bytes;
 };
 
 /// K rounded up to a whole K tile (one 128-byte row per K tile): the pitch of step 28's copies.
@@ -87,9 +88,10 @@ inline Plan make_plan(Shape sh, Spec spec, SplitPolicy sp, bool pad, int sms) {
   p.split = choose_split(int64_t(p.tiles_m) * p.tiles_n, p.k_tiles, sms < 1 ? 1 : sms, sp);
   p.pitch = pad ? padded_pitch(sh.k, spec) : 0;
   p.split_bytes = stream_k::workspace_bytes(p.split, slot_floats(spec), counters_per_tile(spec));
+  p.counters_offset = p.split_bytes > 0 ? stream_k::slots_bytes(p.split, slot_floats(spec)) : 0;
   const size_t row = size_t(p.pitch) * size_t(elem_bytes(spec));
   p.copy_a_offset = pad ? round_up_256(p.split_bytes) : 0;
-  p.copy_b_offset = pad ? round_up_256(p.copy_a_offset + size_t(sh.m) * row) : 0;
+  p.copy_b_offset = pad ? p.copy_a_offset + size_t(sh.m) * row : 0;
   p.workspace_bytes = pad ? p.copy_b_offset + size_t(sh.n) * row : p.split_bytes;
   return p;
 }

@@ -26,7 +26,7 @@ TYPE_SIZES = {"char": 1, "int8_t": 1, "uint8_t": 1, "short": 2, "int16_t": 2, "u
               "long long": 8, "float2": 8, "float4": 16, "int4": 16, "uint4": 16, "__nv_bfloat162": 4,
               "__half2": 4}
 
-DECL_RE = re.compile(r"^constexpr\s+(?P<type>" + "|".join(sorted((re.escape(t).replace(r"\ ", r"\s+") for t in INT_TYPES),
+DECL_RE = re.compile(r"^(?:inline\s+)?constexpr\s+(?P<type>" + "|".join(sorted((re.escape(t).replace(r"\ ", r"\s+") for t in INT_TYPES),
                                                                     key=len, reverse=True))
                      + r")\s+(?P<body>[^;]+);", re.M)
 
