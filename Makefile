@@ -146,7 +146,7 @@ clean:
 	rm -rf $(BUILD)
 
 # ---- Test ------------------------------------------------------------------------------------------
-#> make test                 build everything, then the Catch2 suite (CPU, SASS, and GPU tests with a GPU; ~6 min on 2 cores)
+#> make test                 build everything, then the Catch2 suite (CPU, SASS, and GPU tests with a GPU; ~25 min on 2 cores from scratch)
 # The SASS tests check the dumps of every step and twin (tests/test_sass.cpp), so they are made first.
 test: all $(BUILD)/bin/tests sass-dumps $(FIXTURE_EXES) $(PROBE_EXES) $(BUILD)/bin/fuzz $(BUILD)/bin/soak \
       $(BUILD)/bin/registry_json $(BUILD)/bin/split_dump
