@@ -166,4 +166,6 @@ TEST_CASE("family config: which Specs the parts assemble, and their shared memor
   CHECK(refusal(Spec{.elem = Elem::e4m3, .accum = Accum::two_sets, .scales = Scales::block}) != nullptr);  // two sets: cooperative
   CHECK(refusal(Spec{.elem = Elem::e4m3, .swap = true, .accum = Accum::promoted, .scales = Scales::block}) != nullptr);
   CHECK(refusal(Spec{.bn = 256, .stages = 6}) != nullptr);           // 6 stages of 48 KB do not fit 227 KB
+  CHECK(refusal(Spec{.elem = Elem::e4m3, .bn = 192, .scales = Scales::per_tensor, .stages = 4}) == nullptr);  // any wgmma N
+  CHECK(refusal(Spec{.elem = Elem::e4m3, .bn = 64, .accum = Accum::promoted, .scales = Scales::block}) != nullptr);  // one B block a tile
 }

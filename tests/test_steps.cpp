@@ -267,6 +267,15 @@ TEST_CASE("scripts/docs_deps.sh: the matplotlib advice fits the python3 it finds
   fs::remove_all(dir);
 }
 
+TEST_CASE("the wgmma wrappers are what scripts/gen_wgmma.py writes (one per N, 8 .. 256)", "[cpu][steps]") {
+  if (!gemm_test::have_repo("scripts/gen_wgmma.py")) return;
+  const fs::path repo = gemm_test::repo_dir();
+  const auto r = gemm_test::run_command("python3 " + quote((repo / "scripts/gen_wgmma.py").string()) + " --check");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("up to date (32 N per kind)"));
+}
+
 TEST_CASE("the book's measured blocks are what the committed CSV says (scripts/book_numbers.py)", "[cpu][steps][docs]") {
   if (!gemm_test::have_repo("scripts/book_numbers.py and docs/")) return;
   const fs::path repo = gemm_test::repo_dir();

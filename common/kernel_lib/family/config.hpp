@@ -87,7 +87,7 @@ GEMM_HD constexpr const char* refusal(Spec s) {
   if (s.elem == Elem::bf16 && (s.accum != Accum::tensor_core || s.scales != Scales::none))
     return "bf16 accumulates in the tensor cores, unscaled";
   if (s.elem == Elem::e4m3 && s.scales == Scales::none) return "e4m3 needs scales";
-  if (s.elem == Elem::e4m3 && s.bn != 128) return "the e4m3 wgmma wrapped is m64n128k32";
+  if (s.scales == Scales::block && s.bn != 128) return "block scales need BN = 128: one 128 x 128 block of B per tile";
   if (s.scales == Scales::block && s.accum == Accum::tensor_core) return "block scales are applied as a K tile is promoted";
   if (s.scales == Scales::block && s.swap) return "block scales of a swapped tile would scale columns: not built";
   if (s.accum != Accum::tensor_core && (s.promote_every < 1 || (bk(s) / wgmma_k(s)) % s.promote_every != 0))

@@ -28,7 +28,7 @@ __device__ __forceinline__ void mma(float (&d)[C::FRAG], uint64_t desc_a, uint64
   constexpr int eb = elem_bytes(C::spec);
   const uint64_t da = desc_a + uint64_t((row * C::BK + kk * C::WGMMA_K) * eb / 16), db = desc_b + uint64_t(kk * C::WGMMA_K * eb / 16);
   if constexpr (C::spec.elem == Elem::bf16) ptx::wgmma_m64nNk16_bf16(d, da, db, accumulate);
-  else ptx::wgmma_m64n128k32_e4m3(d, da, db, accumulate);
+  else ptx::wgmma_m64nNk32_e4m3(d, da, db, accumulate);
 }
 
 /// This warp is past the item's last full wait: on the ping-pong path, the other consumer may start.
