@@ -140,33 +140,33 @@ def run_one(binary, m, n, k, reps, tmp, extra, refs, failures, extra_rows, notes
     """One step process whose rows go to `tmp`. A failure becomes a FAIL row and a line of `failures`;
     a refusal (exit 2: a shape the step or this GPU cannot take, e.g. out of device memory) becomes a
     REFUSED row and a note, not a failure. Returns the exit code."""
-    code, _, err = run_step(binary, m, n, k, reps, tmp, extra, refs)
-    dropped = dropped_references(err)
+    code, out, err = run_step(binary, m, n, k, reps, tmp, extra, refs)
+    dropped = dropped_references(out)
     if code == 2:
         why = (err.strip().splitlines() or ["exit 2"])[-1].removeprefix("error: ")
         notes.append(f"{binary.name} refused {m}x{n}x{k}: {why}")
         extra_rows.append(fail_row(binary, m, n, k, code, f"REFUSED ({why})"))
-    elif code == 1 and dropped and step_passed(tmp, binary, m, n, k):
-        # The step passed and was timed; a reference computed another C than cuBLAS and was dropped
-        # (the harness exits 1 so that this is never silent): a row and a note for that reference.
+    elif code == 0 and dropped:
+        # The step passed and was timed; a reference computed another C than cuBLAS (or the fp64 oracle)
+        # and was dropped (the harness's "reference dropped:" line): a row and a note for that reference.
         # The rows go to `tmp` beside the run's own, so that a --resume (which skips this run) keeps them.
-        notes += [f"{binary.name} at {m}x{n}x{k}: reference {ref} failed its check against cuBLAS and was not timed "
-                  f"(the step passed)" for ref in dropped]
-        append_rows(tmp, [{**fail_row(binary, m, n, k, code, "FAIL (reference, not timed)"), "kernel": ref}
-                          for ref in dropped])
-        code = 0
-    elif code != 0:
+        notes += [f"{binary.name} at {m}x{n}x{k}: reference {ref} failed its check against {oracle} and was not timed "
+                  f"(the step passed)" for ref, oracle in dropped]
+        append_rows(tmp, [{**fail_row(binary, m, n, k, 0, "FAIL (reference, not timed)"), "kernel": ref}
+                          for ref, _ in dropped])
+    if code not in (0, 2):
         failures.append(f"{binary.name} at {m}x{n}x{k}: exit {code}")
         extra_rows.append(fail_row(binary, m, n, k, code))
     return code
 
 
-REF_DROPPED = re.compile(r"^error: reference (\S+) failed its check against (?:cuBLAS|the fp64 oracle) and is not timed", re.M)
+REF_DROPPED = re.compile(r"^reference dropped: (\S+) failed its check against (cuBLAS|the fp64 oracle) and is not timed", re.M)
 
 
-def dropped_references(err):
-    """The references a step process dropped for a wrong C (common/harness/measure.cpp's error line)."""
-    return REF_DROPPED.findall(err)
+def dropped_references(out):
+    """(reference, oracle) for each reference a step process dropped for a wrong C: the labelled line of
+    common/harness/measure.cpp's drop_failed_references on the step's stdout."""
+    return REF_DROPPED.findall(out)
 
 
 def append_rows(path, rows):

@@ -75,9 +75,8 @@ def standin_step(argv):
                     f"{ratio},{ratio},{ratio},20,1500,probe,,,,,,pass,Stand-in GPU,132,60,1980,700,13.0,13.0,13.1.0,"
                     f"2026-12-02\n")
     if bad_ref:
-        print("error: reference cublaslt_best failed its check against cuBLAS and is not timed: FAIL: 9 elements "
-              "outside tolerance", file=sys.stderr)
-        return 1
+        print("reference dropped: cublaslt_best failed its check against cuBLAS and is not timed (9 elements "
+              "outside tolerance, 0 writes past C, max |err| 0.5); the step's own check passed")
     return 0
 
 
@@ -332,9 +331,9 @@ def shapes_cases(args, case):
          big in r.stdout and "--m 1 --n 4096 --k 4096 --reps 30" in r.stdout and f"[{want}/{want}]" in r.stdout,
          "" if big in r.stdout else "no 20-round run of 16384x14336x4096")
 
-    # A reference that computes another C than cuBLAS (the harness drops it and exits 1, as cuBLASLt's
-    # split-K algorithm did at 2050x2050x2048 on the H200): a row for that reference and a note; the
-    # step's own rows stand and the run is not failed.
+    # A reference that computes another C than cuBLAS (the harness drops it with a labelled line and
+    # exits 0, as with cuBLASLt's split-K algorithm at 2050x2050x2048 on the H200): a row for that
+    # reference and a note; the step's own rows stand and the run is not failed.
     c2 = Case(args.repo, pathlib.Path(args.scratch) / "badref")
     base2 = [a if a != str(c.build) else str(c2.build) for a in base]
     base2 = [a if a != str(c.out) else str(c2.out) for a in base2]
@@ -343,7 +342,7 @@ def shapes_cases(args, case):
                         capture_output=True, text=True)
     rows2 = list(csv.DictReader(open(c2.out / "stand_in_gpu_shapes.csv"))) if (c2.out / "stand_in_gpu_shapes.csv").exists() else []
     at = [x for x in rows2 if f"{x['m']}x{x['n']}x{x['k']}" == refused]
-    case("--shapes: a reference that fails its check (the harness's exit 1) is a row for that reference and a note, "
+    case("--shapes: a reference that fails its check (the harness's labelled line) is a row for that reference and a note, "
          "not a failed step",
          r2.returncode == 0 and any(x["kernel"] == "cublaslt_best" and x["check"] == "FAIL (reference, not timed)" for x in at)
          and any(x["kernel"] == "step" and x["check"] == "pass" and x.get("tflops") for x in at)
