@@ -20,8 +20,10 @@ the per-pair ratios, with its interquartile range.
                                       transformer runs (scripts/shape_sweep.py: decode M = 1-256,
                                       prefill, ragged, long and short K), each paired with cuBLAS,
                                       cuBLASLt best-of-8 and CUTLASS -> results/<gpu>_shapes.csv;
-                                      it prints its plan and an estimate of its time first
-                                      (--dry-run: only that, no GPU needed)
+                                      then issue 46's random set (102 shapes from a committed seed,
+                                      rows of family "random"); --shapes-set sweep|random runs one
+                                      set and keeps the other's rows of that file; it prints its plan
+                                      and an estimate of its time first (--dry-run: only that, no GPU)
 Options: --build DIR --out DIR --sizes N.. --steps ID.. --reps R --sustained S --stability P
 A step that fails its check gets a FAIL row with no timing and makes the script exit 1; a step that
 refuses a shape (exit 2, e.g. more memory than the GPU has) gets a REFUSED row and a note. Step 01 is
@@ -196,10 +198,12 @@ def done_runs(tmp):
     return {(r["step"], int(r["m"]), int(r["n"]), int(r["k"])) for r in read_rows(tmp) if r.get("kernel") == "step"}
 
 
-def run_shapes(runs, args, tmp, stage, suffix, refs, done, reps_of=None, decorate=None):
+def run_shapes(runs, args, tmp, stage, suffix, refs, done, reps_of=None, decorate=None, keep=None):
     """Runs each (binary, m, n, k) of `runs` once (no energy runs), with `refs` (None: the step's default
     references) and reps_of(m, n, k) rounds (default --reps), and stages every row, passed through
-    decorate(row) if given, as <gpu>_<suffix>.csv. Returns (its name, failures, notes)."""
+    decorate(row) if given, as <gpu>_<suffix>.csv; with keep(row), the rows of the file already in --out
+    (decorated likewise) for which keep is true are staged too, before this run's. Returns (its name,
+    failures, notes)."""
     failures, notes, extra_rows = [], [], []
     for i, (b, m, n, k) in enumerate(runs):
         if (step_id(b), m, n, k) in done:
@@ -216,6 +220,11 @@ def run_shapes(runs, args, tmp, stage, suffix, refs, done, reps_of=None, decorat
     if decorate:
         rows = [decorate(r) for r in rows]
     name = f"{slug_of(next((r['gpu'] for r in rows if r.get('gpu')), 'gpu'))}_{suffix}.csv"
+    if keep:
+        kept = [r for r in (decorate(r) if decorate else r for r in read_rows(stage.out / name)) if keep(r)]
+        if kept:
+            print(f"kept {len(kept)} rows of the committed {name} (the shapes this run does not take)", flush=True)
+        rows = kept + rows
     stage.csv(name, rows)
     return name, failures, notes
 
@@ -232,10 +241,15 @@ def fail_row(binary, m, n, k, code, check=None):
             "mode": "burst", "kernel": "step", "check": check or f"FAIL (exit {code})"}
 
 
+SHAPES_SETS = ("all", "sweep", "random")
+
+
 def shapes_plan(bins, args):
     """The runs of --shapes, (binary, m, n, k) shape by shape (the steps of one shape back to back, so
     they meet the same thermal state): the last bf16 step and the --shapes-also steps over
-    shape_sweep.SHAPES. Prints them, family by family, with the rounds and the estimated time."""
+    shape_sweep.SHAPES, then over the random set (shape_sweep.random_shapes(), in the order drawn), as
+    --shapes-set chooses. Prints them, family by family and class by class, with the rounds and the
+    estimated time."""
     bf16 = [b for b in bins if is_bf16(step_id(b))]
     if not bf16:
         sys.exit("error: --shapes needs a bf16 step (the shapes are bf16 GEMMs)")
@@ -245,20 +259,47 @@ def shapes_plan(bins, args):
             why = ("not a bf16 step (the shapes are bf16 GEMMs)" if sid in STEPS and not is_bf16(sid)
                    else "not among the built steps selected (--steps, build/bin)")
             print(f"note: --shapes-also {sid}: {why}; not run")
-    runs = [(b, m, n, k) for (m, n, k) in shape_sweep.SHAPES for b in swept]
-    total = 0.0
-    print(f"--shapes: steps {' '.join(step_id(b) for b in swept)} (the last bf16 step, and shapes-also) over "
-          f"{len(shape_sweep.SHAPES)} shapes: {len(runs)} processes, each paired with cuBLAS, cuBLASLt best-of-"
-          f"8 and CUTLASS")
-    for fam, shapes in shape_sweep.FAMILIES:
-        secs = sum(shape_sweep.plan_seconds(m, n, k, shape_sweep.reps_for(m, n, k, args.reps))
-                   for (m, n, k) in shapes) * len(swept)
-        total += secs
-        few = [shape_sweep.label(*s) for s in shapes if shape_sweep.reps_for(*s, args.reps) < args.reps]
-        print(f"  {fam:8s} {len(shapes):2d} shapes x {len(swept)} steps, about {secs:4.0f} s"
-              + (f"; {shape_sweep.MIN_REPS} rounds (not {args.reps}) at {', '.join(few)}" if few else ""))
-    print(f"estimated time: about {total / 60:.1f} min ({total:.0f} s; a plan from assumed per-process costs in "
-          f"scripts/shape_sweep.py, not a measurement: each run below prints its real time)", flush=True)
+    sweep = args.shapes_set in ("all", "sweep")
+    drawn = shape_sweep.random_shapes() if args.shapes_set in ("all", "random") else []
+    shapes = (shape_sweep.SHAPES if sweep else []) + [(m, n, k) for m, n, k, _ in drawn]
+    runs = [(b, m, n, k) for (m, n, k) in shapes for b in swept]
+
+    def seconds(group):
+        return sum(shape_sweep.plan_seconds(m, n, k, shape_sweep.reps_for(m, n, k, args.reps))
+                   for (m, n, k) in group) * len(swept)
+
+    sets = " and ".join(([f"the sweep's {len(shape_sweep.SHAPES)} shapes"] if sweep else []) +
+                        ([f"{len(drawn)} random shapes (seed {shape_sweep.RANDOM_SEED})"] if drawn else []))
+    print(f"--shapes (--shapes-set {args.shapes_set}): steps {' '.join(step_id(b) for b in swept)} (the last bf16 "
+          f"step, and shapes-also) over {sets}: {len(runs)} processes, each paired with cuBLAS, cuBLASLt best-of-8 "
+          f"and CUTLASS")
+    subtotals = []
+    if sweep:
+        print("  the sweep (issue 30), by family:")
+        for fam, group in shape_sweep.FAMILIES:
+            few = [shape_sweep.label(*s) for s in group if shape_sweep.reps_for(*s, args.reps) < args.reps]
+            print(f"  {fam:8s} {len(group):2d} shapes x {len(swept)} steps, about {seconds(group):4.0f} s"
+                  + (f"; {shape_sweep.MIN_REPS} rounds (not {args.reps}) at {', '.join(few)}" if few else ""))
+        subtotals.append(("the sweep", seconds(shape_sweep.SHAPES)))
+    if drawn:
+        lo, hi = shape_sweep.RANDOM_NK
+        print(f"  the random set (issue 46: seed {shape_sweep.RANDOM_SEED}, M log-uniform {shape_sweep.RANDOM_M[0]}-"
+              f"{shape_sweep.RANDOM_M[1]}, N and K log-uniform {lo}-{hi}, K % 8 == 0), by class:")
+        for cls in shape_sweep.RANDOM_CLASSES:
+            group = [(m, n, k) for m, n, k, c in drawn if c == cls]
+            few = sum(shape_sweep.reps_for(*s, args.reps) < args.reps for s in group)
+            print(f"  {cls:8s} {len(group):2d} shapes x {len(swept)} steps, about {seconds(group):4.0f} s "
+                  f"({shape_sweep.RANDOM_CLASS_MEANING[cls]})"
+                  + (f"; {shape_sweep.MIN_REPS} rounds (not {args.reps}) at {few} of them" if few else ""))
+        subtotals.append(("the random set", seconds([s[:3] for s in drawn])))
+    longest = max(shapes, key=lambda s: shape_sweep.plan_seconds(*s, shape_sweep.reps_for(*s, args.reps)))
+    print(f"  the longest process: about {shape_sweep.plan_seconds(*longest, shape_sweep.reps_for(*longest, args.reps)):.0f}"
+          f" s, at {shape_sweep.label(*longest)}")
+    total = sum(secs for _, secs in subtotals)
+    print(f"estimated time: about {total / 60:.1f} min ({total:.0f} s"
+          + (f": {', '.join(f'{what} {secs:.0f} s' for what, secs in subtotals)}" if len(subtotals) > 1 else "")
+          + "; a plan from assumed per-process costs in scripts/shape_sweep.py, not a measurement: each run below "
+            "prints its real time)", flush=True)
     return runs
 
 
@@ -358,6 +399,9 @@ def announce_writes(args, out, bins):
     elif args.shapes:
         files = [out / f"{slug}_shapes.csv"] + ([] if args.no_docs else [ROOT / "docs" / "img" / "shapes.png",
                                                                          ROOT / "docs" / "results.md"])
+        if args.shapes_set != "all":
+            other = {"sweep": "random set's", "random": "sweep's"}[args.shapes_set]
+            print(f"--shapes-set {args.shapes_set}: the {other} rows of {out / f'{slug}_shapes.csv'}, if any, are kept")
     elif args.waves:
         last_bf16 = [b for b in bins if is_bf16(step_id(b))][-1:]
         files = [out / f"{slug}_waves_{step_id(b)}.csv" for b in last_bf16]
@@ -408,6 +452,10 @@ def main():
     ap.add_argument("--shapes-also", nargs="*", default=shapes_also,
                     help=f"steps run by --shapes besides the last bf16 step (default, the role shapes-also in "
                          f"scripts/step_roles.tsv: {' '.join(shapes_also)})")
+    ap.add_argument("--shapes-set", choices=SHAPES_SETS, default=None,
+                    help="with --shapes: which shapes, the sweep then the random set (all, the default), or one of "
+                         "them (its rows replace that set's in results/<gpu>_shapes.csv, the other set's rows are "
+                         "kept): a time-limited machine runs them as separate calls, each going on with --resume")
     ap.add_argument("--dry-run", action="store_true",
                     help="with --shapes: print the runs and the estimated time, run nothing, write nothing")
     ap.add_argument("--sweep-also", nargs="*", default=sweep_also,
@@ -451,6 +499,10 @@ def prepare_and_run(args, ap):
                                                                  if args.steps else ""))
     if sum((args.sweep, args.waves, args.shapes, args.stability_only)) > 1:
         ap.error("--sweep, --waves, --shapes and --stability-only are separate runs: pass one")
+    if args.shapes_set and not args.shapes:
+        ap.error("--shapes-set chooses the shapes of a --shapes run: pass --shapes")
+    if args.shapes:
+        args.shapes_set = args.shapes_set or "all"  # before run_signature: --resume refuses another set
     if args.dry_run:
         if not args.shapes:
             ap.error("--dry-run plans a --shapes run: pass --shapes")
@@ -520,10 +572,13 @@ def run(args, build, bins, fp32, bf16, last, out, tmp, series, stage, done):
 
     if args.shapes:
         runs = shapes_plan(bins, args)
+        # One set only: the other set's rows of the committed file stay (a row's set is its family).
+        keep = {"sweep": lambda r: r.get("family") == shape_sweep.RANDOM_FAMILY,
+                "random": lambda r: r.get("family") != shape_sweep.RANDOM_FAMILY}.get(args.shapes_set)
         name, failed, notes = run_shapes(runs, args, tmp, stage, "shapes", None, done,
                                          reps_of=lambda m, n, k: shape_sweep.reps_for(m, n, k, args.reps),
-                                         decorate=lambda r: dict(r, family=shape_sweep.family_of(
-                                             int(r["m"]), int(r["n"]), int(r["k"]))))
+                                         decorate=lambda r: dict(r, family=r.get("family") or shape_sweep.family_of(
+                                             int(r["m"]), int(r["n"]), int(r["k"]))), keep=keep)
         print(f"\nwrote {out}/: {', '.join(stage.commit())} ({time.monotonic() - PROGRESS['t0']:.0f} s)")
         for line in notes:
             print(line)

@@ -14,6 +14,10 @@ once) over the step's time, as a fraction of the HBM bandwidth, with the best re
 process beside it and a line at 0.85 (issue 30's target). The bandwidth: a column hbm_tbps of the CSV
 if the harness ever records one; else --hbm-tbps, by default 4.3 TB/s, the device-to-device copy
 measured on the H200 (docs/machine.md; not one of the committed runs), named in the caption.
+
+The random set (rows of family "random": issue 46's shapes, shape_sweep.random_shapes) is left out of
+both and gets a third panel when the CSV has it: each step's ratio to the best reference against the
+GEMM's FLOP (log scale), one marker per class of alignment, the same lines at 1.0 and 0.95.
 Needs matplotlib."""
 import argparse
 import csv
@@ -61,14 +65,19 @@ def main():
     else:
         tbps, source = HBM_TBPS, HBM_SOURCE
 
+    rand = [r for r in res if r["family"] == sw.RANDOM_FAMILY]
+    all_res, res = res, [r for r in res if r["family"] != sw.RANDOM_FAMILY]  # the random set: its own panel
     shapes = sorted({(r["m"], r["n"], r["k"]) for r in res},
                     key=lambda s: sw.shape_key(next(r for r in res if (r["m"], r["n"], r["k"]) == s)))
     fam = {(r["m"], r["n"], r["k"]): r["family"] for r in res}
-    steps = sorted({r["step"] for r in res}, key=sw.step_key)
-    names = {r["step"]: r["name"] for r in res}
+    steps = sorted({r["step"] for r in all_res}, key=sw.step_key)
+    names = {r["step"]: r["name"] for r in all_res}
     colors, markers = plt.get_cmap("tab10"), "osD^v<>p*h"
     width = max(10.0, 0.42 * len(shapes) + 3)
-    fig, (ax, bx) = plt.subplots(2, 1, figsize=(width, 10.5), gridspec_kw={"height_ratios": [3, 2]})
+    if rand:
+        fig, (ax, bx, rx) = plt.subplots(3, 1, figsize=(width, 15.5), gridspec_kw={"height_ratios": [3, 2, 2.5]})
+    else:
+        fig, (ax, bx) = plt.subplots(2, 1, figsize=(width, 10.5), gridspec_kw={"height_ratios": [3, 2]})
 
     # --- top: ratio to the best reference, per shape --------------------------------------------------
     xs = {s: i for i, s in enumerate(shapes)}
@@ -77,6 +86,8 @@ def main():
     untimed = []  # (step, its index, its results without a ratio): drawn once the y range is known
     for j, sid in enumerate(steps):
         mine = [r for r in res if r["step"] == sid]
+        if not mine:
+            continue
         ok = [r for r in mine if r["ratio"] is not None]
         gm = sw.geomean([r["ratio"] for r in ok])
         lost = len(mine) - len(ok)
@@ -114,11 +125,16 @@ def main():
     order = sorted(range(len(labels)), key=lambda i: (not labels[i].startswith("step "), i))  # the steps first
     ax.legend([handles[i] for i in order], [labels[i] for i in order], fontsize=7.5, loc="upper left",
               bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    if not shapes:
+        ax.cla()
+        ax.text(0.5, 0.5, f"no shape of the sweep in {pathlib.Path(args.csv).name}", ha="center", va="center",
+                transform=ax.transAxes)
+        ax.set_axis_off()
 
     # --- bottom: M <= 32, fraction of the HBM bandwidth ----------------------------------------------
     small = [s for s in shapes if s[0] <= MEMORY_BOUND_M]
     if not small:
-        bx.text(0.5, 0.5, f"no shape with M <= {MEMORY_BOUND_M} in {pathlib.Path(args.csv).name}",
+        bx.text(0.5, 0.5, f"no shape of the sweep with M <= {MEMORY_BOUND_M} in {pathlib.Path(args.csv).name}",
                 ha="center", va="center", transform=bx.transAxes)
         bx.set_axis_off()
     else:
@@ -146,12 +162,55 @@ def main():
         bx.set_title(f"Memory-bound view, M <= {MEMORY_BOUND_M}: achieved bytes per second as a fraction of the HBM "
                      f"bandwidth", fontsize=10, loc="left")
         bx.legend(fontsize=7.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    if rand:
+        random_panel(rx, rand, steps, colors)
     fig.text(0.01, 0.005, f"HBM bandwidth {tbps} TB/s: {source}. Bytes: bf16 A (M x K), B (N x K) and C (M x N), "
              f"each moved once; data: {pathlib.Path(args.csv).name}.", fontsize=7.5, ha="left", va="bottom", wrap=True)
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     pathlib.Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(args.out, dpi=110, bbox_inches="tight")
     print(f"wrote {args.out}")
+
+
+def random_panel(rx, rand, steps, colors):
+    """The random set: ratio to the best reference against 2MNK (log x), a color per step (as above), a
+    marker per class; a shape not timed (refused or failed) is an x at the bottom."""
+    marks = dict(zip(sw.RANDOM_CLASSES, "o^s"))
+    extent = [FLOOR, 1.0]
+    for j, sid in enumerate(steps):
+        for cls in (*sw.RANDOM_CLASSES, None):
+            ok = [r for r in rand if r["step"] == sid and r["ratio"] is not None
+                  and sw.random_class(r["m"], r["n"], r["k"]) == cls]
+            if ok:
+                extent += [r["ratio"] for r in ok]
+                rx.plot([2.0 * r["m"] * r["n"] * r["k"] for r in ok], [r["ratio"] for r in ok], marks.get(cls, "*"),
+                        color=colors(j % 10), mfc="none" if cls == "N%8!=0" else colors(j % 10), ms=5, alpha=0.8,
+                        zorder=3)
+    pad = 0.06 * (max(extent) - min(extent))
+    lo, hi = min(extent) - 2 * pad, max(extent) + pad
+    rx.set_ylim(lo, hi)
+    for j, sid in enumerate(steps):
+        bad = [r for r in rand if r["step"] == sid and r["ratio"] is None]
+        rx.plot([2.0 * r["m"] * r["n"] * r["k"] for r in bad], [lo + pad * 0.8] * len(bad), "x", color=colors(j % 10),
+                ms=8, mew=2, zorder=4)
+    for j, sid in enumerate(steps):
+        if any(r["step"] == sid for r in rand):
+            rx.plot([], [], "s", color=colors(j % 10), label=f"step {sid}")
+    for cls in sw.RANDOM_CLASSES:
+        rx.plot([], [], marks[cls], color="grey", mfc="none" if cls == "N%8!=0" else "grey",
+                label=f"{cls}: {sw.RANDOM_CLASS_MEANING[cls]}")
+    if any(r["ratio"] is None for r in rand):
+        rx.plot([], [], "x", color="grey", ms=8, mew=2, label="not timed: refused by the step (exit 2) or failed")
+    rx.axhline(1.0, color="black", linewidth=1.5, zorder=2)
+    rx.axhline(FLOOR, color="black", linewidth=1.0, linestyle="--", zorder=2)
+    rx.set_xscale("log")
+    rx.set_xlabel("FLOP per GEMM (2MNK)")
+    rx.set_ylabel("step speed / best reference speed\n(paired, median of rounds)")
+    rx.grid(True, alpha=0.3)
+    n_shapes = len({(r["m"], r["n"], r["k"]) for r in rand})
+    rx.set_title(f"The random set (issue 46): {n_shapes} shapes drawn from seed {sw.RANDOM_SEED}, none tuned on; "
+                 f"the same ratio, against the size of the GEMM", fontsize=10, loc="left")
+    rx.legend(fontsize=7.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
 
 
 def families(ax, shapes, fam, lo, hi):

@@ -7,10 +7,15 @@ configurations, i.e. the reference row with the smallest step speed / reference 
 Layers of a 4096-wide model with a 14336-wide MLP and grouped-query attention (Llama-3-8B-like):
 (N, K) = (4096, 4096) the attention output projection, (14336, 4096) the MLP up (and gate)
 projection, (4096, 14336) the MLP down projection, (6144, 4096) the fused QKV projection
-(4096 + 2 x 1024). C = A * B^T with A M x K: M is the number of tokens in the batch."""
+(4096 + 2 x 1024). C = A * B^T with A M x K: M is the number of tokens in the batch.
+
+Beside the sweep, issue 46's random set (random_shapes): shapes drawn from a committed seed, that no
+rule of a step was tuned on, in three classes of alignment (random_class). Their rows carry the
+family "random"."""
 import csv
 import math
 import pathlib
+import random
 import sys
 
 NK_LAYERS = [(4096, 4096), (14336, 4096), (4096, 14336), (6144, 4096)]
@@ -30,7 +35,83 @@ FAMILIES = [
     ("short K", [(8192, 8192, 512)]),
 ]
 SHAPES = [s for _, shapes in FAMILIES for s in shapes]
-FAMILY_ORDER = [f for f, _ in FAMILIES] + ["other"]
+
+# Issue 46's validation set: shapes that no rule was tuned on. The rules of steps 24-28 were chosen on the
+# sweep above (and a few probes beside it); these are drawn at random from a seed fixed here before any of
+# them was measured (46, the issue's number), so every run and every machine draws the same list.
+RANDOM_SEED = 46
+RANDOM_COUNT = 102            # 34 shapes per class
+RANDOM_M = (1, 16384)         # M log-uniform: decode batches to long prefills
+RANDOM_NK = (256, 32768)      # N and K log-uniform
+RANDOM_FAMILY = "random"
+# The classes, by the alignment the kernels care about. K % 8 == 0 always (the harness needs 16-byte
+# rows of A and B for TMA). "K%16==8": a row of A and B is 2K bytes, 16 past a multiple of 32, so TMA's
+# runs start inside a 32-byte sector (step 28's padded pitch is for these). "N%8!=0": C's rows are not
+# 16 bytes long, so no TMA store of C (the CUTLASS references refuse such N).
+RANDOM_CLASSES = ("aligned", "K%16==8", "N%8!=0")
+RANDOM_CLASS_MEANING = {"aligned": "K % 16 == 0 and N % 8 == 0", "K%16==8": "K % 16 == 8, N % 8 == 0",
+                        "N%8!=0": "N % 8 != 0, K % 16 == 0"}
+
+
+def random_class(m, n, k):
+    """The class of the random set that (M, N, K) belongs to, from N and K alone (M plays no part; the
+    CSV has no class column): 'aligned', 'K%16==8' or 'N%8!=0'; None for a shape in none of them (K not
+    a multiple of 8, or K % 16 == 8 with N % 8 != 0)."""
+    if k % 8:
+        return None
+    if n % 8 == 0:
+        return "aligned" if k % 16 == 0 else "K%16==8"
+    return "N%8!=0" if k % 16 == 0 else None
+
+
+def _log_uniform_int(rng, lo, hi):
+    """An integer in [lo, hi] whose logarithm is uniform (rounded to the nearest integer)."""
+    return min(hi, max(lo, round(math.exp(rng.uniform(math.log(lo), math.log(hi))))))
+
+
+def _nearest(x, mod, rem, lo, hi):
+    """The integer nearest x (the lower one on a tie) that is rem modulo mod and lies in [lo, hi]."""
+    below = x - (x - rem) % mod
+    v = below if x - below <= below + mod - x else below + mod
+    if v < lo:
+        v += mod
+    if v > hi:
+        v -= mod
+    return v
+
+
+def random_shapes(seed=RANDOM_SEED, count=RANDOM_COUNT):
+    """Issue 46's random set: `count` shapes (M, N, K, class), a third in each class of RANDOM_CLASSES,
+    in the order drawn (the classes take turns). M log-uniform on RANDOM_M, N and K log-uniform on
+    RANDOM_NK, then moved to the nearest values of the class within the same range: K to a multiple of
+    16 (or to 8 past one), N to a multiple of 8 (or, where it is one, one off it). A shape of the sweep
+    or one drawn before is drawn again. Pure: the same seed gives the same list (random.Random, and
+    only its random(), whose sequence Python keeps from version to version)."""
+    if not isinstance(count, int) or count <= 0 or count % len(RANDOM_CLASSES):
+        raise ValueError(f"random_shapes: count must be a positive multiple of {len(RANDOM_CLASSES)} (a third "
+                         f"per class), not {count!r}")
+    rng = random.Random(seed)
+    (lo, hi), taken, out = RANDOM_NK, set(SHAPES), []
+    while len(out) < count:
+        cls = RANDOM_CLASSES[len(out) % len(RANDOM_CLASSES)]
+        m = _log_uniform_int(rng, *RANDOM_M)
+        n = _log_uniform_int(rng, lo, hi)
+        k = _log_uniform_int(rng, lo, hi)
+        k = _nearest(k, 16, 8 if cls == "K%16==8" else 0, lo, hi)
+        if cls == "N%8!=0":
+            n = n if n % 8 else n + 1 if n < hi else n - 1
+        else:
+            n = _nearest(n, 8, 0, lo, hi)
+        if (m, n, k) in taken:
+            continue
+        taken.add((m, n, k))
+        out.append((m, n, k, cls))
+    return out
+
+
+RANDOM_SHAPES = [(m, n, k) for m, n, k, _ in random_shapes()]
+_RANDOM_SET = set(RANDOM_SHAPES)
+FAMILY_ORDER = [f for f, _ in FAMILIES] + ["other", RANDOM_FAMILY]
 
 # Fewer paired rounds for the biggest shapes: at 1 TFLOP or more per GEMM (over 1.5 ms a launch at the
 # power cap) a shape gets the harness's minimum of 20 rounds; every other shape gets --reps (30).
@@ -51,10 +132,11 @@ BYTES_BF16 = 2
 
 
 def family_of(m, n, k):
+    """The sweep's family of (M, N, K); "random" for a shape of the committed random set; else "other"."""
     for fam, shapes in FAMILIES:
         if (m, n, k) in shapes:
             return fam
-    return "other"
+    return RANDOM_FAMILY if (m, n, k) in _RANDOM_SET else "other"
 
 
 def reps_for(m, n, k, reps):
@@ -138,8 +220,12 @@ def step_key(sid):
 
 
 def shape_key(r):
+    """The order of the table and the figure: by family, the sweep's order within it; the random set by
+    class, then by shape."""
     shp = (r["m"], r["n"], r["k"])
-    return (FAMILY_ORDER.index(r["family"]), SHAPES.index(shp) if shp in SHAPES else len(SHAPES), shp)
+    cls = random_class(*shp) if r["family"] == RANDOM_FAMILY else None
+    return (FAMILY_ORDER.index(r["family"]), SHAPES.index(shp) if shp in SHAPES else len(SHAPES),
+            RANDOM_CLASSES.index(cls) if cls in RANDOM_CLASSES else len(RANDOM_CLASSES), shp)
 
 
 def geomean(values):

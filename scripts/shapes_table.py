@@ -5,6 +5,10 @@ over the shapes it ran, and its worst five shapes with their spread and clock), 
 per step and shape: its TFLOP/s, which reference was the best in its process (the fastest of cuBLAS,
 cuBLASLt's best of 8 and the CUTLASS configurations), the paired ratio to it (median of the per-round
 ratios [interquartile range]), the ratio to cuBLAS, and the SM clock of the step and of that reference.
+Rows of the random set (family "random": issue 46's shapes drawn from a committed seed, see
+shape_sweep.random_shapes) are kept apart: per step and per class of alignment, the number of shapes,
+the geometric mean, the share at or above 0.95x and the worst five, then a table of their own; the
+sweep's summary and table are over the other rows only.
 With --full FILE, writes it between <!-- shapes:begin --> and <!-- shapes:end --> of FILE
 (docs/results.md); `make results-tables` does so when the CSV exists."""
 import argparse
@@ -30,6 +34,19 @@ def ratio_cell(r):
     return f"{r['ratio']:.3f}{iqr}"
 
 
+FLOOR = 0.95  # issue 30's floor: every shape at least 0.95x the best reference
+
+
+def worst_five(ok):
+    """The five smallest ratios, each with its IQR, the step's clock and the reference it lost to."""
+    return "; ".join(f"{sw.label(r['m'], r['n'], r['k'])} {ratio_cell(r)} at {fmt(r['clock'], '{:.0f}')} MHz "
+                     f"(against {r['best']})" for r in sorted(ok, key=lambda r: r["ratio"])[:5])
+
+
+def not_timed(untimed):
+    return ", ".join(f"{sw.label(r['m'], r['n'], r['k'])} ({r['status']})" for r in untimed)
+
+
 def summary(sid, name, mine):
     ok = [r for r in mine if r["ratio"] is not None]
     untimed = [r for r in mine if r["ratio"] is None]
@@ -39,16 +56,61 @@ def summary(sid, name, mine):
     gm = sw.geomean([r["ratio"] for r in ok])
     if gm is None:
         return head + f"no positive ratio to the best reference ({len(ok)} shapes; a damaged file?)."
-    worst = sorted(ok, key=lambda r: r["ratio"])[:5]
-    at_floor = sum(r["ratio"] >= 0.95 for r in ok)
-    text = (head + f"geometric mean {gm:.3f}× the best reference over {len(ok)} shapes; at or above 0.95× on "
+    at_floor = sum(r["ratio"] >= FLOOR for r in ok)
+    text = (head + f"geometric mean {gm:.3f}× the best reference over {len(ok)} shapes; at or above {FLOOR}× on "
             f"{at_floor} of {len(ok)}")
     if untimed:
-        text += "; not timed: " + ", ".join(f"{sw.label(r['m'], r['n'], r['k'])} ({r['status']})" for r in untimed)
-    text += ". Worst five: " + "; ".join(
-        f"{sw.label(r['m'], r['n'], r['k'])} {ratio_cell(r)} at {fmt(r['clock'], '{:.0f}')} MHz (against {r['best']})"
-        for r in worst) + "."
-    return text
+        text += "; not timed: " + not_timed(untimed)
+    return text + ". Worst five: " + worst_five(ok) + "."
+
+
+def class_of(r):
+    return sw.random_class(r["m"], r["n"], r["k"]) or "no class"
+
+
+def random_summary(sid, name, mine):
+    """Step `sid`'s lines for the random set: a head, then one list item per class of alignment (number of
+    shapes, geometric mean, share at or above the floor, the shapes not timed, the worst five)."""
+    lines = [f"**step {sid} {name}, the random set** ({len(mine)} shapes, drawn at random: no rule was tuned on "
+             f"them):", ""]
+    for cls in [c for c in (*sw.RANDOM_CLASSES, "no class") if any(class_of(r) == c for r in mine)]:
+        group = [r for r in mine if class_of(r) == cls]
+        ok = [r for r in group if r["ratio"] is not None]
+        untimed = [r for r in group if r["ratio"] is None]
+        gm = sw.geomean([r["ratio"] for r in ok])
+        text = f"- {cls} ({sw.RANDOM_CLASS_MEANING.get(cls, 'in none of the classes')}): {len(group)} shapes, "
+        if gm is None:
+            text += "no shape timed"
+        else:
+            at_floor = sum(r["ratio"] >= FLOOR for r in ok)
+            text += (f"geometric mean {gm:.3f}× the best reference over {len(ok)} timed; at or above {FLOOR}× on "
+                     f"{at_floor} of {len(ok)} ({100 * at_floor / len(ok):.0f}%)")
+        if untimed:
+            text += "; not timed: " + not_timed(untimed)
+        lines.append(text + (". Worst five: " + worst_five(ok) + "." if gm is not None else "."))
+    return lines
+
+
+def random_note(rand):
+    """What the random rows are, and whether they are the committed seed's draw."""
+    drawn = set(sw.RANDOM_SHAPES)
+    shapes = {(r["m"], r["n"], r["k"]) for r in rand}
+    stray = len(shapes - drawn)
+    return (f"The random set (issue 46): shapes no rule was tuned on, drawn from seed {sw.RANDOM_SEED} "
+            f"(`shape_sweep.random_shapes`: M log-uniform {sw.RANDOM_M[0]}–{sw.RANDOM_M[1]}, N and K log-uniform "
+            f"{sw.RANDOM_NK[0]}–{sw.RANDOM_NK[1]}, K % 8 == 0), a third in each class: "
+            + "; ".join(f"{c}: {sw.RANDOM_CLASS_MEANING[c]}" for c in sw.RANDOM_CLASSES)
+            + f". This file holds {len(shapes)} of its {len(drawn)} shapes"
+            + (f", and {stray} random shapes that are not in that draw (another seed's?)" if stray else "") + ".")
+
+
+def row_cells(r):
+    check = "pass" if r["status"] == "ok" else r["status"]
+    if r.get("untimed_refs"):
+        check += f" ({', '.join(r['untimed_refs'])}: another C than cuBLAS's, not timed)"
+    clocks = f"{fmt(r['clock'], '{:.0f}')} / {fmt(r['best_clock'], '{:.0f}')}" if r["ratio"] is not None else ""
+    return (f"{sw.label(r['m'], r['n'], r['k'])} | {fmt(r['tflops'], '{:.1f}')} | {r['best']} | {ratio_cell(r)} | "
+            f"{fmt(r['refs'].get('cublas'))} | {clocks} | {check} |")
 
 
 def table(csv_path, figure=False):
@@ -75,22 +137,35 @@ def table(csv_path, figure=False):
             f"faster), median of the per-round ratios [interquartile range]. SM MHz: the probe beside the launches.")
     else:
         lines.append(f"No shape of {pathlib.Path(csv_path).name} was timed.")
+    # The sweep (and any other shape) apart from the random set: its summary is over its own shapes only.
+    rand = [r for r in res if r["family"] == sw.RANDOM_FAMILY]
+    swept = [r for r in res if r["family"] != sw.RANDOM_FAMILY]
     steps = sorted({r["step"] for r in res}, key=sw.step_key)
     lines.append("")
     for sid in steps:
-        mine = [r for r in res if r["step"] == sid]
-        lines += [summary(sid, mine[0]["name"], mine), ""]
+        mine = [r for r in swept if r["step"] == sid]
+        if mine:
+            lines += [summary(sid, mine[0]["name"], mine), ""]
+    if rand:
+        lines += [random_note(rand), ""]
+        for sid in steps:
+            mine = [r for r in rand if r["step"] == sid]
+            if mine:
+                lines += random_summary(sid, mine[0]["name"], mine) + [""]
     if figure:
         lines += [f"![each step's ratio to the best reference over the shapes sweep]({FIGURE})", ""]
-    lines += ["| step | family | M×N×K | TFLOP/s | best reference | × best [IQR] | × cuBLAS | SM MHz step / ref | check |",
-              "|---|---|---|---:|---|---:|---:|---:|---|"]
-    for r in sorted(res, key=lambda r: (sw.step_key(r["step"]), sw.shape_key(r))):
-        check = "pass" if r["status"] == "ok" else r["status"]
-        if r.get("untimed_refs"):
-            check += f" ({', '.join(r['untimed_refs'])}: another C than cuBLAS's, not timed)"
-        clocks = f"{fmt(r['clock'], '{:.0f}')} / {fmt(r['best_clock'], '{:.0f}')}" if r["ratio"] is not None else ""
-        lines.append(f"| {r['step']} | {r['family']} | {sw.label(r['m'], r['n'], r['k'])} | {fmt(r['tflops'], '{:.1f}')} | "
-                     f"{r['best']} | {ratio_cell(r)} | {fmt(r['refs'].get('cublas'))} | {clocks} | {check} |")
+    if swept:
+        lines += ["| step | family | M×N×K | TFLOP/s | best reference | × best [IQR] | × cuBLAS | SM MHz step / ref | check |",
+                  "|---|---|---|---:|---|---:|---:|---:|---|"]
+        lines += [f"| {r['step']} | {r['family']} | {row_cells(r)}"
+                  for r in sorted(swept, key=lambda r: (sw.step_key(r["step"]), sw.shape_key(r)))]
+    if rand:
+        lines += ([""] if swept else []) + [
+            "The random set, shape by shape:", "",
+            "| step | class | M×N×K | TFLOP/s | best reference | × best [IQR] | × cuBLAS | SM MHz step / ref | check |",
+            "|---|---|---|---:|---|---:|---:|---:|---|"]
+        lines += [f"| {r['step']} | {class_of(r)} | {row_cells(r)}"
+                  for r in sorted(rand, key=lambda r: (sw.step_key(r["step"]), sw.shape_key(r)))]
     return "\n".join(lines)
 
 

@@ -10,9 +10,11 @@ as the benchmark once did) must show the damage the same kill does then; if it d
 could not tell.
 
 The shapes cases (--cases shapes) run `bench.py --shapes` the same way: its plan (--dry-run, nothing
-written), then a stubbed run whose stand-ins time every reference and refuse one shape (exit 2), and
-then scripts/plot_shapes.py and scripts/shapes_table.py on that CSV and on a small synthetic one whose
-best references and geometric means are known.
+written), issue 46's random draw (shape_sweep.random_shapes: reproducible, its classes and ranges), then
+a stubbed run of the sweep (--shapes-set sweep) whose stand-ins time every reference and refuse one
+shape (exit 2), a stubbed run of the random set into the same results/ (the sweep's rows kept), and
+then scripts/plot_shapes.py and scripts/shapes_table.py on that CSV and on small synthetic ones whose
+best references, geometric means and worst shapes are computed here from their rows.
 
   tests/bench_faults.py --repo DIR --scratch DIR [--cases faults|shapes|all]
                                                      prints one line per case and "N passed, N failed"
@@ -108,7 +110,9 @@ class Case:
         self.link(self.smi / "nvidia-smi")
 
     def link(self, path):
-        path.write_text(f"#!/bin/sh\nexec {sys.executable} {pathlib.Path(__file__).resolve()} \"$0\" \"$@\"\n")
+        # -S: no site module, a faster start (the stand-ins need only the standard library); the shapes cases
+        # start some 250 of them.
+        path.write_text(f"#!/bin/sh\nexec {sys.executable} -S {pathlib.Path(__file__).resolve()} \"$0\" \"$@\"\n")
         path.chmod(0o755)
 
     def env(self, **kv):
@@ -275,6 +279,50 @@ def synthetic_rows():
     return rows, (0.55 * 0.70 * 0.98) ** (1 / 3)
 
 
+def synthetic_random_rows(shape_sweep):
+    """Step 23's rows at the first 21 shapes of the committed random draw (7 per class), tagged
+    family=random: distinct best ratios from 0.80 to 1.06 (a permutation, so each class has shapes on
+    both sides of 0.95), cuBLAS 0.05 above the best (cuBLASLt's best), and the first shape of class
+    K%16==8 refused. Returns (rows, {class: [(m, n, k, ratio or None, clock)]})."""
+    fields = HEADER.split(",") + ["family"]
+    rows, expect = [], {}
+    for i, (m, n, k, cls) in enumerate(shape_sweep.random_shapes()[:21]):
+        base = dict.fromkeys(fields, "")
+        base.update(step="23", name="stand_in", technique="stand-in", dtype="bf16", m=m, n=n, k=k, mode="burst",
+                    rounds=30, gpu="Stand-in GPU", sm_count=132, date="2026-12-02", family="random")
+        if cls == "K%16==8" and cls not in expect:
+            rows.append(dict(base, kernel="step", check="REFUSED (K % 16 == 8 is not taken)"))
+            expect.setdefault(cls, []).append((m, n, k, None, None))
+            continue
+        best, clock = round(0.80 + 0.013 * ((i * 8) % 21), 3), 1800 + i
+        rows.append(dict(base, kernel="step", ms=1.0, tflops=500, step_ratio=1, clock_mhz=clock, check="pass"))
+        for kern, r in (("cublas", best + 0.05), ("cublaslt_best", best)):
+            rows.append(dict(base, kernel=kern, ms=r, tflops=500 / r, step_ratio=f"{r:.3f}",
+                             step_ratio_q25=f"{r - 0.01:.3f}", step_ratio_q75=f"{r + 0.01:.3f}", clock_mhz=1890,
+                             check="pass"))
+        expect.setdefault(cls, []).append((m, n, k, best, clock))
+    return rows, expect
+
+
+def expected_class_lines(shape_sweep, expect):
+    """The per-class summary shapes_table.py should print for synthetic_random_rows, from the data."""
+    import math
+    out = []
+    for cls, group in expect.items():
+        ok = [g for g in group if g[3] is not None]
+        gm = math.exp(sum(math.log(g[3]) for g in ok) / len(ok))
+        at = sum(g[3] >= 0.95 for g in ok)
+        worst = sorted(ok, key=lambda g: g[3])[:5]
+        line = (f"- {cls} ({shape_sweep.RANDOM_CLASS_MEANING[cls]}): {len(group)} shapes, geometric mean {gm:.3f}× the "
+                f"best reference over {len(ok)} timed; at or above 0.95× on {at} of {len(ok)} ({100 * at / len(ok):.0f}%)")
+        line += "".join(f"; not timed: {m}x{n}x{k} (REFUSED (K % 16 == 8 is not taken))"
+                        for m, n, k, r, _ in group if r is None)
+        line += ". Worst five: " + "; ".join(f"{m}x{n}x{k} {r:.3f} [{r - 0.01:.3f}–{r + 0.01:.3f}] at {c} MHz (against "
+                                             f"cublaslt_best)" for m, n, k, r, c in worst) + "."
+        out.append(line)
+    return out
+
+
 def write_csv(path, rows):
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0].keys()), lineterminator="\n")
@@ -291,9 +339,12 @@ def shapes_cases(args, case):
     base = [sys.executable, str(c.repo / "scripts/bench.py"), "--build", str(c.build), "--out", str(c.out), "--shapes",
             "--steps", "14", "23", "--shapes-also", "14", "--no-docs"]
     want = len(shape_sweep.SHAPES) * 2
+    drawn = shape_sweep.random_shapes()
     r = subprocess.run(base + ["--dry-run"], env=c.env(), capture_output=True, text=True)
-    ok = (r.returncode == 0 and f"{want} processes" in r.stdout and "estimated time: about" in r.stdout
+    ok = (r.returncode == 0 and f"{want + 2 * len(drawn)} processes" in r.stdout and "estimated time: about" in r.stdout
           and all(f in r.stdout for f, _ in shape_sweep.FAMILIES) and "20 rounds (not 30) at 16384x14336x4096" in r.stdout
+          and all(f"  {cls:8s} {len(drawn) // 3:2d} shapes x 2 steps" in r.stdout for cls in shape_sweep.RANDOM_CLASSES)
+          and "the random set" in next((l for l in r.stdout.splitlines() if l.startswith("estimated")), "")
           and not (c.out.exists() and any(c.out.iterdir())))
     case("--shapes --dry-run prints the plan and its estimate and writes nothing", ok,
          next((l for l in r.stdout.splitlines() if l.startswith("estimated")), "") if ok
@@ -301,9 +352,47 @@ def shapes_cases(args, case):
     r = subprocess.run(base[:6] + ["--dry-run"], env=c.env(), capture_output=True, text=True)
     case("--dry-run without --shapes is refused", r.returncode == 2 and "--dry-run plans a --shapes run" in r.stderr,
          f"exit {r.returncode}")
+    r = subprocess.run(base[:6] + ["--shapes-set", "random", "--dry-run"], env=c.env(), capture_output=True, text=True)
+    r2 = subprocess.run(base + ["--shapes-set", "random-ish", "--dry-run"], env=c.env(), capture_output=True, text=True)
+    case("--shapes-set without --shapes, or naming no set, is refused",
+         r.returncode == 2 and "--shapes-set chooses the shapes of a --shapes run" in r.stderr
+         and r2.returncode == 2 and "invalid choice: 'random-ish'" in r2.stderr, f"exit {r.returncode}, {r2.returncode}")
+
+    # Issue 46's draw, as a pure function: reproducible, a third per class, in range, none of the sweep's.
+    again, other = shape_sweep.random_shapes(shape_sweep.RANDOM_SEED), shape_sweep.random_shapes(shape_sweep.RANDOM_SEED + 1)
+    by_class = {cls: [d for d in drawn if d[3] == cls] for cls in shape_sweep.RANDOM_CLASSES}
+    conditions = {"aligned": lambda n, k: k % 16 == 0 and n % 8 == 0, "K%16==8": lambda n, k: k % 16 == 8 and n % 8 == 0,
+                  "N%8!=0": lambda n, k: n % 8 != 0 and k % 16 == 0}
+    shapes = [d[:3] for d in drawn]
+    lo, hi = shape_sweep.RANDOM_NK
+    try:
+        shape_sweep.random_shapes(count=100)
+        refused_count = False
+    except ValueError as e:
+        refused_count = "multiple of 3" in str(e)
+    problems = [what for what, bad in (
+        ("not reproducible", again != drawn or shape_sweep.RANDOM_SHAPES != shapes),
+        ("another seed draws the same", other == drawn),
+        ("fewer than 100", len(drawn) < 100),
+        ("classes not a third each", len(by_class) != 3 or any(len(g) != len(drawn) // 3 for g in by_class.values())
+         or len(drawn) % 3),
+        ("a class's condition broken", any(not conditions[cls](n, k) for m, n, k, cls in drawn)),
+        ("random_class disagrees", any(shape_sweep.random_class(m, n, k) != cls for m, n, k, cls in drawn)),
+        ("out of range", any(not (1 <= m <= 16384 and lo <= n <= hi and lo <= k <= hi and k % 8 == 0)
+                             for m, n, k in shapes)),
+        ("not spread over the log range", not (0.3 < sum(m <= 128 for m, _, _ in shapes) / len(shapes) < 0.7)),
+        ("a duplicate", len(set(shapes)) != len(shapes)),
+        ("a shape of the sweep", set(shapes) & set(shape_sweep.SHAPES)),
+        ("family_of does not say random", any(shape_sweep.family_of(*s) != "random" for s in shapes)),
+        ("a count not a multiple of 3 is not refused", not refused_count)) if bad]
+    case("random_shapes: the committed seed's draw is reproducible, at least 100 shapes, a third per class each meeting "
+         "its condition, in range, none of the sweep's",
+         not problems, f"{len(drawn)} shapes, {', '.join(f'{c} {len(g)}' for c, g in by_class.items())}"
+         + (f"; {', '.join(problems)}" if problems else ""))
 
     refused = "2050x2050x2048"
-    r = subprocess.run(base, env=c.env(STANDIN_RUN="S", STANDIN_REFS="all", STANDIN_REFUSE=refused),
+    r = subprocess.run(base + ["--shapes-set", "sweep"], env=c.env(STANDIN_RUN="S", STANDIN_REFS="all",
+                                                                   STANDIN_REFUSE=refused),
                        capture_output=True, text=True)
     path = c.out / "stand_in_gpu_shapes.csv"
     rows = list(csv.DictReader(open(path))) if path.exists() else []
@@ -326,6 +415,11 @@ def shapes_cases(args, case):
          len(refusals) == 2 and {f"{x['m']}x{x['n']}x{x['k']}" for x in refusals} == {refused}
          and all("multiple of 8" in x["check"] for x in refusals) and f"refused {refused}" in r.stdout,
          f"{len(refusals)} refused rows")
+    case("--shapes-set sweep runs no random shape",
+         r.returncode == 0 and not any(x["family"] == "random" or (int(x["m"]), int(x["n"]), int(x["k"])) in set(shapes)
+                                       for x in rows) and "the random set (issue 46" not in r.stdout
+         and f"over the sweep's {len(shape_sweep.SHAPES)} shapes: {want} processes" in r.stdout,
+         f"{sum(x['family'] == 'random' for x in rows)} random rows")
     big = "--m 16384 --n 14336 --k 4096 --reps 20"
     case("--shapes: 20 rounds at 1 TFLOP or more, --reps (30) elsewhere, and each process's time printed",
          big in r.stdout and "--m 1 --n 4096 --k 4096 --reps 30" in r.stdout and f"[{want}/{want}]" in r.stdout,
@@ -337,7 +431,7 @@ def shapes_cases(args, case):
     c2 = Case(args.repo, pathlib.Path(args.scratch) / "badref")
     base2 = [a if a != str(c.build) else str(c2.build) for a in base]
     base2 = [a if a != str(c.out) else str(c2.out) for a in base2]
-    r2 = subprocess.run(base2[:base2.index("--steps")] + ["--steps", "23", "--no-docs"],
+    r2 = subprocess.run(base2[:base2.index("--steps")] + ["--steps", "23", "--no-docs", "--shapes-set", "sweep"],
                         env=c2.env(STANDIN_RUN="B", STANDIN_REFS="all", STANDIN_BADREF=refused),
                         capture_output=True, text=True)
     rows2 = list(csv.DictReader(open(c2.out / "stand_in_gpu_shapes.csv"))) if (c2.out / "stand_in_gpu_shapes.csv").exists() else []
@@ -350,11 +444,38 @@ def shapes_cases(args, case):
          and "reference cublaslt_best failed its check against cuBLAS and was not timed" in r2.stdout,
          f"exit {r2.returncode}, {len(at)} rows at {refused}" + ("" if r2.returncode == 0 else f"; {r2.stderr.strip()[-200:]}"))
 
+    # The random set into the same results/: its rows tagged family=random, the sweep's rows of the run
+    # above kept as they were; one random shape refused.
+    sweep_rows = rows
+    odd = next(f"{m}x{n}x{k}" for m, n, k, cls in drawn if cls == "N%8!=0")
+    rnd = base[:base.index("--steps")] + ["--steps", "23", "--no-docs", "--shapes-set", "random"]
+    r = subprocess.run(rnd, env=c.env(STANDIN_RUN="R", STANDIN_REFS="all", STANDIN_REFUSE=odd), capture_output=True,
+                       text=True)
+    rows = list(csv.DictReader(open(path))) if path.exists() else []
+    new = [x for x in rows if x["detail"] == "R" or (x["check"].startswith("REFUSED") and x["step"] == "23"
+                                                     and f"{x['m']}x{x['n']}x{x['k']}" == odd)]
+    got = [(int(x["m"]), int(x["n"]), int(x["k"])) for x in new if x["kernel"] == "step"]
+    case("--shapes-set random with stand-ins: every random shape once, its rows tagged family=random, the sweep's "
+         "rows of the file kept",
+         r.returncode == 0 and sorted(got) == sorted(shapes) and all(x["family"] == "random" for x in new)
+         and [x for x in rows if x not in new] == sweep_rows and len(rows) == len(sweep_rows) + len(new)
+         and any(x["check"].startswith("REFUSED") for x in new) and f"[{len(drawn)}/{len(drawn)}]" in r.stdout
+         and "the random set (issue 46" in r.stdout and "the sweep (issue 30)" not in r.stdout,
+         f"exit {r.returncode}, {len(got)} random step rows, {len(rows) - len(new)} of {len(sweep_rows)} sweep rows kept"
+         + ("" if r.returncode == 0 else f"; {r.stderr.strip()[-200:]}"))
+    r = subprocess.run(rnd[:-1] + ["sweep", "--resume"], env=c.env(STANDIN_RUN="R"), capture_output=True, text=True)
+    case("--resume refuses the rows of another --shapes-set",
+         r.returncode == 2 and "--shapes-set random then, sweep now" in r.stderr and "resuming:" not in r.stdout,
+         f"exit {r.returncode}: {r.stderr.strip()[-160:]}")
+
     table = [sys.executable, str(c.repo / "scripts/shapes_table.py")]
     t = subprocess.run(table + [str(path)], capture_output=True, text=True) if path.exists() else None
     case("shapes_table.py on the stubbed CSV: the best reference is cuBLASLt's (ratio 0.8), refusals named",
          t is not None and t.returncode == 0 and "geometric mean 0.800× the best reference over 37 shapes" in t.stdout
-         and f"not timed: {refused} (REFUSED" in t.stdout and "| cublaslt_best | 0.800" in t.stdout,
+         and f"not timed: {refused} (REFUSED" in t.stdout and "| cublaslt_best | 0.800" in t.stdout
+         and "**step 14 two_consumers**: geometric mean 0.800× the best reference over 37 shapes" in t.stdout
+         and f"- N%8!=0 (N % 8 != 0, K % 16 == 0): 34 shapes, geometric mean 0.800× the best reference over 33 timed; "
+             f"at or above 0.95× on 0 of 33 (0%); not timed: {odd} (REFUSED" in t.stdout,
          "" if t and t.returncode == 0 else (t.stdout + t.stderr)[-300:] if t else "no CSV")
 
     syn_rows, gm = synthetic_rows()
@@ -374,6 +495,24 @@ def shapes_cases(args, case):
          and text.startswith("# Results\n\nbefore\n") and text.endswith("<!-- shapes:end -->\n\nafter\n")
          and "not measured yet" not in text, "" if t.returncode == 0 else (t.stdout + t.stderr)[-300:])
 
+    # The synthetic CSV with step 23's rows at 21 shapes of the random draw: the sweep's summaries as without
+    # them, and per class the numbers computed here from the rows.
+    rand_rows, expect = synthetic_random_rows(shape_sweep)
+    both = c.root / "synthetic_random.csv"
+    write_csv(both, [dict(x, family="") for x in syn_rows] + rand_rows)
+    t0 = subprocess.run(table + [str(syn)], capture_output=True, text=True)
+    t = subprocess.run(table + [str(both)], capture_output=True, text=True)
+    sweep_lines = [l for l in t0.stdout.splitlines() if l.startswith("**step")]
+    shown = [l for l in t.stdout.splitlines() if l.startswith("- ")]
+    want_lines = expected_class_lines(shape_sweep, expect)
+    rows_shown = [l for l in t.stdout.splitlines() if l.startswith("| 23 | ") and l.split(" | ")[1] in expect]
+    case("shapes_table.py on a synthetic CSV with random rows: per class the number of shapes, geometric mean, share at "
+         ">= 0.95x and worst five; the sweep's summary as without them",
+         t.returncode == 0 and len(sweep_lines) == 2 and all(l in t.stdout.splitlines() for l in sweep_lines)
+         and shown == want_lines and len(rows_shown) == 21 and "**step 23 stand_in, the random set** (21 shapes" in t.stdout,
+         "" if t.returncode == 0 and shown == want_lines else
+         f"exit {t.returncode}; got {shown[:1]}, want {want_lines[:1]}; {t.stderr.strip()[-200:]}")
+
     try:
         import matplotlib  # noqa: F401
     except ImportError:
@@ -381,14 +520,16 @@ def shapes_cases(args, case):
         return
     plot = [sys.executable, str(c.repo / "scripts/plot_shapes.py")]
     outs = []
-    for src, name in ((syn, "synthetic.png"), (path, "stubbed.png")):
+    write_csv(c.root / "random_only.csv", rand_rows)
+    for src, name in ((syn, "synthetic.png"), (path, "stubbed.png"), (c.root / "random_only.csv", "random_only.png")):
         p = subprocess.run(plot + [str(src), "--out", str(c.root / name)], capture_output=True, text=True)
         outs.append((p, c.root / name))
     # A subset without any M <= 32 shape: the memory-bound panel says so instead of failing.
     write_csv(c.root / "large_only.csv", [x for x in syn_rows if int(x["m"]) > 32])
     p = subprocess.run(plot + [str(c.root / "large_only.csv"), "--out", str(c.root / "large.png")], capture_output=True, text=True)
     outs.append((p, c.root / "large.png"))
-    case("plot_shapes.py draws the synthetic CSV, the stubbed one and a subset without M <= 32",
+    case("plot_shapes.py draws the synthetic CSV, the stubbed one (with the random set's panel), one with random rows "
+         "only and a subset without M <= 32",
          all(p.returncode == 0 and f.exists() and f.read_bytes()[:4] == b"\x89PNG" for p, f in outs),
          "; ".join(f"exit {p.returncode} {p.stderr.strip()[-150:]}" for p, _ in outs if p.returncode))
 

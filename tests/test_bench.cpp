@@ -112,7 +112,7 @@ TEST_CASE("bench.py under faults: signals, a full disk, a busy GPU, an out-of-me
                            Catch::Contains(" passed, 0 failed"));
 }
 
-TEST_CASE("bench.py --shapes with stand-ins: its plan, a well-formed CSV, a REFUSED row; plot_shapes.py and shapes_table.py on a synthetic CSV", "[cpu][bench][shapes]") {
+TEST_CASE("bench.py --shapes with stand-ins: its plan, a well-formed CSV, a REFUSED row, the random set (issue 46); plot_shapes.py and shapes_table.py on a synthetic CSV", "[cpu][bench][shapes]") {
   if (!gemm_test::have_repo("scripts/bench.py and tests/bench_faults.py")) return;
   const std::filesystem::path repo = gemm_test::repo_dir();
   const std::filesystem::path scratch = gemm_test::binary_dir().parent_path() / "bench-shapes-test";
@@ -123,5 +123,11 @@ TEST_CASE("bench.py --shapes with stand-ins: its plan, a well-formed CSV, a REFU
   CHECK_THAT(r.output, Catch::Contains("PASS --shapes with stand-ins writes a well-formed CSV") &&
                            Catch::Contains("PASS --shapes: a shape a step refuses (exit 2) is a REFUSED row") &&
                            Catch::Contains("PASS shapes_table.py on a small synthetic CSV") &&
+                           Catch::Contains("PASS random_shapes: the committed seed's draw is reproducible") &&
+                           Catch::Contains("PASS --shapes-set sweep runs no random shape") &&
+                           Catch::Contains("PASS --shapes-set random with stand-ins: every random shape once, its rows "
+                                           "tagged family=random") &&
+                           Catch::Contains("PASS --resume refuses the rows of another --shapes-set") &&
+                           Catch::Contains("PASS shapes_table.py on a synthetic CSV with random rows") &&
                            Catch::Contains("plot_shapes.py") && Catch::Contains(" passed, 0 failed"));
 }
