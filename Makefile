@@ -62,6 +62,7 @@ COMMON_SRCS := $(filter-out common/harness/main.cpp,$(wildcard common/kernel_lib
 COMMON_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(COMMON_SRCS)))
 MAIN_OBJ    := $(BUILD)/obj/common/harness/main.o
 KERNEL_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(KERNELS)))
+MENU_OBJ    := $(BUILD)/obj/family/menu.o
 TEST_SRCS   := $(wildcard tests/*.cpp) $(wildcard tests/fixtures/*.cu)
 TEST_OBJS   := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(TEST_SRCS)))
 HEADERS     := $(wildcard common/kernel_lib/*.hpp common/kernel_lib/*.cuh common/kernel_lib/ptx/*.cuh common/kernel_lib/family/*.hpp common/kernel_lib/family/*.cuh \
@@ -136,8 +137,17 @@ $(BUILD)/bin/%: $(BUILD)/obj/kernels/%.o $(MAIN_OBJ) $(COMMON_OBJS)
 # The bf16 steps link the CUTLASS configurations (the benchmark's reference); the fp32 steps do not.
 $(BF16_BINS): $(CUTLASS_OBJS) $(CUTLASS_STAMP)
 
+# The family's menu (common/kernel_lib/family/menu.cu): one kernel per entry, linked into the tests
+# and the tuner only; its ptxas report (spills) is checked by tests/test_family.cpp.
+$(MENU_OBJ): common/kernel_lib/family/menu.cu $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@) $(BUILD)/ptxas
+	@echo "$(NVCC) ... $(HOPPER_GENCODE) -Xptxas -v -c $< -o $@"
+	@$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) -Xptxas -v -c $< -o $@ 2> $(BUILD)/ptxas/family_menu.txt \
+	  || { cat $(BUILD)/ptxas/family_menu.txt >&2; exit 1; }
+	@grep -iE "warning|error" $(BUILD)/ptxas/family_menu.txt >&2 || true
+
 # The test binary links every step (static registration), so it is rebuilt when any step changes.
-$(BUILD)/bin/tests: $(TEST_OBJS) $(KERNEL_OBJS) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
+$(BUILD)/bin/tests: $(TEST_OBJS) $(KERNEL_OBJS) $(COMMON_OBJS) $(MENU_OBJ) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
 
@@ -164,8 +174,8 @@ run: $(BUILD)/bin/$(RUN_STEP)
 # A benchmark needs a GPU: say so before compiling for minutes (the GPU machine runs bench-run).
 need_gpu = $(if $(shell nvidia-smi -L 2>/dev/null | grep '^GPU'),,$(error make $(1) needs an NVIDIA GPU and \
   nvidia-smi finds none here; nothing was built or written (`make` builds the steps; `make bench-run` runs built ones)))
-ifneq ($(filter bench bench-sweep bench-waves bench-shapes,$(MAKECMDGOALS)),)
-  $(foreach g,$(filter bench bench-sweep bench-waves bench-shapes,$(MAKECMDGOALS)),$(call need_gpu,$(g)))
+ifneq ($(filter bench bench-sweep bench-waves bench-shapes tune,$(MAKECMDGOALS)),)
+  $(foreach g,$(filter bench bench-sweep bench-waves bench-shapes tune,$(MAKECMDGOALS)),$(call need_gpu,$(g)))
 endif
 
 #> make bench                every step at 4096^3 and 8192^3, paired; sustained and stability -> results/, README table, figure
@@ -254,3 +264,24 @@ ifneq ($(filter sass-html,$(MAKECMDGOALS)),)
     $(call check_step_id,$(HTML_STEP),STEP=NN names no step)
   endif
 endif
+
+# ---- The menu's tuner (issue 46) ---------------------------------------------------------------------
+# build/bin/tune (scripts/tune.cpp): the menu's kernels and every step (for --hand-step), linked as in
+# build/bin/tests. `make tune` runs scripts/tune.py on the GPU: the shape grid in batches, one process
+# each, rows to results/tuning/<gpu>_bf16.csv.
+$(BUILD)/obj/scripts/tune.o: scripts/tune.cpp $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -c $< -o $@
+
+$(BUILD)/bin/tune: $(BUILD)/obj/scripts/tune.o $(MENU_OBJ) $(KERNEL_OBJS) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
+
+.PHONY: tune tune-run
+#> make tune                 the family's menu timed paired with cuBLAS over a grid of shapes (GPU; scripts/tune.py --help)
+tune: $(BUILD)/bin/tune
+	@$(MAKE) --no-print-directory tune-run
+
+#> make tune-run             the same, already built (what the GPU machine runs; TUNE_ARGS= passes options)
+tune-run:
+	python3 scripts/tune.py --build $(BUILD) $(TUNE_ARGS)

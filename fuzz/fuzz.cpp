@@ -7,6 +7,7 @@
 //   build/bin/fuzz --seed 1 --steps 06,14 --count 400  two steps
 //   build/bin/fuzz --seed 1 --steps 06 --first 17 --count 1   shape 17 of step 06 again
 //   build/bin/fuzz --seed 1 --count 30 --dry-run       print the draws (no GPU needed)
+//   build/bin/fuzz --seed 1 --menu --count 2000        the family's menu (family/menu.hpp), every entry
 // Shape i of a step depends only on (seed, step id, i), so --first/--count re-draw it exactly, and a
 // failure prints the step executable's own command for it. Output: one line per failure, one summary
 // line per step, then "N passed, N failed". Exit 0: all passed; 1: a failure; 2: bad input or no
@@ -37,6 +38,7 @@
 #include "../common/harness/watchdog.hpp"
 #include "../common/harness/options.hpp"
 #include "../common/harness/runner.hpp"
+#include "../common/kernel_lib/family/menu_steps.hpp"
 
 namespace fuzz {
 
@@ -161,6 +163,9 @@ std::string describe(const Step& step, const Draw& d) {
 /// The two commands that reproduce one draw: the step executable's own check, and this fuzzer on
 /// exactly that draw.
 std::string reproduce(const std::filesystem::path& bin_dir, const Step& step, const Draw& d, uint64_t seed) {
+  if (step.id == step.name)  // a menu entry: no executable of its own
+    return fmt::format("  reproduce: {} --seed {} --menu --steps {} --first {} --count 1", (bin_dir / "fuzz").string(), seed,
+                       step.name, d.index);
   std::string exe = (bin_dir / (step.id + "_" + step.name)).string();
   exe += fmt::format(" --m {} --n {} --k {} --seed {}", d.m, d.n, d.k, d.seed);
   if (step.dtype == Dtype::fp32 && (d.alpha != 1 || d.beta != 0)) exe += fmt::format(" --alpha {} --beta {}", d.alpha, d.beta);
@@ -238,7 +243,7 @@ int main(int argc, char** argv) {
   uint64_t seed = 1;
   int count = 3000, first = 0, timeout_s = 120, max_failures = 20;
   std::vector<std::string> step_ids;
-  bool dry_run = false;
+  bool dry_run = false, menu = false;
   app.add_option("--seed", seed, "run seed: shape i of a step depends only on (seed, step id, i)")
       ->check(gemm::cli::decimal)->check(CLI::Range(0.0, 4294967295.0));
   app.add_option("--count", count, "shapes in all, split evenly over the steps")->check(gemm::cli::decimal)->check(CLI::Range(1, 10000000));
@@ -249,11 +254,23 @@ int main(int argc, char** argv) {
   app.add_option("--max-failures", max_failures, "failures printed in full per step (all are counted)")
       ->check(CLI::Range(0, 1 << 30));
   app.add_flag("--dry-run", dry_run, "print the draws and the refusals they meet, run nothing (no GPU needed)");
+  app.add_flag("--menu", menu, "fuzz the family's menu entries (family/menu.hpp) instead of the steps; --steps then names entries");
   if (const int status = gemm::cli::parse(app, argc, argv, "fuzz"); status >= 0) return status;
 
   std::vector<Step> steps;
   try {
-    if (step_ids.empty()) {
+    if (menu) {
+      // Each entry's id is its name: the draws depend on (seed, name, i), and the lines name the entry.
+      std::string names;
+      for (Step s : gemm::family::menu::bf16_steps()) {
+        s.id = s.name;
+        names += (names.empty() ? "" : ", ") + s.name;
+        if (step_ids.empty() || std::find(step_ids.begin(), step_ids.end(), s.name) != step_ids.end()) steps.push_back(s);
+      }
+      for (const std::string& id : step_ids)
+        if (std::none_of(steps.begin(), steps.end(), [&](const Step& s) { return s.name == id; }))
+          throw gemm::Error("no menu entry '" + id + "' (the entries: " + names + ")");
+    } else if (step_ids.empty()) {
       for (const Step& s : gemm::registered_steps())
         if (!s.fixture) steps.push_back(s);
     } else {
@@ -290,7 +307,7 @@ int main(int argc, char** argv) {
 
   int passed = 0, failed = 0, skipped_steps = 0;
   for (const Step& step : steps) {
-    const std::string program = step.id + "_" + step.name;
+    const std::string program = step.id == step.name ? step.name : step.id + "_" + step.name;
     const gemm::Gpu gpu = gemm::gpu_of(dev);
     if (const auto why = gemm::refusal(step, 128, 128, 128, &gpu)) {  // the GPU: a shape every step takes
       fmt::print("{}: skipped: {}\n", program, *why);

@@ -5,7 +5,7 @@ $(BUILD)/obj/fuzz/%.o: fuzz/%.cpp $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -c $< -o $@
 
-$(BUILD)/bin/fuzz: $(BUILD)/obj/fuzz/fuzz.o $(KERNEL_OBJS) $(COMMON_OBJS)
+$(BUILD)/bin/fuzz: $(BUILD)/obj/fuzz/fuzz.o $(KERNEL_OBJS) $(COMMON_OBJS) $(MENU_OBJ)
 	@mkdir -p $(dir $@)
 	$(NVCC) $^ -o $@ $(LDLIBS)
 
@@ -29,13 +29,13 @@ soak-run:
 FUZZ_SEED  ?= 1
 FUZZ_COUNT ?= 3000
 .PHONY: fuzz fuzz-run sanitize sanitize-run fixtures
-#> make fuzz                 random seeded shapes on every step (FUZZ_SEED= FUZZ_COUNT= FUZZ_STEPS=06,14)
+#> make fuzz                 random seeded shapes on every step (FUZZ_SEED= FUZZ_COUNT= FUZZ_STEPS=06,14; FUZZ_MENU=1: the family's menu entries instead)
 fuzz: $(BUILD)/bin/fuzz
 	@$(MAKE) --no-print-directory fuzz-run
 
 #> make fuzz-run             the same, already built (what the GPU machine runs)
 fuzz-run:
-	$(BUILD)/bin/fuzz --seed $(FUZZ_SEED) --count $(FUZZ_COUNT) $(if $(FUZZ_STEPS),--steps $(FUZZ_STEPS))
+	$(BUILD)/bin/fuzz --seed $(FUZZ_SEED) --count $(FUZZ_COUNT) $(if $(FUZZ_STEPS),--steps $(FUZZ_STEPS)) $(if $(FUZZ_MENU),--menu)
 
 # Every tests/fixtures/fixture_NAME.cu registers exactly one broken step and also becomes an
 # executable, build/bin/fixture_NAME (the step harness's main): what compute-sanitizer and the
@@ -111,7 +111,7 @@ promote-variants: $(PROMOTE_VARIANTS)
 
 #> make gpu-carry            build/carry/bin.tar.xz: every executable, stripped and compressed (about 5 MB), for a GPU machine with no compiler; scripts/gpu_session.sh unpacks it into build/bin
 .PHONY: gpu-carry
-gpu-carry: all $(BUILD)/bin/tests $(BUILD)/bin/fuzz $(BUILD)/bin/soak $(FIXTURE_EXES) $(PROBE_EXES) $(TILE_VARIANTS) $(REPACK_VARIANTS) $(PROMOTE_VARIANTS) $(LAB_EXES)
+gpu-carry: all $(BUILD)/bin/tests $(BUILD)/bin/fuzz $(BUILD)/bin/tune $(BUILD)/bin/soak $(FIXTURE_EXES) $(PROBE_EXES) $(TILE_VARIANTS) $(REPACK_VARIANTS) $(PROMOTE_VARIANTS) $(LAB_EXES)
 	@rm -rf $(BUILD)/carry && mkdir -p $(BUILD)/carry/bin
 	cp $(BUILD)/bin/* $(BUILD)/carry/bin/ && strip $(BUILD)/carry/bin/*
 	tar cJf $(BUILD)/carry/bin.tar.xz -C $(BUILD)/carry bin && rm -rf $(BUILD)/carry/bin

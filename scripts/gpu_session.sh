@@ -48,6 +48,14 @@
 #                                   and alone on the GPU, every one of them at 4096^3 and 8192^3
 #                                   paired with the references (bench.py --steps, 30 rounds, no sustained or
 #                                   stability runs; BENCH_ARGS add) under BENCH_TIMEOUT_S (default 300 s)
+#   scripts/gpu_session.sh menu     the family's menu (family/menu.hpp, issue 46) in one call: the menu's
+#                                   GPU tests ([menu]: every entry on shapes from its own tile, split
+#                                   shapes ten times the same bits) and fuzz --menu (FUZZ_COUNT, default
+#                                   1000 shapes shared by the entries) side by side under CHECKS_TIMEOUT_S
+#                                   (default 300 s); then, only if both passed and alone on the GPU,
+#                                   scripts/tune.py (TUNE_ARGS add, e.g. "--grid smoke"; default the whole
+#                                   grid, stopping after TUNE_MINUTES, default 4, and resuming from
+#                                   $OUT/run/tuning.csv when TUNE_IN names a CSV carried back)
 #   STEP=23 [PREV=22] scripts/gpu_session.sh step
 #                                   a new (or candidate) bf16 step in one call: the GPU tests of every
 #                                   Hopper step ([hopper]), fuzz (FUZZ_COUNT, default 800) and the four
@@ -80,6 +88,11 @@ if [ -f build/carry/bin.tar.xz ] && [ ! -x build/bin/tests ]; then
 fi
 case "${1:-}" in
   checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|promote) ;;
+  menu)
+    for b in tests fuzz tune; do
+      [ -x "build/bin/$b" ] || { echo "menu: no build/bin/$b (make gpu-carry builds it)" >&2; exit 2; }
+    done
+    ;;
   family)
     # The steps built from the family (those that launch through common/kernel_lib/family/launch.cuh).
     FAMILY_STEPS=${FAMILY_STEPS:-$(grep -l 'family/launch.cuh' kernels/*.cu | sed 's|kernels/||; s|_.*||' | tr '\n' ' ')}
@@ -104,7 +117,7 @@ case "${1:-}" in
       compgen -G "build/bin/${id}_*" > /dev/null || { echo "step: no binary build/bin/${id}_* (ids as in kernels/NN_name.cu)" >&2; exit 2; }
     done
     ;;
-  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|step|fp8|family" >&2; exit 2 ;;
+  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|step|fp8|family|menu" >&2; exit 2 ;;
 esac
 OUT=${OUT:-gpu_out}
 mkdir -p "$OUT/run"
@@ -201,6 +214,30 @@ case "${1:-}" in
     else
       status=1
       summary+=("bench skipped: a check failed")
+    fi
+    ;;
+  menu)
+    limit=${CHECKS_TIMEOUT_S:-300}
+    start=$SECONDS
+    timeout "$limit" build/bin/tests "[menu]" > "$R/tests.log" 2>&1 & p_tests=$!
+    timeout "$limit" build/bin/fuzz --seed "${FUZZ_SEED:-1}" --menu --count "${FUZZ_COUNT:-1000}" > "$R/fuzz.log" 2>&1 & p_fuzz=$!
+    jobs_started+=("$p_tests" "$p_fuzz")
+    wait $p_tests; rc_tests=$?
+    wait $p_fuzz; rc_fuzz=$?
+    summary+=("tests [menu] (rc=$rc_tests): $(tail -n 1 "$R/tests.log")" "fuzz --menu (rc=$rc_fuzz): $(tail -n 1 "$R/fuzz.log")"
+              "checks wall: $((SECONDS - start)) s")
+    grep -E "FAILED|failed|WATCHDOG" "$R/tests.log" | head -20
+    grep -E "^FAIL|WATCHDOG" "$R/fuzz.log" | head -10
+    if [ $rc_tests -eq 0 ] && [ $rc_fuzz -eq 0 ]; then
+      [ -n "${TUNE_IN:-}" ] && cp "$TUNE_IN" "$R/tuning.csv"
+      start=$SECONDS
+      guard python3 scripts/tune.py --build build --out "$R/tuning.csv" --max-minutes "${TUNE_MINUTES:-4}" ${TUNE_ARGS:-} \
+        > "$R/tune.log" 2>&1
+      summary+=("tune (rc=$?, $((SECONDS - start)) s): $(tail -n 1 "$R/tune.log")")
+      grep -E "fastest entry|exit" "$R/tune.log" | tail -n 30
+    else
+      status=1
+      summary+=("tune skipped: a check failed")
     fi
     ;;
   fp8)

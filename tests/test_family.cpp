@@ -6,13 +6,19 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
 #include <random>
 #include <vector>
 
+#include "../common/kernel_lib/family/menu.hpp"
 #include "../common/kernel_lib/family/plan.hpp"
+#include "support.hpp"
 
 using namespace gemm::family;
 using gemm::stream_k::Split;
+namespace stream_k = gemm::stream_k;
 
 namespace {
 constexpr Spec kWide{}, kNarrow{.bn = 64}, kSwapped8{.bn = 8, .swap = true};
@@ -151,21 +157,131 @@ TEST_CASE("family plan: an SM count below 1 counts as 1", "[cpu][family]") {
 }
 
 TEST_CASE("family config: which Specs the parts assemble, and their shared memory", "[cpu][family]") {
-  for (const Spec s : {kWide, kNarrow, kSwapped8, kFp8, kFp8Coop, Spec{.bn = 16, .swap = true}, Spec{.bn = 256, .stages = 4}}) {
-    INFO("bn " << s.bn << " stages " << s.stages);
+  for (const Spec s : {kWide, kNarrow, kSwapped8, kFp8, kFp8Coop, Spec{.bn = 16, .swap = true},
+                       Spec{.bn = 256, .consumers = Consumers::cooperative, .stages = 4}, Spec{.bn = 8}, Spec{.bn = 96},
+                       Spec{.bn = 64, .bm = 64}, Spec{.bn = 160, .consumers = Consumers::cooperative, .stages = 3, .bm = 256}}) {
+    INFO(menu::name(s));
     CHECK(refusal(s) == nullptr);
     CHECK(smem_bytes(s) <= 227 * 1024);
   }
   // 6 stages of 128 x 64 + 128 x 64 bf16 (32 KB), four 8 KB epilogue boxes, the barriers, the slack.
   CHECK(smem_bytes(kWide) == 6 * 32768 + 4 * 8192 + 1024 + 1024);
+  // A tile whose BN is not a multiple of 64 is stored in narrower boxes: 64 x 32 at BN = 96 (4 KB each).
+  CHECK(epi_n(Spec{.bn = 96}) == 32);
+  CHECK(epi_n(Spec{.bn = 80}) == 16);
+  CHECK(epi_n(Spec{.bn = 56}) == 8);
+  CHECK(smem_bytes(Spec{.bn = 96}) == 6 * (128 + 96) * 128 + 4 * 4096 + 1024 + 1024);
   CHECK(refusal(Spec{.bn = 12}) != nullptr);                         // wgmma N is a multiple of 8
   CHECK(refusal(Spec{.bn = 264}) != nullptr);                        // ... at most 256
-  CHECK(refusal(Spec{.bn = 8}) != nullptr);                          // unswapped: whole 64-wide epilogue boxes
   CHECK(refusal(Spec{.accum = Accum::promoted}) != nullptr);         // bf16 is not promoted
   CHECK(refusal(Spec{.elem = Elem::e4m3}) != nullptr);               // e4m3 needs scales
   CHECK(refusal(Spec{.elem = Elem::e4m3, .accum = Accum::two_sets, .scales = Scales::block}) != nullptr);  // two sets: cooperative
   CHECK(refusal(Spec{.elem = Elem::e4m3, .swap = true, .accum = Accum::promoted, .scales = Scales::block}) != nullptr);
-  CHECK(refusal(Spec{.bn = 256, .stages = 6}) != nullptr);           // 6 stages of 48 KB do not fit 227 KB
+  CHECK(refusal(Spec{.bn = 256, .consumers = Consumers::cooperative, .stages = 6}) != nullptr);  // 6 stages of 48 KB: over 227 KB
   CHECK(refusal(Spec{.elem = Elem::e4m3, .bn = 192, .scales = Scales::per_tensor, .stages = 4}) == nullptr);  // any wgmma N
   CHECK(refusal(Spec{.elem = Elem::e4m3, .bn = 64, .accum = Accum::promoted, .scales = Scales::block}) != nullptr);  // one B block a tile
+  // The sums must fit a consumer's registers: 128 x 256 ping-pong is 256 fp32 a thread (of 232).
+  CHECK(std::string(refusal(Spec{.bn = 256, .stages = 4})).find("registers") != std::string::npos);
+  CHECK(sum_regs(Spec{.bn = 160}) == 160);
+  CHECK(sum_regs(kFp8Coop) == 64 + 2 * 64);  // step 34: one slab of sums beside two sets
+  // BM: ping-pong 64 or 128, cooperative 128 or 256; slabs per consumer follow.
+  CHECK(refusal(Spec{.bm = 256}) != nullptr);
+  CHECK(refusal(Spec{.consumers = Consumers::cooperative, .bm = 64}) != nullptr);
+  CHECK(slabs(Spec{.bm = 64}) == 1);
+  CHECK(slabs(Spec{.consumers = Consumers::cooperative, .bm = 256}) == 2);
+  // Clusters: two blocks along M or N; along M each multicasts half of B's rows, whole swizzle atoms.
+  CHECK(refusal(Spec{.cluster_m = 2, .cluster_n = 2}) != nullptr);
+  CHECK(refusal(Spec{.bn = 8, .swap = true, .cluster_m = 2}) != nullptr);  // 4 rows: not a whole 8-row atom
+  CHECK(refusal(Spec{.bn = 16, .swap = true, .cluster_m = 2}) == nullptr);
+  CHECK(empty_arrivals(Spec{.cluster_m = 2}) == 8);  // one consumer's 4 warps, in each of the two blocks
+  // stmatrix writes 64-wide boxes only.
+  CHECK(refusal(Spec{.bn = 96, .stmatrix = true}) != nullptr);
+  CHECK(refusal(Spec{.stmatrix = true}) == nullptr);
+  // The most stages that fit: 128 x 128 bf16 (32 KB a stage) holds 6, 64 x 96 (20 KB) holds 10.
+  CHECK(stages_that_fit(kWide) == 6);
+  CHECK(stages_that_fit(Spec{.bn = 96, .bm = 64}) == 10);
+}
+
+TEST_CASE("family plan: a cluster shares cluster tiles out over half the SMs", "[cpu][family]") {
+  // 8192^2 on 128 x 128 tiles in pairs along M: 32 x 64 cluster tiles of two on 66 clusters.
+  const Plan c = make_plan({8192, 8192, 8192}, Spec{.cluster_m = 2}, {}, false, 132);
+  CHECK(c.tiles_m == 64);
+  CHECK(c.items == 32 * 64);
+  CHECK(c.split.tiles == 32 * 64);
+  CHECK(c.split.blocks <= 66);
+  check_partition(c.split, c.k_tiles);
+  // An odd tile count along the cluster's axis rounds up: the last pair has a partner past the edge.
+  const Plan odd = make_plan({3 * 128 + 1, 1024, 512}, Spec{.cluster_m = 2}, {}, false, 132);
+  CHECK(odd.tiles_m == 4);
+  CHECK(odd.items == 2 * 8);
+  const Plan odd_n = make_plan({1024, 3 * 128, 512}, Spec{.consumers = Consumers::cooperative, .bm = 256, .cluster_n = 2}, {}, false, 132);
+  CHECK(odd_n.tiles_m == 4);
+  CHECK(odd_n.tiles_n == 3);
+  CHECK(odd_n.items == 4 * 2);
+  // A split cluster tile's slot holds both blocks' partial tiles, and each block counts its own.
+  const Spec cs{.cluster_m = 2};
+  CHECK(slot_floats(cs) == 2 * 128 * 128);
+  CHECK(counters_per_tile(cs) == 2);
+  const Plan sk = make_plan({16 * 128 * 2 + 1, 128, 16384}, cs, {}, false, 132);  // 17 cluster tiles under one wave
+  if (sk.split.sk_tiles > 0) {
+    CHECK(sk.split_bytes == stream_k::slots_bytes(sk.split, 2 * 128 * 128) + size_t(sk.split.sk_tiles) * 2 * 4);
+    check_partition(sk.split, sk.k_tiles);
+  }
+  // BM = 64 doubles the tile rows.
+  CHECK(make_plan({1000, 1000, 64}, Spec{.bn = 96, .bm = 64}, {}, false, 132).tiles_m == 16);
+}
+
+TEST_CASE("family menu: every entry assembles, fits and has its own name", "[cpu][family][menu]") {
+  std::vector<std::string> names;
+  for (const menu::Entry& e : menu::kBf16) {
+    INFO(menu::name(e.spec));
+    CHECK(refusal(e.spec) == nullptr);
+    CHECK(e.spec.stages == stages_that_fit(e.spec));
+    CHECK(e.spec.stages >= 2);
+    CHECK(smem_bytes(e.spec) <= kSmemBytes);
+    CHECK(e.spec.elem == Elem::bf16);
+    names.push_back(menu::name(e.spec));
+  }
+  std::vector<std::string> sorted = names;
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
+  CHECK(menu::name(Spec{.bn = 160, .stages = 5}) == "pp128x160-s5");
+  CHECK(menu::name(Spec{.bn = 128, .consumers = Consumers::cooperative, .stages = 4, .bm = 256, .cluster_n = 2}) == "co256x128-c2n-s4");
+  // What the menu spans (issue 46): non-power-of-two BN, BM of 64 and 256, clusters, swapped widths.
+  auto has = [](auto pred) { return std::any_of(menu::kBf16.begin(), menu::kBf16.end(), [&](const menu::Entry& e) { return pred(e.spec); }); };
+  CHECK(has([](Spec s) { return !s.swap && (s.bn & (s.bn - 1)) != 0; }));
+  CHECK(has([](Spec s) { return s.bm == 64; }));
+  CHECK(has([](Spec s) { return s.bm == 256; }));
+  CHECK(has([](Spec s) { return s.cluster_m == 2; }));
+  CHECK(has([](Spec s) { return s.cluster_n == 2; }));
+  CHECK(has([](Spec s) { return s.swap && s.bn == 8; }));
+  // Its refusals: swapped tiles only for M <= 64, K % 8 == 0 everywhere.
+  const menu::Entry sw = menu::swapped(16), wide = menu::tile({});
+  CHECK(menu::refusal(sw, 65, 4096, 4096) != nullptr);
+  CHECK(menu::refusal(sw, 64, 4096, 4096) == nullptr);
+  CHECK(menu::refusal(wide, 4096, 4096, 4100) != nullptr);
+  CHECK(menu::refusal(wide, 1, 1, 8) == nullptr);
+  CHECK(menu::refusal(wide, 0, 1, 8) != nullptr);
+}
+
+TEST_CASE("family menu: no kernel of the menu spills (its ptxas report)", "[cpu][family][menu]") {
+  const std::filesystem::path report = gemm_test::binary_dir().parent_path() / "ptxas" / "family_menu.txt";
+  if (!std::filesystem::exists(report)) {
+    gemm_test::mark_skipped("no build/ptxas/family_menu.txt (build build/obj/family/menu.o first)");
+    return;
+  }
+  std::ifstream in(report);
+  std::string line, entry;
+  int kernels = 0;
+  while (std::getline(in, line)) {
+    if (line.find("Compiling entry function") != std::string::npos) {
+      entry = line;
+      ++kernels;
+    }
+    if (line.find("bytes spill stores") != std::string::npos) {
+      INFO(entry << "\n" << line);
+      CHECK(line.find(" 0 bytes spill stores, 0 bytes spill loads") != std::string::npos);
+    }
+  }
+  CHECK(kernels == int(menu::kBf16.size()));
 }

@@ -110,6 +110,9 @@ struct Walk {
   int64_t x, end;  // the next K tile (of iters) and the end of this block's range
   __device__ Walk(const Split& s, int k_tiles_)
       : k_tiles(k_tiles_), dp_tiles(s.dp_tiles), x(s.start(blockIdx.x)), end(s.start(blockIdx.x + 1)) {}
+  /// Unit b's range: a kernel whose units of the split are not blocks (a cluster, the family's).
+  __device__ Walk(const Split& s, int k_tiles_, int b)
+      : k_tiles(k_tiles_), dp_tiles(s.dp_tiles), x(s.start(b)), end(s.start(b + 1)) {}
   __device__ bool next(Piece& p) {
     if (x >= end) return false;
     const int tile = int(x / k_tiles), kt0 = int(x - int64_t(tile) * k_tiles);

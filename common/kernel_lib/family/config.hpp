@@ -32,28 +32,39 @@ enum class Accum { tensor_core, promoted, two_sets };
 /// promoted, step 32).
 enum class Scales { none, per_tensor, block };
 
-/// A configuration. Defaults: step 23's bf16 ping-pong 128 x 128 tile, 6 stages.
+/// A configuration. Defaults: step 23's bf16 ping-pong 128 x 128 tile, 6 stages, no cluster.
 struct Spec {
   Elem elem = Elem::bf16;
-  int bn = 128;        ///< the consumer tile's N, which is its wgmma N (8 .. 256, a multiple of 8)
+  int bn = 128;        ///< the tile's N, which is its wgmma N (8 .. 256, a multiple of 8)
   bool swap = false;   ///< C^T = B * A^T: B's rows on wgmma's M side, A's on its N side (step 24)
   Consumers consumers = Consumers::pingpong;
   Accum accum = Accum::tensor_core;
   Scales scales = Scales::none;
   int stages = 6;      ///< the ring's depth (step 13)
   int promote_every = 4;  ///< promoted: k steps per promotion (4: once per K tile of 128, DeepSeek-V3's interval)
+  int bm = 128;        ///< the tile's M: m64 slabs, 64 or 128 (ping-pong: each consumer all of them), 128 or 256 (cooperative: half each)
+  int cluster_m = 1;   ///< blocks per cluster along M: 2 share B's tile, each loading half and multicasting it (step 17)
+  int cluster_n = 1;   ///< blocks per cluster along N: 2 share A's tile the same way
+  bool stmatrix = false;  ///< the epilogue writes its boxes with stmatrix (step 20) instead of 4-byte stores
   friend constexpr bool operator==(const Spec&, const Spec&) = default;
 };
 
-inline constexpr int kBM = 128;         ///< every tile's M side: two m64 wgmma slabs
+inline constexpr int kBM = 128;         ///< the default tile's M side (steps 24-34): two m64 wgmma slabs
 inline constexpr int kWgmmaM = 64;      ///< rows of one wgmma (PTX ISA, "Matrix Shape": m64 only)
 inline constexpr int kSwizzleBytes = 128;  ///< a K tile row is one 128-byte swizzle span (step 11)
 inline constexpr int kConsumers = 2;    ///< consumer warpgroups per block (step 14)
 inline constexpr int kThreads = 128 * (1 + kConsumers);  ///< warpgroup 0: producer, 1..2: consumers
 inline constexpr int kProducerRegs = 40, kConsumerRegs = 232;  ///< setmaxnreg split (step 14): 128 x (40 + 2 x 232) = 64K
 inline constexpr int kGroupM = 16;      ///< grouped order's tile rows per group (step 15, schedule.hpp)
-inline constexpr int kEpiBox = 64;      ///< epilogue box: 64 x 64 bf16, one 128-byte swizzle row per row (step 16)
+inline constexpr int kEpiBox = 64;      ///< epilogue box: 64 rows (one slab) x epi_n(spec) bf16 columns (step 16)
 inline constexpr int kEpiBufs = 2;      ///< boxes in flight per consumer: one written while the other's store reads
+inline constexpr int kSmemBytes = 227 * 1024;  ///< the most dynamic shared memory a block may ask for (sm_90)
+/// fp32 registers of sums a consumer thread may hold: the K loop's own (acc, and tc where promoted), of
+/// its 232 (kConsumerRegs). At 192 the K loop still fits where little else is live (step 34's two sets
+/// beside 64 sums) but not everywhere: ptxas -v (nvcc 13.0) spills 80 bytes for a 128 x 192 ping-pong
+/// tile, none at 160 (128 x 160 ping-pong, 256 x 160 cooperative). So the bound refuses what cannot
+/// fit, and the menu's kernels are checked for spills in their ptxas report (tests/test_family.cpp).
+inline constexpr int kMaxSumRegs = 192;
 static_assert(128 * (kProducerRegs + kConsumers * kConsumerRegs) <= 65536, "the register split must fit the SM's 64K registers");
 
 /// Bytes of one element of A and B.
@@ -62,23 +73,56 @@ GEMM_HD constexpr int elem_bytes(Spec s) { return s.elem == Elem::bf16 ? 2 : 1; 
 GEMM_HD constexpr int bk(Spec s) { return kSwizzleBytes / elem_bytes(s); }
 /// wgmma's K: 32 bytes of elements (k16 bf16, k32 e4m3).
 GEMM_HD constexpr int wgmma_k(Spec s) { return 32 / elem_bytes(s); }
-/// m64 slabs of the tile a consumer computes: both (ping-pong: its own tile) or one (cooperative).
-GEMM_HD constexpr int slabs(Spec s) { return s.consumers == Consumers::pingpong ? kBM / kWgmmaM : 1; }
-/// Bytes one stage of the ring holds: a BM x BK box of A and a BN x BK box of B.
-GEMM_HD constexpr int64_t stage_bytes(Spec s) { return int64_t(kBM + s.bn) * bk(s) * elem_bytes(s); }
-/// Warps whose arrivals free a stage: those of the one consumer that read it, or of both (cooperative).
-GEMM_HD constexpr int empty_arrivals(Spec s) { return s.consumers == Consumers::pingpong ? 4 : 4 * kConsumers; }
-/// fp32 floats of one split piece's partial tile (its stream-K slot): BM x BN.
-GEMM_HD constexpr int64_t slot_floats(Spec s) { return int64_t(kBM) * s.bn; }
-/// Arrival counters per split tile: one, or one per consumer (cooperative: each sums its own slab).
-GEMM_HD constexpr int counters_per_tile(Spec s) { return s.consumers == Consumers::pingpong ? 1 : kConsumers; }
-/// Bytes of the block's shared memory: the ring, the epilogue boxes, the barriers and flags, rounded as
-/// the kernel's SharedStorage lays them out, plus 1024 bytes of slack to align the dynamic base.
-GEMM_HD constexpr int64_t smem_bytes(Spec s) {
-  const int64_t ring = s.stages * stage_bytes(s);  // both arrays 1024-aligned: every box size is a multiple of 1024
-  const int64_t boxes = int64_t(kConsumers) * kEpiBufs * kEpiBox * kEpiBox * 2;
-  const int64_t tail = 8 * (2 * s.stages + kConsumers) + 4 * kConsumers;  // full, empty, order; last_piece
+/// m64 slabs of the tile a consumer computes: all (ping-pong: its own tile) or half (cooperative).
+GEMM_HD constexpr int slabs(Spec s) {
+  return s.consumers == Consumers::pingpong ? s.bm / kWgmmaM : s.bm / (kWgmmaM * kConsumers);
+}
+/// Blocks per cluster (1: no cluster).
+GEMM_HD constexpr int cluster_size(Spec s) { return s.cluster_m * s.cluster_n; }
+/// Bytes one stage of the ring holds: a BM x BK box of A and a BN x BK box of B (with a cluster, half
+/// of the shared one is this block's own load and half its partner's multicast: the same bytes land).
+GEMM_HD constexpr int64_t stage_bytes(Spec s) { return int64_t(s.bm + s.bn) * bk(s) * elem_bytes(s); }
+/// Warps whose arrivals free a stage: those of the one consumer that read it, or of both (cooperative),
+/// in every block of the cluster (each block's copy of the shared half is its partner's load too).
+GEMM_HD constexpr int empty_arrivals(Spec s) {
+  return (s.consumers == Consumers::pingpong ? 4 : 4 * kConsumers) * cluster_size(s);
+}
+/// fp32 floats of one split piece's partial sums (its stream-K slot): BM x BN, times the cluster's
+/// blocks (a piece of a cluster tile is one piece of each of its tiles).
+GEMM_HD constexpr int64_t slot_floats(Spec s) { return int64_t(s.bm) * s.bn * cluster_size(s); }
+/// Arrival counters per split item: one, or one per consumer (cooperative: each sums its own slabs),
+/// times the cluster's blocks (each block sums its own tile).
+GEMM_HD constexpr int counters_per_tile(Spec s) {
+  return (s.consumers == Consumers::pingpong ? 1 : kConsumers) * cluster_size(s);
+}
+/// The epilogue box's width in columns: the widest of 64, 32, 16, 8 that divides BN, so that a tile is
+/// a whole number of boxes; its rows are 2 * epi_n bytes, and the TMA swizzle span is that row (8: none).
+/// A swapped tile stores from registers and never uses its boxes: 64, the layout steps 24-28 measured.
+GEMM_HD constexpr int epi_n(Spec s) {
+  return s.swap || s.bn % 64 == 0 ? 64 : s.bn % 32 == 0 ? 32 : s.bn % 16 == 0 ? 16 : 8;
+}
+/// Bytes of the block's shared memory for `stages` stages: the ring, the epilogue boxes, the barriers
+/// and flags, rounded as the kernel's SharedStorage lays them out, plus 1024 bytes of slack to align
+/// the dynamic base.
+GEMM_HD constexpr int64_t smem_bytes_at(Spec s, int stages) {
+  const int64_t ring = stages * stage_bytes(s);  // both arrays 1024-aligned: every box size is a multiple of 1024
+  const int64_t boxes = (int64_t(kConsumers) * kEpiBufs * kEpiBox * epi_n(s) * 2 + 1023) / 1024 * 1024;
+  const int64_t tail = 8 * (2 * stages + kConsumers) + 4 * kConsumers;  // full, empty, order; last_piece
   return ring + boxes + (tail + 1023) / 1024 * 1024 + 1024;
+}
+GEMM_HD constexpr int64_t smem_bytes(Spec s) { return smem_bytes_at(s, s.stages); }
+/// The most stages whose ring fits the shared memory beside the boxes and barriers (a menu's "stages
+/// from the shared memory left", issue 46; cuBLAS's kernel names show 3 to 15).
+GEMM_HD constexpr int stages_that_fit(Spec s) {
+  int n = 1;
+  while (smem_bytes_at(s, n + 1) <= kSmemBytes) ++n;
+  return n;
+}
+/// fp32 registers of sums one consumer thread holds: its slabs' accumulators, and the tensor cores'
+/// set(s) where the sums are promoted.
+GEMM_HD constexpr int sum_regs(Spec s) {
+  const int frag = s.bn / 2;
+  return slabs(s) * frag + (s.accum == Accum::tensor_core ? 0 : s.accum == Accum::promoted ? frag : 2 * frag);
 }
 
 /// Whether the parts can assemble `s`; the message names the first part that cannot (nullptr: yes).
@@ -95,8 +139,17 @@ GEMM_HD constexpr const char* refusal(Spec s) {
   if (s.accum == Accum::two_sets && s.promote_every != bk(s) / wgmma_k(s)) return "two sets promote once per K tile";
   if (s.accum == Accum::two_sets && s.consumers != Consumers::cooperative)
     return "two accumulator sets fit only beside one slab of sums (cooperative)";
-  if (!s.swap && s.bn % kEpiBox != 0) return "an unswapped tile is stored in whole 64-wide epilogue boxes";
-  if (s.stages < 2 || smem_bytes(s) > 227 * 1024) return "the ring must have 2 stages or more and fit 227 KB";
+  if (s.consumers == Consumers::pingpong && s.bm != 64 && s.bm != 128)
+    return "a ping-pong consumer computes the whole tile: BM is 64 or 128 (one or two m64 slabs)";
+  if (s.consumers == Consumers::cooperative && s.bm != 128 && s.bm != 256)
+    return "cooperative consumers split the tile's slabs: BM is 128 or 256";
+  if (s.accum == Accum::two_sets && slabs(s) != 1) return "two accumulator sets fit only beside one slab of sums (BM 128)";
+  if (sum_regs(s) > kMaxSumRegs) return "the sums would not fit a consumer's registers (slabs x BN / 2, and tc where promoted)";
+  if (s.cluster_m < 1 || s.cluster_n < 1 || cluster_size(s) > 2) return "a cluster is 1 or 2 blocks, along M or N";
+  if (s.cluster_m == 2 && (s.bn / 2) % 8 != 0)
+    return "each block multicasts half of B's tile: BN / 2 rows must be whole 8-row swizzle atoms (BN % 16 == 0)";
+  if (s.stmatrix && (s.swap || s.bn % 64 != 0)) return "stmatrix writes 64-wide epilogue boxes of an unswapped tile (BN % 64 == 0)";
+  if (s.stages < 2 || smem_bytes(s) > kSmemBytes) return "the ring must have 2 stages or more and fit 227 KB";
   return nullptr;
 }
 
@@ -106,8 +159,10 @@ template <Spec S>
 struct Config {
   static_assert(refusal(S) == nullptr, "this Spec is not one the family's parts can assemble (refusal(S) says why)");
   static constexpr Spec spec = S;
-  static constexpr int BM = kBM, BN = S.bn, BK = bk(S), STAGES = S.stages;
+  static constexpr int BM = S.bm, BN = S.bn, BK = bk(S), STAGES = S.stages;
   static constexpr int WGMMA_K = wgmma_k(S), SLABS = slabs(S), FRAG = S.bn / 2;  // FRAG: fp32 per thread per slab
+  static constexpr int CLUSTER = cluster_size(S), CLUSTER_M = S.cluster_m, CLUSTER_N = S.cluster_n;
+  static constexpr int EPI_N = epi_n(S);  // the epilogue box's columns
   static constexpr uint32_t STAGE_BYTES = uint32_t(stage_bytes(S));
   static constexpr int EMPTY_ARRIVALS = empty_arrivals(S), COUNTERS = counters_per_tile(S);
   static constexpr bool PINGPONG = S.consumers == Consumers::pingpong;

@@ -10,12 +10,13 @@
 
 namespace gemm::family {
 
-/// The fixup of a split piece (step 21's, per consumer slab when cooperative, step 33): store this
-/// consumer's part of the piece in the block's slot, count it; the consumer that counts the last piece
-/// of the tile sums them all, in block order, whichever arrived last (the same bits on every run), into
-/// acc. Returns whether this consumer stores the tile. Slots: 2P of BM x BN fp32, [slot][slab][FRAG/4]
-/// [128 threads] float4, slot 2c + 1 for block c's piece at the tile's K tile 0, else 2c; one counter
-/// per split tile and consumer slab (counters_per_tile).
+/// The fixup of a split piece (step 21's, per consumer when cooperative, step 33): store this
+/// consumer's part of the piece in the unit's slot, count it; the consumer that counts the last piece
+/// of the tile sums them all, in unit order, whichever arrived last (the same bits on every run), into
+/// acc. Returns whether this consumer stores the tile. Slots: 2P of slot_floats fp32 (P units: blocks,
+/// or clusters), [slot][rank][slab][FRAG/4][128 threads] float4, slot 2c + 1 for unit c's piece at the
+/// tile's K tile 0, else 2c; counters_per_tile counters per split item, one per block of the cluster
+/// and consumer (cooperative) or per block (ping-pong).
 template <class C>
 __device__ __forceinline__ bool fixup(SharedStorage<C>& s, const Params& p, const stream_k::Piece& pc, int me,
                                       float (&acc)[C::SLABS][C::FRAG]) {
@@ -23,11 +24,11 @@ __device__ __forceinline__ bool fixup(SharedStorage<C>& s, const Params& p, cons
   const int64_t x0 = int64_t(pc.t - split.dp_tiles) * p.k_tiles;  // the tile's first K tile in iters
   const int c_first = split.block_of(x0), c_last = split.block_of(x0 + p.k_tiles - 1);
   const int t128 = threadIdx.x % 128;
+  const int64_t mine = int64_t(rank<C>()) * (C::BM * C::BN / 4) + (C::PINGPONG ? 0 : me * (C::SLABS * C::FRAG / 4 * 128)) + t128;
   auto piece = [&](int c) {
-    return split.partials + int64_t(c == c_first ? 2 * c + 1 : 2 * c) * (slot_floats(C::spec) / 4) +
-           (C::PINGPONG ? 0 : me * (C::FRAG / 4 * 128)) + t128;
+    return split.partials + int64_t(c == c_first ? 2 * c + 1 : 2 * c) * (slot_floats(C::spec) / 4) + mine;
   };
-  float4* slot = piece(blockIdx.x);
+  float4* slot = piece(unit<C>());
 #pragma unroll
   for (int i = 0; i < C::SLABS; ++i)
 #pragma unroll
@@ -37,7 +38,7 @@ __device__ __forceinline__ bool fixup(SharedStorage<C>& s, const Params& p, cons
   const int wg = 1 + me;
   ptx::named_barrier_sync(wg, 128);
   if (t128 == 0) {
-    int* count = &split.arrivals[(pc.t - split.dp_tiles) * C::COUNTERS + (C::PINGPONG ? 0 : me)];
+    int* count = &split.arrivals[(pc.t - split.dp_tiles) * C::COUNTERS + rank<C>() * (C::PINGPONG ? 1 : kConsumers) + (C::PINGPONG ? 0 : me)];
     const bool last = atomicAdd(count, 1) == c_last - c_first;
     if (last) *count = 0;  // every piece has arrived: reset for the next launch
     s.last_piece[me] = last;
@@ -66,8 +67,9 @@ __device__ __forceinline__ bool fixup(SharedStorage<C>& s, const Params& p, cons
 
 /// The item's tile (this consumer's slabs of it) to C: fixup first where it is a split piece, then the
 /// per-tensor dequantization (scale_ab = scale_a * scale_b), then the stores: transposed from registers (swapped, step 24), from
-/// registers where C's rows are not TMA-addressable, else through 128B-swizzled 64 x 64 boxes and TMA
-/// stores with the L2 evict-first policy `evict_first` that run on into the next item (steps 16 and 18).
+/// registers where C's rows are not TMA-addressable, else through swizzled 64 x EPI_N boxes (written
+/// with 4-byte stores, or stmatrix, step 20) and TMA stores with the L2 evict-first policy
+/// `evict_first` that run on into the next item (steps 16 and 18).
 template <class C>
 __device__ __forceinline__ void finish(SharedStorage<C>& s, const Params& p, const stream_k::Piece& pc,
                                        const TileOrigin& o, int me, uint64_t evict_first, float scale_ab,
@@ -93,15 +95,17 @@ __device__ __forceinline__ void finish(SharedStorage<C>& s, const Params& p, con
 #pragma unroll
     for (int i = 0; i < C::SLABS; ++i)
 #pragma unroll
-      for (int box = 0; box < C::BN / kEpiBox; ++box) {
-        __nv_bfloat16* buf = s.c[me][(i * (C::BN / kEpiBox) + box) % kEpiBufs];
+      for (int box = 0; box < C::BN / C::EPI_N; ++box) {
+        __nv_bfloat16* buf = s.c[me][(i * (C::BN / C::EPI_N) + box) % kEpiBufs];
         if (issuer) ptx::tma_store_wait_read<kEpiBufs - 1>();  // the store that last read buf is done with it ...
         ptx::named_barrier_sync(wg, 128);                       // ... and the whole warpgroup knows it
-        ptx::store_d_box_sw128(acc[i], box, buf);
+        if constexpr (C::spec.stmatrix) ptx::store_d_box_sw128_stmatrix(acc[i], box, buf);
+        else if constexpr (C::EPI_N == 64) ptx::store_d_box_sw128(acc[i], box, buf);
+        else ptx::store_d_box_narrow<C::EPI_N>(acc[i], box, buf);
         ptx::fence_proxy_async_shared();   // these generic-proxy writes, before the async-proxy TMA reads them
         ptx::named_barrier_sync(wg, 128);  // every thread's part of the box is written
         if (issuer) {
-          ptx::tma_store_2d_hint(&p.tmap_c, buf, o.n0 + box * kEpiBox, o.m0 + slab_row<C>(i, me), evict_first);  // clipped at M, N
+          ptx::tma_store_2d_hint(&p.tmap_c, buf, o.n0 + box * C::EPI_N, o.m0 + slab_row<C>(i, me), evict_first);  // clipped at M, N
           ptx::tma_store_commit();
         }
       }

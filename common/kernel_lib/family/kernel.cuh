@@ -6,6 +6,7 @@
 // (family/mainloop*.cuh) and its fixup and stores (family/epilogue.cuh).
 // Device code only: include from kernels/*.cu compiled for sm_90a.
 #pragma once
+#include "../ptx/cluster.cuh"
 #include "../ptx/mbarrier.cuh"
 #include "../ptx/setmaxnreg.cuh"
 #include "../ptx/smem.cuh"
@@ -16,27 +17,28 @@
 namespace gemm::family {
 
 /// One consumer's walk over the block's items (me: 0 or 1), calling compute(piece) for each of its own.
-/// Ping-pong (step 23): the data-parallel tiles alternate, tile j = (t - blockIdx.x) / P being
+/// Ping-pong (step 23): the data-parallel tiles alternate, tile j = (t - unit) / P being
 /// consumer j % 2's, in a loop of their own (the stream-K walk's 64-bit divisions have no
 /// uniform-datapath form); the split pieces continue the alternation, the ring restarting from the
 /// position after all data-parallel K tiles. Cooperative: every item.
 template <class C, class F>
 __device__ __forceinline__ void consumer_walk(const Params& p, ring_t<C>& ring, int me, F&& compute) {
   if constexpr (!C::PINGPONG) {
-    for_each_item(p, compute);
+    for_each_item<C>(p, compute);
   } else {
     const stream_k::Split& split = p.split;
+    const int u = unit<C>(), P = units<C>();
     if (me == 1) ring.advance_by(p.k_tiles);  // tile j = 0 is consumer 0's
-    for (int t = blockIdx.x + me * gridDim.x; t < split.dp_tiles; t += kConsumers * gridDim.x) {
+    for (int t = u + me * P; t < split.dp_tiles; t += kConsumers * P) {
       compute(stream_k::Piece{t, 0, p.k_tiles});
       ring.advance_by(p.k_tiles);  // past the other consumer's next tile
     }
     if (split.sk_tiles > 0) {
-      const int dp_items = split.dp_tiles > int(blockIdx.x) ? (split.dp_tiles - 1 - int(blockIdx.x)) / int(gridDim.x) + 1 : 0;
+      const int dp_items = split.dp_tiles > u ? (split.dp_tiles - 1 - u) / P + 1 : 0;
       const int64_t before = int64_t(dp_items) * p.k_tiles;  // K tiles the producer loaded before the first piece
       ring.stage = int(before % C::STAGES);
       ring.phase = uint32_t((before / C::STAGES) & 1);
-      stream_k::Walk walk(split, p.k_tiles);
+      stream_k::Walk walk(split, p.k_tiles, u);
       int j = dp_items;
       for (stream_k::Piece pc; walk.next(pc); ++j) {
         if (j % kConsumers == me) compute(pc);
@@ -75,8 +77,8 @@ __device__ __forceinline__ void consume(SharedStorage<C>& s, const Params& p, in
   if (threadIdx.x % 128 == 0) ptx::tma_store_wait_all<0>();  // no store may read shared memory after the block exits
 }
 
-/// The family kernel: one block of kThreads per SM at most (the plan's grid), C = A * B^T (or C^T's
-/// tiles when swapped) over the plan's items.
+/// The family kernel: one block of kThreads per SM at most (the plan's grid, in clusters of C::CLUSTER
+/// along x), C = A * B^T (or C^T's tiles when swapped) over the plan's items.
 template <class C>
 __global__ void __launch_bounds__(kThreads, 1)  // the ", 1" gives ptxas the entry cap setmaxnreg needs
 gemm_kernel(const __grid_constant__ Params p) {
@@ -90,9 +92,13 @@ gemm_kernel(const __grid_constant__ Params p) {
     }
     if constexpr (C::PINGPONG)
       for (int c = 0; c < kConsumers; ++c) ptx::mbarrier_init(&s.order[c], 4);  // every warp of the other consumer
-    ptx::fence_mbarrier_init();
+    ptx::fence_mbarrier_init();  // .release.cluster: the inits are visible to a cluster partner too
   }
-  __syncthreads();  // the last block-wide barrier: after this the roles never wait for each other's threads
+  // The last block-wide barrier: after this the roles never wait for each other's threads. With a
+  // cluster it is cluster-wide: the partner multicasts into this block's stages and arrives on its
+  // barriers only once they are initialised (step 17).
+  if constexpr (C::CLUSTER == 1) __syncthreads();
+  else ptx::cluster_sync();
   // The warpgroup index, broadcast from lane 0: the same value, but now ptxas knows it is warp-uniform,
   // and so is everything computed from it (the consumer's ring position, its descriptors; step 23).
   const int wg = __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0);
@@ -102,6 +108,14 @@ gemm_kernel(const __grid_constant__ Params p) {
   } else {
     ptx::setmaxnreg_inc<kConsumerRegs>();
     consume<C>(s, p, wg - 1);
+  }
+  if constexpr (C::CLUSTER > 1) {
+    // No block may exit while its partner can still multicast into its shared memory or arrive on its
+    // barriers: both blocks' consumers have waited for every stage (so every multicast landed) and
+    // made every remote arrive before they get here. __syncwarp reconverges the producer's warp
+    // (thread 0 ran the loop alone) before the .aligned cluster barrier.
+    __syncwarp();
+    ptx::cluster_sync();
   }
 }
 

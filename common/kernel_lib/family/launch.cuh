@@ -68,11 +68,18 @@ void launch(const char* step, const Problem& prob, const Plan& pl, cudaStream_t 
   // The kernel's operands: A (km rows, wgmma's M side) and B (kn rows, its N side); swapped, B and A.
   const TmaElem te = C::spec.elem == Elem::bf16 ? TmaElem::bf16 : TmaElem::e4m3;
   constexpr CUtensorMapSwizzle SW128 = CU_TENSOR_MAP_SWIZZLE_128B;
-  k.tmap_a = make_tma_2d({C::spec.swap ? b : a, uint64_t(pl.km), uint64_t(pl.shape.k), C::BM, C::BK, SW128, te, uint64_t(pl.pitch)});
-  k.tmap_b = make_tma_2d({C::spec.swap ? a : b, uint64_t(pl.kn), uint64_t(pl.shape.k), C::BN, C::BK, SW128, te, uint64_t(pl.pitch)});
+  // With a cluster, the shared operand's box is this block's half of the tile (producer.cuh).
+  constexpr uint32_t a_rows = C::BM / C::CLUSTER_N, b_rows = C::BN / C::CLUSTER_M;
+  k.tmap_a = make_tma_2d({C::spec.swap ? b : a, uint64_t(pl.km), uint64_t(pl.shape.k), a_rows, C::BK, SW128, te, uint64_t(pl.pitch)});
+  k.tmap_b = make_tma_2d({C::spec.swap ? a : b, uint64_t(pl.kn), uint64_t(pl.shape.k), b_rows, C::BK, SW128, te, uint64_t(pl.pitch)});
   // C through TMA when its rows are addressable (N % 8 == 0, 16-byte aligned base); else register
-  // stores. Swapped, always register stores: the accumulators hold C^T.
-  const TmaMatrix c{prob.c, uint64_t(pl.shape.m), uint64_t(pl.shape.n), kEpiBox, kEpiBox};
+  // stores. Swapped, always register stores: the accumulators hold C^T. The box is 64 x EPI_N, its
+  // swizzle span one box row (epilogue.cuh's store_d_box_* write that layout).
+  constexpr CUtensorMapSwizzle epi_swizzle = C::EPI_N == 64   ? CU_TENSOR_MAP_SWIZZLE_128B
+                                             : C::EPI_N == 32 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                             : C::EPI_N == 16 ? CU_TENSOR_MAP_SWIZZLE_32B
+                                                              : CU_TENSOR_MAP_SWIZZLE_NONE;
+  const TmaMatrix c{prob.c, uint64_t(pl.shape.m), uint64_t(pl.shape.n), kEpiBox, C::EPI_N, epi_swizzle};
   k.tma_epilogue = !C::spec.swap && !tma_refusal(c).has_value();
   if (k.tma_epilogue) k.tmap_c = make_tma_2d(c);
   k.M = pl.km, k.N = pl.kn, k.K = pl.shape.k;
@@ -84,7 +91,9 @@ void launch(const char* step, const Problem& prob, const Plan& pl, cudaStream_t 
     k.split.arrivals = reinterpret_cast<int*>(static_cast<char*>(prob.workspace) + pl.counters_offset);
   }
   opt_in_dynamic_smem(gemm_kernel<C>, C::SMEM_BYTES);  // allows SMEM_BYTES of dynamic smem (needed above 48 KB)
-  launch_kernel({dim3(unsigned(pl.split.blocks)), kThreads, C::SMEM_BYTES, stream}, gemm_kernel<C>, k);
+  // The split's units are clusters where there is one: CLUSTER blocks each, the grid a whole number of them.
+  launch_kernel({dim3(unsigned(pl.split.blocks) * C::CLUSTER), kThreads, C::SMEM_BYTES, stream, dim3(C::CLUSTER, 1, 1)},
+                gemm_kernel<C>, k);
 }
 
 /// Launches the one of the configurations Cs... whose Spec the plan chose (a step instantiates the

@@ -58,13 +58,13 @@ __device__ __forceinline__ void mainloop_tensor_core(SharedStorage<C>& s, ring_t
     ptx::wgmma_wait<1>();  // K tile kt - 1's group is complete; kt's keeps the tensor cores busy ...
 #pragma unroll
     for (int i = 0; i < C::SLABS; ++i) ptx::wgmma_fence_operands(acc[i]);
-    if (held >= 0 && threadIdx.x % 32 == 0) ptx::mbarrier_arrive(&s.empty[held]);  // ... so kt - 1's stage is free
+    if (held >= 0 && threadIdx.x % 32 == 0) release<C>(s, held);  // ... so kt - 1's stage is free
     held = st;
   }
   ptx::wgmma_wait<0>();
 #pragma unroll
   for (int i = 0; i < C::SLABS; ++i) ptx::wgmma_fence_operands(acc[i]);
-  if (threadIdx.x % 32 == 0) ptx::mbarrier_arrive(&s.empty[held]);
+  if (threadIdx.x % 32 == 0) release<C>(s, held);
 }
 
 /// The block scales of one item for this thread (step 32): sfa is ceil(K/128) x M, M contiguous, so
@@ -141,7 +141,7 @@ __device__ __forceinline__ void mainloop_promoted(SharedStorage<C>& s, const Par
         ptx::wgmma_fence_operands(tc);
         promote<C>(acc[i], tc, sc[i]);
       }
-    if (threadIdx.x % 32 == 0) ptx::mbarrier_arrive(&s.empty[st]);  // every wgmma reading stage st is done
+    if (threadIdx.x % 32 == 0) release<C>(s, st);  // every wgmma reading stage st is done
 #pragma unroll
     for (int i = 0; i < C::SLABS; ++i) sc[i][0] = next[i][0], sc[i][1] = next[i][1];
   }

@@ -40,7 +40,7 @@ __device__ __forceinline__ void mainloop_two_sets(SharedStorage<C>& s, const Par
       ptx::wgmma_wait<1>();  // the previous K tile's group is complete; this one keeps the tensor cores busy
       ptx::wgmma_fence_operands(tc[1 - b]);
       promote<C>(acc[0], tc[1 - b], sc[1 - b][0]);
-      if (threadIdx.x % 32 == 0) ptx::mbarrier_arrive(&s.empty[held]);  // its wgmmas are done reading the stage
+      if (threadIdx.x % 32 == 0) release<C>(s, held);  // its wgmmas are done reading the stage
     }
     held = st;
     ring.advance();
@@ -63,7 +63,7 @@ __device__ __forceinline__ void mainloop_two_sets(SharedStorage<C>& s, const Par
     ptx::wgmma_fence_operands(tc[0]);
     promote<C>(acc[0], tc[0], sc[0][0]);
   }
-  if (threadIdx.x % 32 == 0) ptx::mbarrier_arrive(&s.empty[held]);
+  if (threadIdx.x % 32 == 0) release<C>(s, held);
 }
 
 }  // namespace gemm::family

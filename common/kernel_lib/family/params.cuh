@@ -40,18 +40,18 @@ using elem_t = std::conditional_t<C::spec.elem == Elem::bf16, __nv_bfloat16, __n
 /// the fixup's last-piece flags.
 template <class C>
 struct SharedStorage {
-  alignas(1024) elem_t<C> a[C::STAGES][C::BM * C::BK];  // 16 KB per stage: stays 1024-byte aligned
+  alignas(1024) elem_t<C> a[C::STAGES][C::BM * C::BK];  // BM x 128 bytes per stage: stays 1024-byte aligned
   alignas(1024) elem_t<C> b[C::STAGES][C::BN * C::BK];  // BN x 128 bytes: a multiple of 1024 for every BN
-  alignas(1024) __nv_bfloat16 c[kConsumers][kEpiBufs][kEpiBox * kEpiBox];  // 8 KB per box, 128B-swizzled
+  alignas(1024) __nv_bfloat16 c[kConsumers][kEpiBufs][kEpiBox * C::EPI_N];  // 64 x EPI_N: 8 KB at 64, swizzled by its row
   uint64_t full[C::STAGES];    // producer -> consumer: the stage's bytes have landed
   uint64_t empty[C::STAGES];   // consumer -> producer: the stage's wgmmas are done reading it
   uint64_t order[kConsumers];  // ping-pong: consumer c may start its next item (step 22)
   int last_piece[kConsumers];  // fixup: this consumer counted its tile's last piece (issuer -> warpgroup)
 };
 
-/// The first row of slab i of this consumer's part of a tile: slab i (ping-pong, both slabs are its
-/// own) or slab `me` (cooperative, one slab each).
+/// The first row of slab i of this consumer's part of a tile: slab i (ping-pong, every slab is its
+/// own) or slab me * SLABS + i (cooperative, half the slabs each).
 template <class C>
-__device__ __forceinline__ int slab_row(int i, int me) { return (C::PINGPONG ? i : me) * kWgmmaM; }
+__device__ __forceinline__ int slab_row(int i, int me) { return (C::PINGPONG ? i : me * C::SLABS + i) * kWgmmaM; }
 
 }  // namespace gemm::family

@@ -59,9 +59,12 @@ struct Plan {
   Spec spec;              ///< the configuration the policy chose (its kernel runs)
   Shape shape;            ///< C's problem
   int km, kn;             ///< the kernel's M and N: C's, or C^T's (n, m) when spec.swap
-  int tiles_m, tiles_n;   ///< kBM x spec.bn tiles over km x kn
+  int tiles_m, tiles_n;   ///< spec.bm x spec.bn tiles over km x kn
   int k_tiles;            ///< ceil(k / BK)
-  stream_k::Split split;  ///< split.blocks is the grid; its pointers are set by attach (launch.cuh)
+  int items;              ///< what the split shares out: tiles, or cluster tiles (a cluster's CLUSTER_M x CLUSTER_N tiles)
+  /// split.blocks is the grid's units: blocks, or clusters of cluster_size(spec) blocks; its pointers
+  /// are set by the launcher (launch.cuh)
+  stream_k::Split split;
   int64_t pitch;          ///< row pitch, in elements, of the A and B the kernel reads (0: k, unpadded)
   // The workspace, in bytes from its base: the split's fp32 slots, its arrival counters, then (pitch != 0)
   // the copies of A (m x pitch, 256-byte aligned) and B (n x pitch, right after A: a whole number of
@@ -75,17 +78,22 @@ inline int64_t padded_pitch(int64_t k, Spec s) { return (k + bk(s) - 1) / bk(s) 
 inline size_t round_up_256(size_t b) { return (b + 255) / 256 * 256; }
 
 /// The plan for `sh` run with configuration `spec` under split policy `sp` on `sms` SMs; `pad`: read A
-/// and B from copies at padded_pitch (step 28). sms < 1 counts as 1.
+/// and B from copies at padded_pitch (step 28). sms < 1 counts as 1. With a cluster the split shares
+/// cluster tiles out over sms / cluster_size units (a GPC whose SM count is odd may hold fewer
+/// clusters at once; the extra ones then run after: slower, never wrong, as no unit waits for another).
 inline Plan make_plan(Shape sh, Spec spec, SplitPolicy sp, bool pad, int sms) {
   Plan p{};
   p.spec = spec;
   p.shape = sh;
   p.km = spec.swap ? sh.n : sh.m;
   p.kn = spec.swap ? sh.m : sh.n;
-  p.tiles_m = (p.km + kBM - 1) / kBM;
+  p.tiles_m = (p.km + spec.bm - 1) / spec.bm;
   p.tiles_n = (p.kn + spec.bn - 1) / spec.bn;
   p.k_tiles = (sh.k + bk(spec) - 1) / bk(spec);
-  p.split = choose_split(int64_t(p.tiles_m) * p.tiles_n, p.k_tiles, sms < 1 ? 1 : sms, sp);
+  const int64_t ctm = (p.tiles_m + spec.cluster_m - 1) / spec.cluster_m, ctn = (p.tiles_n + spec.cluster_n - 1) / spec.cluster_n;
+  p.items = int(ctm * ctn);
+  const int units = (sms < 1 ? 1 : sms) / cluster_size(spec);
+  p.split = choose_split(p.items, p.k_tiles, units < 1 ? 1 : units, sp);
   p.pitch = pad ? padded_pitch(sh.k, spec) : 0;
   p.split_bytes = stream_k::workspace_bytes(p.split, slot_floats(spec), counters_per_tile(spec));
   p.counters_offset = p.split_bytes > 0 ? stream_k::slots_bytes(p.split, slot_floats(spec)) : 0;

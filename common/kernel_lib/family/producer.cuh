@@ -6,6 +6,7 @@
 // Device code only: include from kernels/*.cu compiled for sm_90a.
 #pragma once
 #include "../pipeline.cuh"
+#include "../ptx/cluster.cuh"
 #include "../ptx/mbarrier.cuh"
 #include "../ptx/tma.cuh"
 #include "../schedule.hpp"
@@ -13,39 +14,71 @@
 
 namespace gemm::family {
 
-/// The tile of item t (grouped order, step 15) on the plan's grid: its first row and column.
+/// This block's place in the grid. Without a cluster, a unit is a block; with one (step 17), a unit is
+/// a cluster: the plan's items are cluster tiles (CLUSTER_M x CLUSTER_N tiles), the cluster takes
+/// them as one block would, and its block of rank r computes tile r of each. Cluster dims are
+/// (CLUSTER, 1, 1), so the blocks of cluster u are CLUSTER * u .. + CLUSTER - 1 and rank = blockIdx.x % CLUSTER.
+template <class C>
+__device__ __forceinline__ int unit() { return int(blockIdx.x) / C::CLUSTER; }
+template <class C>
+__device__ __forceinline__ int units() { return int(gridDim.x) / C::CLUSTER; }
+template <class C>
+__device__ __forceinline__ int rank() { return int(blockIdx.x) % C::CLUSTER; }
+
+/// The tile of item t (grouped order, step 15; with a cluster, tile rank() of cluster tile t) on the
+/// plan's grid: its first row and column. A cluster tile may reach past the grid (tiles_m odd, say):
+/// that block's tile lies past M, its own loads are zero-filled and its stores clipped away.
 struct TileOrigin {
   int m0, n0, tile_n;
 };
 template <class C>
 __device__ __forceinline__ TileOrigin tile_origin(const Params& p, int t) {
-  const schedule::TileCoord tile = schedule::grouped(t, p.tiles_m, p.tiles_n, kGroupM);
+  schedule::TileCoord tile;
+  if constexpr (C::CLUSTER == 1) tile = schedule::grouped(t, p.tiles_m, p.tiles_n, kGroupM);
+  else tile = schedule::cluster_grouped(t, rank<C>(), p.tiles_m, p.tiles_n, C::CLUSTER_M, C::CLUSTER_N, kGroupM / C::CLUSTER_M);
   return {tile.m * C::BM, tile.n * C::BN, tile.n};
 }
 
-/// Calls f(piece) for every item of this block, in the one order all roles walk: the data-parallel
-/// tiles t = blockIdx.x, + gridDim.x, ... whole, then the block's range of the split (stream_k::Walk).
-template <class F>
+/// Calls f(piece) for every item of this unit, in the one order all roles walk: the data-parallel
+/// tiles t = unit, + units, ... whole, then the unit's range of the split (stream_k::Walk).
+template <class C, class F>
 __device__ __forceinline__ void for_each_item(const Params& p, F&& f) {
-  for (int t = blockIdx.x; t < p.split.dp_tiles; t += gridDim.x) f(stream_k::Piece{t, 0, p.k_tiles});
-  stream_k::Walk walk(p.split, p.k_tiles);
+  for (int t = unit<C>(); t < p.split.dp_tiles; t += units<C>()) f(stream_k::Piece{t, 0, p.k_tiles});
+  stream_k::Walk walk(p.split, p.k_tiles, unit<C>());
   for (stream_k::Piece pc; walk.next(pc);) f(pc);
 }
 
-/// The producer thread's loop: every K tile of every item of the block into the ring.
+/// The producer thread's loop: every K tile of every item of the block into the ring. With a cluster
+/// of two along M the pair's tiles share B's: each block loads its own A box and half of B's rows,
+/// multicast into both blocks' stage (along N: A's, the same way); each full barrier still expects
+/// STAGE_BYTES, its own boxes and its partner's half (step 17).
 template <class C>
 __device__ __forceinline__ void produce(SharedStorage<C>& s, const Params& p) {
+  constexpr int A_ROWS = C::BM / C::CLUSTER_N, B_ROWS = C::BN / C::CLUSTER_M;  // the boxes this block loads
+  constexpr uint16_t everyone = (1u << C::CLUSTER) - 1;
+  const int r = rank<C>();
   pipe::PipeState<C::STAGES> ring;  // runs on across items
-  for_each_item(p, [&](const stream_k::Piece& pc) {
+  for_each_item<C>(p, [&](const stream_k::Piece& pc) {
     const TileOrigin o = tile_origin<C>(p, pc.t);
     for (int kt = pc.kt0; kt < pc.kt1; ++kt, ring.advance()) {
       const int st = ring.stage;
       ptx::mbarrier_wait_parity(&s.empty[st], ring.phase ^ 1);
       ptx::mbarrier_arrive_expect_tx(&s.full[st], C::STAGE_BYTES);  // whole boxes: TMA counts the zero fill
-      ptx::tma_load_2d(s.a[st], &p.tmap_a, kt * C::BK, o.m0, &s.full[st]);
-      ptx::tma_load_2d(s.b[st], &p.tmap_b, kt * C::BK, o.n0, &s.full[st]);
+      if constexpr (C::CLUSTER_N == 1) ptx::tma_load_2d(s.a[st], &p.tmap_a, kt * C::BK, o.m0, &s.full[st]);
+      else ptx::tma_load_2d_multicast(s.a[st] + r * A_ROWS * C::BK, &p.tmap_a, kt * C::BK, o.m0 + r * A_ROWS, &s.full[st], everyone);
+      if constexpr (C::CLUSTER_M == 1) ptx::tma_load_2d(s.b[st], &p.tmap_b, kt * C::BK, o.n0, &s.full[st]);
+      else ptx::tma_load_2d_multicast(s.b[st] + r * B_ROWS * C::BK, &p.tmap_b, kt * C::BK, o.n0 + r * B_ROWS, &s.full[st], everyone);
     }
   });
+}
+
+/// A consumer warp releases stage st: in its own block, and with a cluster in every block of it (its
+/// partner's producer multicasts into this block's stage too, so it must wait for these readers).
+template <class C>
+__device__ __forceinline__ void release(SharedStorage<C>& s, int st) {
+  if constexpr (C::CLUSTER == 1) ptx::mbarrier_arrive(&s.empty[st]);
+  else
+    for (int cta = 0; cta < C::CLUSTER; ++cta) ptx::mbarrier_arrive_cluster(&s.empty[st], uint32_t(cta));
 }
 
 }  // namespace gemm::family

@@ -101,6 +101,31 @@ __device__ __forceinline__ void store_d_box_sw128(const float (&d)[R], int box, 
     }
 }
 
+/// store_d_box_sw128 for a box of W = 32, 16 or 8 columns (the family's tiles whose BN is not a
+/// multiple of 64): columns W*box .. W*box+W-1 of the fragment into a 64 x W bf16 box whose rows are
+/// 2W bytes, in the layout a TMA store with the swizzle span of one row reads (CU_TENSOR_MAP_SWIZZLE_64B
+/// for W = 32, _32B for 16, none for 8: gemm::swizzle::byte_offset<2W>). The box must be aligned to
+/// 1024 bytes. Each thread writes W/4 bf16x2 words; `box` a compile-time constant after unrolling.
+template <int W, int R>
+__device__ __forceinline__ void store_d_box_narrow(const float (&d)[R], int box, void* dst) {
+  static_assert(W == 32 || W == 16 || W == 8, "a narrow box is 32, 16 or 8 columns (a row of 64, 32 or 16 bytes)");
+  static_assert(R % (W / 2) == 0, "the fragment must hold whole boxes (N a multiple of W)");
+  constexpr uint32_t RB = 2 * W;  // bytes of a box row
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+  uint8_t* base = static_cast<uint8_t*>(dst);
+#pragma unroll
+  for (int j = 0; j < W / 8; ++j)  // 16-byte chunk j of the box row: columns 8j .. 8j+7
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const uint32_t row = 16 * warp + lane / 4 + 8 * h;
+      const int i = 4 * (W / 8 * box + j) + 2 * h;  // accumulator of column W*box + 8j + 2*(l%4), row above
+      const uint32_t linear = row * RB + 16 * j + 4 * (lane % 4);
+      uint32_t off = linear;
+      if constexpr (RB >= 32) off = gemm::swizzle::byte_offset<RB>(linear);
+      *reinterpret_cast<__nv_bfloat162*>(base + off) = __floats2bfloat162_rn(d[i], d[i + 1]);
+    }
+}
+
 /// The same 64 x 64 box as store_d_box_sw128 (same swizzled layout, same values), written with
 /// stmatrix instead of 16 4-byte stores per thread: each 8 x 8 bf16 block of the fragment (rows
 /// 16w + 8h .. +7, columns 8j .. 8j+7 of the box) is exactly one stmatrix m8n8 matrix, lane l holding

@@ -1,0 +1,58 @@
+// The menu's kernels (family/menu.hpp): one family kernel per entry, each wrapped as an unregistered
+// gemm::Step ("menu" and the entry's name), so that the tests run every entry through the harness's
+// check as they run a step, and the tuner times them as it times a step. Linked into build/bin/tests and
+// build/bin/tune only (not into the step executables). sm_90a.
+#include "menu_steps.hpp"
+
+#include <utility>
+
+#include "../refusals.hpp"
+#include "launch.cuh"
+
+namespace gemm::family::menu {
+namespace {
+
+constexpr char kId[] = "menu";
+
+template <size_t I>
+struct Entry : Config<kBf16[I].spec> {};  // entry I's kernel: gemm_kernel<Entry<I>> in the SASS
+
+template <size_t I>
+Plan plan_of(int m, int n, int k, int sms) { return plan(kBf16[I], m, n, k, sms); }
+
+template <size_t I>
+std::optional<std::string> unsupported_of(int m, int n, int k) {
+  if (const char* why = refusal(kBf16[I], m, n, k)) return std::string(why);
+  return std::nullopt;
+}
+
+template <size_t I>
+gemm::Step step_of() {
+  constexpr Spec s = kBf16[I].spec;
+  return {
+      .id = kId,
+      .name = name(s),
+      .parent = "",
+      .technique = "the family's menu entry " + name(s),
+      .dtype = Dtype::bf16,
+      .bf16 = &step_launch<kId, plan_of<I>, Entry<I>>,
+      .unsupported = &unsupported_of<I>,
+      .required_cc = 90,
+      .workspace_bytes = &step_workspace_bytes<plan_of<I>>,
+      .tile = {s.bm, s.bn, bk(s), s.stages},
+      .threads = kThreads,
+      .persistent = true,
+      .caps = {.stream_k = true, .swap_ab = s.swap},
+  };
+}
+
+template <size_t... I>
+std::vector<gemm::Step> all_steps(std::index_sequence<I...>) {
+  return {step_of<I>()...};
+}
+
+}  // namespace
+
+std::vector<gemm::Step> bf16_steps() { return all_steps(std::make_index_sequence<kBf16.size()>()); }
+
+}  // namespace gemm::family::menu

@@ -1,0 +1,88 @@
+// The family's menu (issue 46): the configurations a tuner times on a grid of shapes and a dispatcher
+// picks from, each a value of the family (config.hpp), never a file. What it spans and why, from
+// cuBLAS's own kernel names on the H200 (nvjet_sm90_tst_<BM>x<BN>_<BK>x<stages>_<cluster>_...: tiles
+// 48 to 320 wide and not only powers of two, clusters of 2, 3 to 15 stages):
+//   - ping-pong tiles of 128 rows, BN 64 to 160 (a BN that is not a power of two can fill 132 SMs
+//     where 128 leaves a wave a third empty), and of 64 rows, BN 64 to 256 (the M = 65-127 class:
+//     cuBLAS's 64 x 96 with 10 stages streams B at 75 % of HBM);
+//   - cooperative tiles of 128 and 256 rows (one or two m64 slabs a consumer), the L2 traffic of a
+//     256 x 128 tile per K tile is 3/4 of two 128 x 128 tiles';
+//   - clusters of two along M (B's tile multicast) or N (A's), step 17's lesson back on the main line;
+//   - the epilogue with stmatrix (step 20);
+//   - swapped tiles (step 24) of C^T 8 to 64 wide, for M up to 64.
+// Every entry's stages are the most its shared memory holds (stages_that_fit).
+// Host code: pure, for the tuner, the dispatcher and the tests (tests/test_family.cpp checks every
+// entry assembles, names are unique, and the plans). family/menu.cu instantiates the kernels.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <string>
+
+#include "config.hpp"
+#include "plan.hpp"
+
+namespace gemm::family::menu {
+
+/// One entry: a configuration and the split policy its plans use (unswapped: 23's wave limits with
+/// 26's split-K under one wave; swapped: 24's idle-time rule alone).
+struct Entry {
+  Spec spec;
+  SplitPolicy split;
+};
+
+/// `s` with the most stages its shared memory holds.
+constexpr Spec fit(Spec s) {
+  s.stages = stages_that_fit(s);
+  return s;
+}
+constexpr Entry tile(Spec s) { return {fit(s), {.wave_limits = true, .split_k = true}}; }
+constexpr Entry swapped(int bn) { return {fit(Spec{.bn = bn, .swap = true}), {.wave_limits = false}}; }
+
+inline constexpr Consumers kPP = Consumers::pingpong, kCoop = Consumers::cooperative;
+
+/// The bf16 menu.
+inline constexpr std::array kBf16 = {
+    tile({.bn = 64}), tile({.bn = 96}), tile({.bn = 128}), tile({.bn = 160}),
+    tile({.bn = 64, .bm = 64}), tile({.bn = 96, .bm = 64}), tile({.bn = 128, .bm = 64}),
+    tile({.bn = 192, .bm = 64}), tile({.bn = 256, .bm = 64}),
+    tile({.bn = 128, .consumers = kCoop}), tile({.bn = 192, .consumers = kCoop}), tile({.bn = 256, .consumers = kCoop}),
+    tile({.bn = 64, .consumers = kCoop, .bm = 256}), tile({.bn = 96, .consumers = kCoop, .bm = 256}),
+    tile({.bn = 128, .consumers = kCoop, .bm = 256}), tile({.bn = 160, .consumers = kCoop, .bm = 256}),
+    tile({.bn = 128, .cluster_m = 2}), tile({.bn = 160, .cluster_m = 2}),
+    tile({.bn = 256, .consumers = kCoop, .cluster_m = 2}), tile({.bn = 128, .consumers = kCoop, .bm = 256, .cluster_n = 2}),
+    tile({.bn = 128, .stmatrix = true}),
+    swapped(8), swapped(16), swapped(24), swapped(32), swapped(48), swapped(64),
+};
+
+/// The entry's name in the field's terms: consumers (pp: ping-pong, co: cooperative), BM x BN, then
+/// swap (a tile of C^T), a cluster (c2m: two along M, c2n: along N), stmatrix (stm), and the stages:
+/// "pp128x160-s5", "co256x128-c2n-s4", "pp128x16-swap-s12".
+inline std::string name(Spec s) {
+  std::string n = std::string(s.consumers == Consumers::pingpong ? "pp" : "co") + std::to_string(s.bm) + "x" +
+                  std::to_string(s.bn);
+  if (s.elem == Elem::e4m3) n = "e4m3-" + n;
+  if (s.swap) n += "-swap";
+  if (s.cluster_m == 2) n += "-c2m";
+  if (s.cluster_n == 2) n += "-c2n";
+  if (s.stmatrix) n += "-stm";
+  return n + "-s" + std::to_string(s.stages);
+}
+
+/// Entry i's plan for C = A * B^T (m x n x k) on `sms` SMs (no padded copies: the menu reads A and B
+/// where they are).
+inline Plan plan(const Entry& e, int m, int n, int k, int sms) { return make_plan({m, n, k}, e.spec, e.split, false, sms); }
+
+/// Whether entry e takes the problem at all: a swapped tile only for M <= its width's 64-row limit
+/// (one tile column of C^T: 24's rule, where B is read once), every entry only with K % 8 == 0 (TMA's
+/// 16-byte row pitch) and under 2^31 items. nullptr: it does.
+inline const char* refusal(const Entry& e, int m, int n, int k) {
+  if (m < 1 || n < 1 || k < 1) return "M, N and K must be at least 1";
+  if (k % 8 != 0) return "K % 8 != 0: TMA needs rows of a multiple of 16 bytes";
+  if (e.spec.swap && m > 64) return "a swapped tile is for M <= 64 (C^T's one tile column)";
+  const int64_t tm = (int64_t(e.spec.swap ? n : m) + e.spec.bm - 1) / e.spec.bm;
+  const int64_t tn = (int64_t(e.spec.swap ? m : n) + e.spec.bn - 1) / e.spec.bn;
+  if (tm * tn >= (int64_t(1) << 30)) return "too many tiles (2^30 or more)";
+  return nullptr;
+}
+
+}  // namespace gemm::family::menu

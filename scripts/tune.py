@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""`make tune` (issue 46): the family's menu (common/kernel_lib/family/menu.hpp) timed paired with cuBLAS
+over a grid of shapes, in batches of shapes, one build/bin/tune process each, the rows appended to
+results/tuning/<gpu>_bf16.csv. The last bf16 step (its hand rules) is timed beside the menu, the
+baseline a measured dispatch must beat.
+
+The grid: M log-spaced from 1 to 16384 (the decode batches 1-256 more densely), (N, K) from 1024 to
+16384 in powers of four-ish, each shape once with K % 64 == 0 (aligned pitch) and once with K + 8
+(K % 16 == 8: rows that start inside a 32-byte sector; issue 46's misaligned class).
+
+  scripts/tune.py --dry-run                 the grid, its batches and an estimate (no GPU)
+  scripts/tune.py                           run it (GPU), resuming: shapes already in the CSV are skipped
+  scripts/tune.py --grid smoke              six shapes, for a first look
+  scripts/tune.py --max-minutes 9           stop starting batches after 9 minutes (a device call's limit)
+"""
+import argparse
+import csv
+import pathlib
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+M_GRID = [1, 8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096, 8192, 16384]
+NK_GRID = [(n, k) for n in (1024, 4096, 8192, 16384) for k in (1024, 4096, 16384)]
+SMOKE = [(4096, 4096, 4096), (4096, 4096, 4104), (128, 14336, 4096), (96, 4096, 4096), (8, 4096, 14336),
+         (2048, 2048, 32768)]
+
+# The estimate's assumptions (not measurements: each batch prints its real time).
+PLAN_TFLOPS = 600.0   # assumed speed of every contender
+PLAN_HBM_TBPS = 4.3   # device-to-device copy on the H200 (docs/machine.md)
+CONTENDERS = 29       # cuBLAS, 27 menu entries, the hand rule's step
+PER_LAUNCH_S = 80e-6  # assumed: the L2 flush, the clock probe and the launch around every timed launch
+PROCESS_S = 3.0       # assumed: context, handles, the menu's module load
+
+
+def grid(name):
+    """The shapes of grid `name`, (m, n, k), in run order (small M first)."""
+    if name == "smoke":
+        return list(SMOKE)
+    if name != "default":
+        sys.exit(f"error: --grid {name}: the grids are default and smoke")
+    out = []
+    for m in M_GRID:
+        for n, k in NK_GRID:
+            out += [(m, n, k), (m, n, k + 8)]
+    return out
+
+
+def shape_seconds(m, n, k, rounds):
+    """Estimated seconds of one shape in a tune process (every contender: a check and the paired rounds)."""
+    kernel = max(2.0 * m * n * k / (PLAN_TFLOPS * 1e12), 2.0 * (m * k + n * k + m * n) / (PLAN_HBM_TBPS * 1e12))
+    return CONTENDERS * (rounds + 3) * (kernel + PER_LAUNCH_S) + 12e-9 * m * n * CONTENDERS * (m * n <= 1 << 25)
+
+
+def batches(shapes, rounds, target_s):
+    """Consecutive shapes in batches of about target_s estimated seconds each."""
+    out, cur, t = [], [], 0.0
+    for s in shapes:
+        cur.append(s)
+        t += shape_seconds(*s, rounds)
+        if t >= target_s:
+            out.append(cur)
+            cur, t = [], 0.0
+    if cur:
+        out.append(cur)
+    return out
+
+
+def done_shapes(path):
+    """(m, n, k) of the shapes whose rows are already in the CSV (a shape's rows are written together,
+    after its paired loop, so a shape there is complete)."""
+    if not path.exists():
+        return set()
+    with open(path) as f:
+        return {(int(r["m"]), int(r["n"]), int(r["k"])) for r in csv.DictReader(f)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=str(ROOT / "build"))
+    ap.add_argument("--grid", default="default", help="default or smoke")
+    ap.add_argument("--rounds", type=int, default=10, help="paired rounds per shape (3 or more)")
+    ap.add_argument("--batch-s", type=float, default=60.0, help="estimated seconds of shapes per process")
+    ap.add_argument("--max-minutes", type=float, default=0, help="start no batch after this many minutes (0: no limit)")
+    ap.add_argument("--out", help="the CSV (default results/tuning/<gpu>_bf16.csv)")
+    ap.add_argument("--hand-step", default="28", help="the registered bf16 step timed beside the menu")
+    ap.add_argument("--dry-run", action="store_true", help="print the plan, run nothing")
+    args = ap.parse_args()
+    if args.rounds < 3:
+        sys.exit("error: --rounds must be 3 or more")
+    shapes = grid(args.grid)
+    if args.dry_run:
+        plan = batches(shapes, args.rounds, args.batch_s)
+        total = sum(shape_seconds(*s, args.rounds) for s in shapes) + PROCESS_S * len(plan)
+        print(f"tune: {len(shapes)} shapes ({args.grid} grid) in {len(plan)} processes; estimated {total / 60:.1f} min "
+              f"(assumed per-launch costs in scripts/tune.py, not a measurement)")
+        for i, b in enumerate(plan):
+            print(f"  batch {i + 1}: " + ", ".join(f"{m}x{n}x{k}" for m, n, k in b))
+        return 0
+    from bench import nvidia_smi, slug_of  # noqa: E402 (the GPU's name, as bench.py spells its files)
+    binary = pathlib.Path(args.build) / "bin" / "tune"
+    if not binary.exists():
+        sys.exit(f"error: {binary} is not built (make {binary})")
+    gpu = nvidia_smi("name")
+    if gpu == "unknown":
+        sys.exit("error: tune: nvidia-smi finds no GPU (make tune times kernels on one)")
+    out = pathlib.Path(args.out) if args.out else ROOT / "results" / "tuning" / f"{slug_of(gpu)}_bf16.csv"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    todo = [s for s in shapes if s not in done_shapes(out)]
+    print(f"tune: {len(shapes) - len(todo)} of {len(shapes)} shapes already in {out}; {len(todo)} to run", flush=True)
+    start = time.monotonic()
+    failed = 0
+    for b in batches(todo, args.rounds, args.batch_s):
+        if args.max_minutes and time.monotonic() - start > 60 * args.max_minutes:
+            print(f"tune: stopping after {args.max_minutes} minutes; run again to go on (shapes done are kept)")
+            break
+        t0 = time.monotonic()
+        cmd = [str(binary), "--shapes", ",".join(f"{m}x{n}x{k}" for m, n, k in b), "--csv", str(out),
+               "--rounds", str(args.rounds), "--hand-step", args.hand_step]
+        print("$", " ".join(cmd), flush=True)
+        r = subprocess.run(cmd)
+        print(f"tune: batch of {len(b)} shapes: exit {r.returncode} in {time.monotonic() - t0:.0f} s", flush=True)
+        if r.returncode == 2:
+            return 2
+        failed += r.returncode != 0
+    print(f"tune: done; {failed} batches with an entry that computed a wrong C" if failed else "tune: done")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+// The family's menu on the GPU (issue 46): every entry of family/menu.hpp through the harness's check,
+// on shapes built from its own tile (tests enumerate the menu, not a hand list): its tile suite
+// (one tile, less than one, K tails around its ring, ragged M and N, N = 8 mod 16, odd N), K % 16 == 8,
+// a cluster whose partner block lies past the edge, the narrow epilogue boxes at ragged N, a grid
+// under one wave with a long K (split-K or stream-K), and that split shape the same bits on ten runs.
+// Every check runs under the watchdog (a hang ends the run naming the check).
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "../common/harness/runner.hpp"
+#include "../common/kernel_lib/family/menu_steps.hpp"
+#include "../common/kernel_lib/launch.hpp"
+#include "support.hpp"
+
+using namespace gemm;
+using gemm_test::Shape;
+
+namespace {
+
+// The shapes one entry runs on, from its tile: the kernel's problem is C's (swapped: C^T's, so M is
+// kept at or under 64 and the tile's rows run along N).
+std::vector<Shape> entry_shapes(const Step& step, const family::Spec& s) {
+  const int bm = s.bm * s.cluster_m, bn = s.bn * s.cluster_n;  // a cluster tile
+  const int ring = 64 * s.stages;
+  if (s.swap) {
+    const int w = s.bn;  // C's M per tile column of C^T
+    return {{1, 1000, 4104, "M = 1, ragged N, K % 16 == 8"},
+            {w, 3 * s.bm + 5, ring + 72, "M = the tile width, K one ring and a tail"},
+            {std::min(64, w + 3), 2 * s.bm * s.cluster_m + 1, 520, "M near the tile width, an odd tile count along N"},
+            {std::max(1, w - 1), 4095, 8200, "odd N, K % 16 == 8"},
+            {w, 4096, 16384, "a grid under one wave with a long K: split"}};
+  }
+  std::vector<Shape> out = gemm_test::tile_shape_suite(step.tile);
+  out.push_back({3 * bm + 1, 5 * bn - 3, 1032, "ragged M and N, K % 16 == 8"});
+  out.push_back({2 * bm + 7, 2 * bn + 8, 392, "an odd tile count along M: the last cluster's partner past M"});
+  out.push_back({2 * bm, 2 * bn + 9, 200, "an odd tile count along N: the last cluster's partner past N"});
+  out.push_back({2 * s.bm, 2 * s.bn, 32768, "a grid under one wave with a long K: split"});
+  out.push_back({257, s.bn + 8, 64, "N = BN + 8: the last tile's boxes all but one past N"});
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("menu: every entry matches cuBLAS on shapes from its own tile (random normal and exact)", "[gpu][hopper][menu]") {
+  REQUIRE_HOPPER_OR_SKIP();
+  const std::vector<Step> steps = family::menu::bf16_steps();
+  REQUIRE(steps.size() == family::menu::kBf16.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Step& step = steps[i];
+    const family::Spec s = family::menu::kBf16[i].spec;
+    int ran = 0;
+    for (const Shape& sh : entry_shapes(step, s)) {
+      const std::string what = step.name + ": " + sh.what;
+      ran += gemm_test::expect_pass(step, {Dtype::bf16, sh.m, sh.n, sh.k, 1, 0, 53, false}, Oracle::cublas, what);
+      gemm_test::expect_pass(step, {Dtype::bf16, sh.m, sh.n, sh.k, 1, 0, 59, true}, Oracle::cublas, what + " (exact)");
+    }
+    INFO(step.name);
+    CHECK(ran >= 5);  // shapes a swapped entry refuses (M > 64) are skipped, not counted
+  }
+}
+
+TEST_CASE("menu: a split shape is the same bits on ten runs, every entry", "[gpu][hopper][menu][stream_k]") {
+  REQUIRE_HOPPER_OR_SKIP();
+  const std::vector<Step> steps = family::menu::bf16_steps();
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const family::Spec s = family::menu::kBf16[i].spec;
+    // Few tiles and a long K: 24's, 26's or 23's rule splits it on 132 SMs.
+    const Problem p = s.swap ? Problem{Dtype::bf16, s.bn, 4096, 16384, 1, 0, 61, false}
+                             : Problem{Dtype::bf16, 2 * s.bm, 2 * s.bn, 32768, 1, 0, 61, false};
+    INFO(steps[i].name);
+    CHECK(steps[i].workspace_bytes(p.m, p.n, p.k) > 0);  // the plan split it
+    gemm_test::expect_same_bits_ten_times(steps[i], p, steps[i].name + " split");
+  }
+}
