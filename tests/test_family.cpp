@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "../common/kernel_lib/family/dispatch.hpp"
 #include "../common/kernel_lib/family/menu.hpp"
 #include "../common/kernel_lib/family/plan.hpp"
 #include "support.hpp"
@@ -284,4 +285,38 @@ TEST_CASE("family menu: no kernel of the menu spills (its ptxas report)", "[cpu]
     }
   }
   CHECK(kernels == int(menu::kBf16.size()));
+}
+
+TEST_CASE("family dispatch: the nearest measured shape's winner, in the query's alignment class", "[cpu][family][menu]") {
+  using dispatch::Measured;
+  const int wide = 2, narrow_m = 5, swap16 = 22;  // indices into menu::kBf16 (checked below)
+  REQUIRE(menu::kBf16[wide].spec.bn == 128);
+  REQUIRE(menu::kBf16[narrow_m].spec.bm == 64);
+  REQUIRE(menu::kBf16[swap16].spec.swap);
+  REQUIRE(menu::kBf16[swap16].spec.bn == 16);
+  const Measured table[] = {
+      {4096, 4096, 4096, wide, 1.01f},     // aligned, large
+      {96, 4096, 4096, narrow_m, 0.97f},   // aligned, M = 96
+      {16, 4096, 4096, swap16, 1.02f},     // aligned, M = 16
+      {4096, 4096, 4104, narrow_m, 0.9f},  // K % 16 == 8
+  };
+  const size_t rows = std::size(table);
+  // Exact hits and near neighbours of the same class.
+  CHECK(dispatch::pick(table, rows, menu::kBf16, 4096, 4096, 4096) == wide);
+  CHECK(dispatch::pick(table, rows, menu::kBf16, 5000, 3000, 6000) == wide);
+  CHECK(dispatch::pick(table, rows, menu::kBf16, 100, 4096, 4096) == narrow_m);
+  CHECK(dispatch::pick(table, rows, menu::kBf16, 12, 8192, 4096) == swap16);
+  // The misaligned class takes its own measurement even where an aligned one is nearer in size.
+  CHECK(dispatch::pick(table, rows, menu::kBf16, 4096, 4096, 4120) == narrow_m);
+  // A winner that refuses the query is skipped: at M = 70 the nearest measured shape of this table is
+  // M = 16, whose swapped winner takes M <= 64 only, so the next nearest's winner runs.
+  const Measured sparse[] = {{16, 4096, 4096, swap16, 1.02f}, {4096, 4096, 4096, wide, 1.01f}};
+  CHECK(dispatch::pick(sparse, 2, menu::kBf16, 30, 4096, 4096) == swap16);
+  CHECK(dispatch::pick(sparse, 2, menu::kBf16, 70, 4096, 4096) == wide);
+  // Outside the grid: the nearest edge's winner; no table: -1, the caller's hand rule.
+  CHECK(dispatch::pick(table, rows, menu::kBf16, 65536, 65536, 65536) == wide);
+  CHECK(dispatch::pick(table, 0, menu::kBf16, 4096, 4096, 4096) == -1);
+  // A class with no measurement falls back to the nearest of any class (N % 8 != 0 here).
+  CHECK(dispatch::pick(table, rows, menu::kBf16, 4096, 4095, 4096) == wide);
+  CHECK(dispatch::alignment_class(4095, 4104) == 3);
 }
