@@ -109,7 +109,8 @@ def main():
         sys.exit("error: tune: nvidia-smi finds no GPU (make tune times kernels on one)")
     out = pathlib.Path(args.out) if args.out else ROOT / "results" / "tuning" / f"{slug_of(gpu)}_bf16.csv"
     out.parent.mkdir(parents=True, exist_ok=True)
-    todo = [s for s in shapes if s not in done_shapes(out)]
+    done = done_shapes(out)
+    todo = [s for s in shapes if s not in done]
     print(f"tune: {len(shapes) - len(todo)} of {len(shapes)} shapes already in {out}; {len(todo)} to run", flush=True)
     start = time.monotonic()
     failed = 0
