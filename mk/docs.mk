@@ -3,7 +3,7 @@
 # it, installs it on Debian as root, or prints the install command), a C++ compiler for the host tools
 # that print the kernel library's schedules and swizzle, and the CUDA Toolkit for build/bin/split_dump,
 # which links steps 21 and 23's objects (their stream-K rule; a few minutes on 2 cores when not built).
-.PHONY: schedule-figures swizzle-figure tile-menu-figure docs docs-deps
+.PHONY: schedule-figures swizzle-figure tile-menu-figure dispatch-figure docs docs-deps
 DOCS_GPU   := nvidia_h200
 # The waves figure draws the runs of the steps with the role waves-figure (scripts/step_roles.tsv).
 WAVES_CSVS  = $(foreach s,$(shell python3 scripts/steps.py role waves-figure),results/$(DOCS_GPU)_waves_$(s).csv)
@@ -41,6 +41,19 @@ $(BUILD)/bin/tile_menu_dump: scripts/tile_menu_dump.cpp common/kernel_lib/tile_m
 tile-menu-figure: docs-deps $(BUILD)/bin/tile_menu_dump
 	python3 scripts/plot_tile_menu.py --tool $(BUILD)/bin/tile_menu_dump
 
+# Step 29's measured pick (family/dispatch.hpp over the generated family/tuned_bf16.hpp) beside step 28's
+# hand rule over an M x N map, printed by a host tool and drawn by scripts/plot_dispatch.py into
+# docs/img/dispatch_map.png.
+$(BUILD)/bin/dispatch_dump: scripts/dispatch_dump.cpp common/kernel_lib/family/dispatch.hpp common/kernel_lib/family/tuned_bf16.hpp \
+    common/kernel_lib/family/menu.hpp common/kernel_lib/family/config.hpp common/kernel_lib/family/plan.hpp common/kernel_lib/tile_menu.hpp \
+    common/kernel_lib/stream_k.hpp common/kernel_lib/host_device.hpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) $< -o $@
+
+#> make dispatch-figure      docs/img/dispatch_map.png: step 29's measured pick against step 28's hand rule (no GPU)
+dispatch-figure: docs-deps $(BUILD)/bin/dispatch_dump
+	python3 scripts/plot_dispatch.py --tool $(BUILD)/bin/dispatch_dump
+
 # The stream-K splits of steps 21 and 23 (their own make_split over common/kernel_lib/stream_k.hpp),
 # printed as JSON by a host tool for scripts/figures/hopper2.py and shapes.py. It links the two steps'
 # objects and the kernel library, not the harness; no GPU is needed to run it.
@@ -54,7 +67,7 @@ $(BUILD)/bin/split_dump: $(BUILD)/obj/scripts/split_dump.o $(BUILD)/obj/kernels/
 	$(NVCC) $^ -o $@ $(LDLIBS)
 
 #> make docs                 redraw every figure of the book from committed results and code (no GPU): the concept figures of scripts/figures/, then the data figures
-docs: docs-deps schedule-figures swizzle-figure tile-menu-figure $(BUILD)/bin/split_dump
+docs: docs-deps schedule-figures swizzle-figure tile-menu-figure dispatch-figure $(BUILD)/bin/split_dump
 	python3 scripts/figures/draw.py
 	python3 scripts/plot_steps.py results/$(DOCS_GPU).csv
 	python3 scripts/plot_sweep.py results/$(DOCS_GPU)_sweep.csv

@@ -39,15 +39,16 @@
 #                                   and fast accumulation), 30 rounds -> $OUT/run/promote.csv (the harness's
 #                                   rows plus promote_every: 0 = never) and one line per run
 #   scripts/gpu_session.sh family   the family's steps (FAMILY_STEPS, default those that launch through
-#                                   common/kernel_lib/family/launch.cuh) in one
+#                                   common/kernel_lib/family/launch.cuh or menu_launch.cuh) in one
 #                                   call: the GPU tests of every Hopper and FP8 step ([hopper],[fp8]), fuzz
 #                                   (FUZZ_COUNT, default 800 shapes shared by the steps) on all of them and
-#                                   the four sanitizers on FAMILY_SANITIZE (default 28 33 34: every bf16
-#                                   configuration and the cooperative FP8 ones), side by side under
+#                                   the four sanitizers on FAMILY_SANITIZE (default 28 29 33 34: the bf16
+#                                   hand rule's and the menu's configurations, the cooperative FP8 ones), side by side under
 #                                   CHECKS_TIMEOUT_S (default 540 s here); then, only if they all passed
 #                                   and alone on the GPU, every one of them at 4096^3 and 8192^3
 #                                   paired with the references (bench.py --steps, 30 rounds, no sustained or
 #                                   stability runs; BENCH_ARGS add) under BENCH_TIMEOUT_S (default 300 s)
+# CHECKS_ONLY=1 makes family and menu stop after their checks (two of them can then share one call).
 #   scripts/gpu_session.sh menu     the family's menu (family/menu.hpp, issue 46) in one call: the menu's
 #                                   GPU tests ([menu]: every entry on shapes from its own tile, split
 #                                   shapes ten times the same bits) and fuzz --menu (FUZZ_COUNT, default
@@ -95,9 +96,9 @@ case "${1:-}" in
     ;;
   family)
     # The steps built from the family (those that launch through common/kernel_lib/family/launch.cuh).
-    FAMILY_STEPS=${FAMILY_STEPS:-$(grep -l 'family/launch.cuh' kernels/*.cu | sed 's|kernels/||; s|_.*||' | tr '\n' ' ')}
+    FAMILY_STEPS=${FAMILY_STEPS:-$(grep -lE 'family/(menu_)?launch.cuh' kernels/*.cu | sed 's|kernels/||; s|_.*||' | tr '\n' ' ')}
     [ -n "${FAMILY_STEPS// /}" ] || { echo "family: no step from 24 on (FAMILY_STEPS=\"24 28\")" >&2; exit 2; }
-    for id in $FAMILY_STEPS ${FAMILY_SANITIZE:-28 33 34}; do
+    for id in $FAMILY_STEPS ${FAMILY_SANITIZE:-28 29 33 34}; do
       compgen -G "build/bin/${id}_*" > /dev/null || { echo "family: no binary build/bin/${id}_*" >&2; exit 2; }
     done
     ;;
@@ -153,15 +154,16 @@ run_checks() {
   local limit=${CHECKS_TIMEOUT_S:-300}
   timeout "$limit" build/bin/tests ${filter:+"$filter"} > "$R/tests.log" 2>&1 & p_tests=$!
   timeout "$limit" build/bin/fuzz --seed "${FUZZ_SEED:-1}" "$@" --count "$fuzz_count" > "$R/fuzz.log" 2>&1 & p_fuzz=$!
-  OUT="$R" timeout "$limit" scripts/sanitize.sh --build build ${SAN_STEPS:+--steps "$SAN_STEPS"} ${SAN_STEPS:-"$@"} \
-    > "$R/sanitize.log" 2>&1 & p_san=$!
+  local san_args=("$@")
+  [ -n "${SAN_STEPS:-}" ] && san_args=(--steps "$SAN_STEPS")
+  OUT="$R" timeout "$limit" scripts/sanitize.sh --build build "${san_args[@]}" > "$R/sanitize.log" 2>&1 & p_san=$!
   jobs_started+=("$p_tests" "$p_fuzz" "$p_san")
   wait $p_tests; rc_tests=$?
   wait $p_fuzz; rc_fuzz=$?
   wait $p_san; rc_san=$?
   summary+=("tests${filter:+ $filter} (rc=$rc_tests): $(tail -n 1 "$R/tests.log")"
             "fuzz${*:+ $*} (rc=$rc_fuzz): $(tail -n 1 "$R/fuzz.log")"
-            "sanitize${SAN_STEPS:+ --steps $SAN_STEPS}${SAN_STEPS:-${*:+ $*}} (rc=$rc_san): $(tail -n 1 "$R/sanitize.log")"
+            "sanitize ${san_args[*]} (rc=$rc_san): $(tail -n 1 "$R/sanitize.log")"
             "checks wall: $((SECONDS - start)) s")
   grep -E "FAILED|failed|WATCHDOG" "$R/tests.log" | head -20
   grep -E "^FAIL|WATCHDOG" "$R/fuzz.log" | head -10
@@ -203,17 +205,19 @@ case "${1:-}" in
   family)
     steps_csv=${FAMILY_STEPS// /,}
     steps_csv=${steps_csv%,}
-    san=${FAMILY_SANITIZE:-28 33 34}
+    san=${FAMILY_SANITIZE:-28 29 33 34}
     # The tests of every Hopper and FP8 step take about 5 minutes beside the sanitizers (2026-12-04).
-    if SAN_STEPS=${san// /,} CHECKS_TIMEOUT_S=${CHECKS_TIMEOUT_S:-540} run_checks 800 "[hopper],[fp8]" --steps "$steps_csv"; then
+    if ! SAN_STEPS=${san// /,} CHECKS_TIMEOUT_S=${CHECKS_TIMEOUT_S:-540} run_checks 800 "[hopper],[fp8]" --steps "$steps_csv"; then
+      status=1
+      summary+=("bench skipped: a check failed")
+    elif [ "${CHECKS_ONLY:-0}" = 1 ]; then
+      summary+=("bench not run (CHECKS_ONLY=1)")
+    else
       start=$SECONDS
       guard timeout "${BENCH_TIMEOUT_S:-300}" python3 scripts/bench.py --build build --out "$R/results" --no-docs \
         --steps $FAMILY_STEPS --also --sustained 0 --stability 0 ${BENCH_ARGS:-} > "$R/bench.log" 2>&1
       summary+=("bench $FAMILY_STEPS (rc=$?, $((SECONDS - start)) s)")
       sed -n '/^GPU:/,$p' "$R/bench.log" | tail -n 40
-    else
-      status=1
-      summary+=("bench skipped: a check failed")
     fi
     ;;
   menu)
@@ -228,16 +232,18 @@ case "${1:-}" in
               "checks wall: $((SECONDS - start)) s")
     grep -E "FAILED|failed|WATCHDOG" "$R/tests.log" | head -20
     grep -E "^FAIL|WATCHDOG" "$R/fuzz.log" | head -10
-    if [ $rc_tests -eq 0 ] && [ $rc_fuzz -eq 0 ]; then
+    if [ $rc_tests -ne 0 ] || [ $rc_fuzz -ne 0 ]; then
+      status=1
+      summary+=("tune skipped: a check failed")
+    elif [ "${CHECKS_ONLY:-0}" = 1 ]; then
+      summary+=("tune not run (CHECKS_ONLY=1)")
+    else
       [ -n "${TUNE_IN:-}" ] && cp "$TUNE_IN" "$R/tuning.csv"
       start=$SECONDS
       guard python3 scripts/tune.py --build build --out "$R/tuning.csv" --max-minutes "${TUNE_MINUTES:-4}" ${TUNE_ARGS:-} \
         > "$R/tune.log" 2>&1
       summary+=("tune (rc=$?, $((SECONDS - start)) s): $(tail -n 1 "$R/tune.log")")
       grep -E "fastest entry|exit" "$R/tune.log" | tail -n 30
-    else
-      status=1
-      summary+=("tune skipped: a check failed")
     fi
     ;;
   fp8)

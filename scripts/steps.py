@@ -32,7 +32,7 @@ ROLES = {"bench-also": "sustained and stability runs in make bench, beside the l
          "power": "drawn in the power figure beside the last bf16 step",
          "waves-figure": "its results/<gpu>_waves_<id>.csv is drawn in docs/img/waves.png",
          "fast-accum": "fp8 without promotion: its front-page ratio is against cuBLASLt FP8 fast accumulation"}
-CAPS = ("stream_k", "swap_ab", "tile_menu", "split_k", "swap_sized", "pad_pitch")  # gemm::Capabilities
+CAPS = ("stream_k", "swap_ab", "tile_menu", "split_k", "swap_sized", "pad_pitch", "measured")  # gemm::Capabilities
 README_BEGIN, README_END = "<!-- steps:begin -->", "<!-- steps:end -->"
 
 

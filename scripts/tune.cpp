@@ -8,14 +8,14 @@
 // ratios to cuBLAS are of one power state and clock drift cancels.
 //   build/bin/tune --shapes 4096x4096x4096,128x14336x4096 --rounds 10 --csv t.csv
 // Output: a line per shape (the fastest entry and its ratio), the rows appended to --csv (header
-// written when the file is new). Exit 0; 1 when an entry computed a wrong C (its row says FAIL and it is
-// not timed); 2 on bad input or no Hopper GPU.
+// written when the file is new; cluster: 1, 2m or 2n). Exit 0; 1 when an entry computed a wrong C or
+// its launch threw (its row's check says FAIL or ERROR and it is not timed); 2 on bad input or no
+// Hopper GPU.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -25,6 +25,7 @@
 #include "../common/harness/cli_checks.hpp"
 #include "../common/harness/device_info.hpp"
 #include "../common/harness/problem.hpp"
+#include "../common/harness/results.hpp"
 #include "../common/harness/timing.hpp"
 #include "../common/kernel_lib/family/menu_steps.hpp"
 #include "../common/kernel_lib/launch.hpp"
@@ -72,13 +73,6 @@ void launch_on(const Candidate& c, const ProblemBuffers& ws, cudaStream_t s) {
   c.step.bf16(g, s);
 }
 
-std::string today_utc() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
-  return buf;
-}
-
 constexpr const char* kHeader =
     "m,n,k,contender,bm,bn,consumers,swap,cluster,stmatrix,stages,split_items,units,ms,tflops,ratio_vs_cublas,ratio_q25,"
     "ratio_q75,clock_mhz,cublas_ms,check,gpu,date";
@@ -98,7 +92,7 @@ int run(const std::vector<Shape>& shapes, int rounds, double settle_s, int64_t c
   if (fresh) out << kHeader << "\n";
   std::vector<Step> pool = family::menu::bf16_steps();
   if (!hand_step.empty()) pool.push_back(find_step(hand_step));
-  int wrong = 0;
+  int wrong = 0, errors = 0;
   for (const Shape& sh : shapes) {
     ProblemBuffers ws(Problem{Dtype::bf16, sh.m, sh.n, sh.k, 1, 0, 2026, false});
     const bool check = int64_t(sh.m) * sh.n <= check_max;
@@ -107,12 +101,20 @@ int run(const std::vector<Shape>& shapes, int rounds, double settle_s, int64_t c
     for (size_t j = 0; j < pool.size(); ++j) {
       const Step& st = pool[j];
       if (st.unsupported && st.unsupported(sh.m, sh.n, sh.k)) continue;  // refused: not a contender here
-      Candidate c{st, j < family::menu::kBf16.size() ? int(j) : -1,
-                  DeviceBuffer<char>(st.workspace_bytes ? st.workspace_bytes(sh.m, sh.n, sh.k) : 0)};
-      if (c.workspace.bytes() > 0) CUDA_CHECK(cudaMemset(c.workspace.get(), 0, c.workspace.bytes()));
+      Candidate c{st, j < family::menu::kBf16.size() ? int(j) : -1, DeviceBuffer<char>(0)};
       ws.reset_output(nullptr);
-      launch_on(c, ws, nullptr);
-      CUDA_CHECK(cudaDeviceSynchronize());
+      try {  // a plan or launch the entry refuses at run time (a cluster that does not fit): its row says why
+        c.workspace = DeviceBuffer<char>(st.workspace_bytes ? st.workspace_bytes(sh.m, sh.n, sh.k) : 0);
+        if (c.workspace.bytes() > 0) CUDA_CHECK(cudaMemset(c.workspace.get(), 0, c.workspace.bytes()));
+        launch_on(c, ws, nullptr);
+        CUDA_CHECK(cudaDeviceSynchronize());
+      } catch (const Error& e) {
+        c.check = fmt::format("ERROR: {}", e.what());
+        std::replace(c.check.begin(), c.check.end(), '"', '\'');
+        ++errors;
+        cands.push_back(std::move(c));
+        continue;
+      }
       if (check) {
         const CheckReport r = ws.check_against(want);
         if (!r.passed) c.check = "FAIL", ++wrong;
@@ -124,12 +126,12 @@ int run(const std::vector<Shape>& shapes, int rounds, double settle_s, int64_t c
     std::vector<Contender> all{{"cublas", "", [&ws](cudaStream_t s) { launch_cublas(ws, s); }}};
     std::vector<const Candidate*> timed;
     for (const Candidate& c : cands)
-      if (c.check != "FAIL") {
+      if (c.check == "pass" || c.check.rfind("not checked", 0) == 0) {
         all.push_back({c.step.name, "", [&c, &ws](cudaStream_t s) { launch_on(c, ws, s); }});
         timed.push_back(&c);
       }
     const PairedTiming pt = time_paired(all, 2, settle_s, rounds, nullptr);
-    const std::string date = today_utc();
+    const std::string date = today();
     const Timing& cub = pt.timing[0];
     const Candidate* best = nullptr;
     double best_ratio = 0;
@@ -142,15 +144,16 @@ int run(const std::vector<Shape>& shapes, int rounds, double settle_s, int64_t c
       const family::Spec s = menu ? family::menu::kBf16[size_t(c.entry)].spec : family::Spec{};
       double clock = 0;
       if (ran) clock = quantile(pt.clock_mhz[i], 0.5);
-      const family::Plan pl = menu ? family::menu::plan(family::menu::kBf16[size_t(c.entry)], sh.m, sh.n, sh.k, sm_count())
-                                   : family::Plan{};
-      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",{}\n", sh.m, sh.n, sh.k,
+      const bool launched = c.check.rfind("ERROR", 0) != 0;
+      const family::Plan pl = menu && launched ? family::menu::launch_plan(size_t(c.entry), sh.m, sh.n, sh.k) : family::Plan{};
+      const std::string cluster = s.cluster_m == 2 ? "2m" : s.cluster_n == 2 ? "2n" : "1";
+      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",\"{}\",{}\n", sh.m, sh.n, sh.k,
                          menu ? c.step.name : "step" + c.step.id, menu ? s.bm : c.step.tile.bm,
                          menu ? s.bn : c.step.tile.bn,
                          menu ? (s.consumers == family::Consumers::pingpong ? "pingpong" : "cooperative") : "",
-                         menu ? int(s.swap) : 0, menu ? s.cluster_m * s.cluster_n : 1, menu ? int(s.stmatrix) : 0,
-                         menu ? s.stages : c.step.tile.stages, menu ? std::to_string(pl.split.sk_tiles) : "",
-                         menu ? std::to_string(pl.split.blocks) : "",
+                         menu ? int(s.swap) : 0, menu ? cluster : "1", menu ? int(s.stmatrix) : 0,
+                         menu ? s.stages : c.step.tile.stages, menu && launched ? std::to_string(pl.split.sk_tiles) : "",
+                         menu && launched ? std::to_string(pl.split.blocks) : "",
                          ran ? fmt::format("{:.5f}", pt.timing[i].median_ms) : "",
                          ran ? fmt::format("{:.1f}", tflops(sh.m, sh.n, sh.k, pt.timing[i].median_ms)) : "",
                          ran ? fmt::format("{:.4f}", r.median) : "", ran ? fmt::format("{:.4f}", r.q25) : "",
@@ -164,7 +167,8 @@ int run(const std::vector<Shape>& shapes, int rounds, double settle_s, int64_t c
     std::fflush(stdout);
   }
   if (wrong) fmt::print("{} entries computed a wrong C (rows with check FAIL)\n", wrong);
-  return wrong ? 1 : 0;
+  if (errors) fmt::print("{} launches refused at run time (rows with check ERROR)\n", errors);
+  return wrong || errors ? 1 : 0;
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ SMOKE = [(4096, 4096, 4096), (4096, 4096, 4104), (128, 14336, 4096), (96, 4096, 
 # The estimate's assumptions (not measurements: each batch prints its real time).
 PLAN_TFLOPS = 600.0   # assumed speed of every contender
 PLAN_HBM_TBPS = 4.3   # device-to-device copy on the H200 (docs/machine.md)
-CONTENDERS = 29       # cuBLAS, 27 menu entries, the hand rule's step
+CONTENDERS = 30       # cuBLAS, 28 menu entries, the hand rule's step
 PER_LAUNCH_S = 80e-6  # assumed: the L2 flush, the clock probe and the launch around every timed launch
 PROCESS_S = 3.0       # assumed: context, handles, the menu's module load
 
@@ -122,12 +122,19 @@ def main():
         cmd = [str(binary), "--shapes", ",".join(f"{m}x{n}x{k}" for m, n, k in b), "--csv", str(out),
                "--rounds", str(args.rounds), "--hand-step", args.hand_step]
         print("$", " ".join(cmd), flush=True)
-        r = subprocess.run(cmd)
-        print(f"tune: batch of {len(b)} shapes: exit {r.returncode} in {time.monotonic() - t0:.0f} s", flush=True)
-        if r.returncode == 2:
+        # A hung kernel must not hold the GPU past the device call: each batch gets ten times its estimate
+        # (and at least two minutes); its finished shapes are already in the CSV.
+        limit = max(120.0, 10 * sum(shape_seconds(*s, args.rounds) for s in b) + PROCESS_S)
+        try:
+            rc = subprocess.run(cmd, timeout=limit).returncode
+        except subprocess.TimeoutExpired:
+            print(f"tune: batch stopped after {limit:.0f} s (a hang?); its finished shapes are kept", flush=True)
+            rc = 124
+        print(f"tune: batch of {len(b)} shapes: exit {rc} in {time.monotonic() - t0:.0f} s", flush=True)
+        if rc == 2:
             return 2
-        failed += r.returncode != 0
-    print(f"tune: done; {failed} batches with an entry that computed a wrong C" if failed else "tune: done")
+        failed += rc != 0
+    print(f"tune: done; {failed} batches with an entry that computed a wrong C, threw or hung" if failed else "tune: done")
     return 1 if failed else 0
 
 

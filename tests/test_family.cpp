@@ -14,7 +14,9 @@
 
 #include "../common/kernel_lib/family/dispatch.hpp"
 #include "../common/kernel_lib/family/menu.hpp"
+#include "../common/kernel_lib/family/menu_steps.hpp"
 #include "../common/kernel_lib/family/plan.hpp"
+#include "../common/kernel_lib/family/tuned_bf16.hpp"
 #include "support.hpp"
 
 using namespace gemm::family;
@@ -194,6 +196,9 @@ TEST_CASE("family config: which Specs the parts assemble, and their shared memor
   CHECK(refusal(Spec{.cluster_m = 2, .cluster_n = 2}) != nullptr);
   CHECK(refusal(Spec{.bn = 8, .swap = true, .cluster_m = 2}) != nullptr);  // 4 rows: not a whole 8-row atom
   CHECK(refusal(Spec{.bn = 16, .swap = true, .cluster_m = 2}) == nullptr);
+  // Block scales with a cluster: not built (a partner past the edge would read B's scales past their end).
+  CHECK(refusal(Spec{.elem = Elem::e4m3, .consumers = Consumers::cooperative, .accum = Accum::promoted,
+                     .scales = Scales::block, .stages = 4, .cluster_m = 2}) != nullptr);
   CHECK(empty_arrivals(Spec{.cluster_m = 2}) == 8);  // one consumer's 4 warps, in each of the two blocks
   // stmatrix writes 64-wide boxes only.
   CHECK(refusal(Spec{.bn = 96, .stmatrix = true}) != nullptr);
@@ -212,8 +217,8 @@ TEST_CASE("family plan: a cluster shares cluster tiles out over half the SMs", "
   CHECK(c.split.blocks <= 66);
   check_partition(c.split, c.k_tiles);
   // An odd tile count along the cluster's axis rounds up: the last pair has a partner past the edge.
-  const Plan odd = make_plan({3 * 128 + 1, 1024, 512}, Spec{.cluster_m = 2}, {}, false, 132);
-  CHECK(odd.tiles_m == 4);
+  const Plan odd = make_plan({2 * 128 + 1, 1024, 512}, Spec{.cluster_m = 2}, {}, false, 132);
+  CHECK(odd.tiles_m == 3);
   CHECK(odd.items == 2 * 8);
   const Plan odd_n = make_plan({1024, 3 * 128, 512}, Spec{.consumers = Consumers::cooperative, .bm = 256, .cluster_n = 2}, {}, false, 132);
   CHECK(odd_n.tiles_m == 4);
@@ -223,11 +228,12 @@ TEST_CASE("family plan: a cluster shares cluster tiles out over half the SMs", "
   const Spec cs{.cluster_m = 2};
   CHECK(slot_floats(cs) == 2 * 128 * 128);
   CHECK(counters_per_tile(cs) == 2);
-  const Plan sk = make_plan({16 * 128 * 2 + 1, 128, 16384}, cs, {}, false, 132);  // 17 cluster tiles under one wave
-  if (sk.split.sk_tiles > 0) {
-    CHECK(sk.split_bytes == stream_k::slots_bytes(sk.split, 2 * 128 * 128) + size_t(sk.split.sk_tiles) * 2 * 4);
-    check_partition(sk.split, sk.k_tiles);
-  }
+  // 16 cluster tiles of 256 K tiles on 66 units: under a quarter wave, 50 idle units: stream-K.
+  const Plan sk = make_plan({16 * 128 * 2, 128, 16384}, cs, {}, false, 132);
+  CHECK(sk.items == 16);
+  REQUIRE(sk.split.sk_tiles > 0);
+  CHECK(sk.split_bytes == stream_k::slots_bytes(sk.split, 2 * 128 * 128) + size_t(sk.split.sk_tiles) * 2 * 4);
+  check_partition(sk.split, sk.k_tiles);
   // BM = 64 doubles the tile rows.
   CHECK(make_plan({1000, 1000, 64}, Spec{.bn = 96, .bm = 64}, {}, false, 132).tiles_m == 16);
 }
@@ -256,13 +262,22 @@ TEST_CASE("family menu: every entry assembles, fits and has its own name", "[cpu
   CHECK(has([](Spec s) { return s.cluster_m == 2; }));
   CHECK(has([](Spec s) { return s.cluster_n == 2; }));
   CHECK(has([](Spec s) { return s.swap && s.bn == 8; }));
-  // Its refusals: swapped tiles only for M <= 64, K % 8 == 0 everywhere.
+  // Its own refusals: a swapped tile only for M <= its width.
   const menu::Entry sw = menu::swapped(16), wide = menu::tile({});
-  CHECK(menu::refusal(sw, 65, 4096, 4096) != nullptr);
-  CHECK(menu::refusal(sw, 64, 4096, 4096) == nullptr);
-  CHECK(menu::refusal(wide, 4096, 4096, 4100) != nullptr);
+  CHECK(menu::refusal(sw, 17, 4096, 4096) != nullptr);
+  CHECK(menu::refusal(sw, 16, 4096, 4096) == nullptr);
   CHECK(menu::refusal(wide, 1, 1, 8) == nullptr);
   CHECK(menu::refusal(wide, 0, 1, 8) != nullptr);
+  // Its steps add the rules every TMA kernel shares (K % 8 == 0), and the menu's own, in the kernel's
+  // orientation (a swapped entry's tiles lie over N x M).
+  const std::vector<gemm::Step> steps = menu::bf16_steps();
+  REQUIRE(steps.size() == menu::kBf16.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    INFO(steps[i].name);
+    CHECK(steps[i].unsupported(4096, 4096, 4100).has_value());
+    CHECK(steps[i].unsupported(8, 4096, 4096).has_value() == false);
+    CHECK(steps[i].unsupported(menu::kBf16[i].spec.swap ? 65 : 4096, 4096, 4096).has_value() == menu::kBf16[i].spec.swap);
+  }
 }
 
 TEST_CASE("family menu: no kernel of the menu spills (its ptxas report)", "[cpu][family][menu]") {
@@ -289,7 +304,7 @@ TEST_CASE("family menu: no kernel of the menu spills (its ptxas report)", "[cpu]
 
 TEST_CASE("family dispatch: the nearest measured shape's winner, in the query's alignment class", "[cpu][family][menu]") {
   using dispatch::Measured;
-  const int wide = 2, narrow_m = 5, swap16 = 22;  // indices into menu::kBf16 (checked below)
+  const int wide = 2, narrow_m = 5, swap16 = 23;  // indices into menu::kBf16 (checked below)
   REQUIRE(menu::kBf16[wide].spec.bn == 128);
   REQUIRE(menu::kBf16[narrow_m].spec.bm == 64);
   REQUIRE(menu::kBf16[swap16].spec.swap);
@@ -308,15 +323,54 @@ TEST_CASE("family dispatch: the nearest measured shape's winner, in the query's 
   CHECK(dispatch::pick(table, rows, menu::kBf16, 12, 8192, 4096) == swap16);
   // The misaligned class takes its own measurement even where an aligned one is nearer in size.
   CHECK(dispatch::pick(table, rows, menu::kBf16, 4096, 4096, 4120) == narrow_m);
-  // A winner that refuses the query is skipped: at M = 70 the nearest measured shape of this table is
-  // M = 16, whose swapped winner takes M <= 64 only, so the next nearest's winner runs.
+  // A winner that refuses the query is skipped: at M = 20 the nearest measured shape of this table is
+  // M = 16, whose swapped winner takes M <= 16 only, so the next nearest's winner runs.
   const Measured sparse[] = {{16, 4096, 4096, swap16, 1.02f}, {4096, 4096, 4096, wide, 1.01f}};
-  CHECK(dispatch::pick(sparse, 2, menu::kBf16, 30, 4096, 4096) == swap16);
-  CHECK(dispatch::pick(sparse, 2, menu::kBf16, 70, 4096, 4096) == wide);
-  // Outside the grid: the nearest edge's winner; no table: -1, the caller's hand rule.
-  CHECK(dispatch::pick(table, rows, menu::kBf16, 65536, 65536, 65536) == wide);
+  CHECK(dispatch::pick(sparse, 2, menu::kBf16, 12, 4096, 4096) == swap16);
+  CHECK(dispatch::pick(sparse, 2, menu::kBf16, 20, 4096, 4096) == wide);
+  // Outside the grid but within kReach of it: the nearest edge's winner; further out, or no table:
+  // -1, the caller's hand rule.
+  CHECK(dispatch::pick(table, rows, menu::kBf16, 8192, 8192, 8192) == wide);
+  CHECK(dispatch::pick(table, rows, menu::kBf16, 65536, 65536, 65536) == dispatch::kHandRule);
+  CHECK(dispatch::pick(table, rows, menu::kBf16, 4096, 1000, 4096) == dispatch::kHandRule);  // N under 4096 / 4
   CHECK(dispatch::pick(table, 0, menu::kBf16, 4096, 4096, 4096) == -1);
   // A class with no measurement falls back to the nearest of any class (N % 8 != 0 here).
   CHECK(dispatch::pick(table, rows, menu::kBf16, 4096, 4095, 4096) == wide);
   CHECK(dispatch::alignment_class(4095, 4104) == 3);
+  // Halfway in log between two measured shapes with different winners: no measurement, the hand rule.
+  const Measured halves[] = {{96, 4096, 4096, narrow_m, 1.0f}, {96, 4096, 16384, wide, 1.0f}};
+  CHECK(dispatch::pick(halves, 2, menu::kBf16, 96, 4096, 8192) == dispatch::kHandRule);
+  CHECK(dispatch::pick(halves, 2, menu::kBf16, 96, 4096, 7000) == narrow_m);
+}
+
+TEST_CASE("family dispatch: a hand-rule row picks the hand rule; a table's names resolve against the menu", "[cpu][family][menu]") {
+  using dispatch::Measured;
+  const int wide = 2;
+  const Measured table[] = {{4096, 4096, 4096, dispatch::kHandRule, 1.0f}, {96, 4096, 4096, wide, 1.1f}};
+  CHECK(dispatch::pick(table, 2, menu::kBf16, 4000, 4096, 4096) == dispatch::kHandRule);
+  CHECK(dispatch::pick(table, 2, menu::kBf16, 90, 4096, 4096) == wide);
+  const std::array<dispatch::TunedRow, 3> rows = {{{1, 2, 8, "", 1.0f},
+                                                    {3, 4, 16, "pp128x128-s6", 1.05f},
+                                                    {5, 6, 24, "no-such-entry", 1.2f}}};
+  const auto got = dispatch::resolve(rows, menu::kBf16);
+  CHECK(got[0].entry == dispatch::kHandRule);
+  CHECK(got[1].entry == wide);
+  CHECK(got[1].m == 3);
+  CHECK(got[2].entry == int(menu::kBf16.size()));  // past the menu: pick skips it
+  CHECK(dispatch::pick(got.data(), 3, menu::kBf16, 3, 4, 16) == wide);
+  CHECK(dispatch::pick(got.data(), 3, menu::kBf16, 5, 6, 24) == dispatch::kHandRule);  // its class: (1, 2, 8)
+}
+
+TEST_CASE("step 29's table: every winner is an entry of this menu, and it is what gen_tuned_table.py writes", "[cpu][family][menu]") {
+  const auto got = dispatch::resolve(dispatch::kTunedBf16, menu::kBf16);
+  for (size_t i = 0; i < got.size(); ++i) {
+    INFO(dispatch::kTunedBf16[i].winner << " at " << got[i].m << "x" << got[i].n << "x" << got[i].k);
+    CHECK(got[i].entry < int(menu::kBf16.size()));
+  }
+  if (!gemm_test::have_repo("scripts/gen_tuned_table.py")) return;
+  const std::filesystem::path repo = gemm_test::repo_dir();
+  const auto r = gemm_test::run_command("python3 '" + (repo / "scripts/gen_tuned_table.py").string() + "' --check");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("up to date") != std::string::npos);
 }

@@ -233,7 +233,7 @@ TEST_CASE("persistent steps with stream-K: split tiles are summed right (random 
       expect_pass(step, {Dtype::bf16, s.m, s.n, s.k, 1, 0, 59, true}, Oracle::cublas, s.what + " (exact)");
     }
     INFO("step " << step.id);
-    CHECK(split >= 4);
+    if (!step.caps.measured) CHECK(split >= 4);
   }
   CHECK(stepped >= 2);  // 21, 23
 }
@@ -279,7 +279,7 @@ TEST_CASE("small M (steps 24 on): a split shape, 16 x 4096 x 8192, is the same b
     // summed by whichever piece arrives last, always in block order (the fixup's fixed order).
     const Problem p{Dtype::bf16, 16, 4096, 8192, 1, 0, 71, false};
     INFO("step " << step.id);
-    CHECK(step.workspace_bytes(p.m, p.n, p.k) > 0);  // the split chose stream-K
+    if (!step.caps.measured) CHECK(step.workspace_bytes(p.m, p.n, p.k) > 0);  // the split chose stream-K
     expect_same_bits_ten_times(step, p, "small M split");
   }
 }
@@ -304,7 +304,7 @@ TEST_CASE("swapped tile sized to M (steps 27 on): every width's first and last M
           expect_pass(step, {Dtype::bf16, m, n, k, 1, 0, 113, false}, Oracle::cublas, what);
           expect_pass(step, {Dtype::bf16, m, n, k, 1, 0, 127, true}, Oracle::cublas, what + " (exact)");
         }
-    {
+    if (!step.caps.measured) {  // a measured step may run another tile there
       // The launcher runs swap_bn(M)'s instance: at N = 4096, K = 8192 every M <= 64 has the same split
       // (32 tiles of C^T), so the partial slots scale with the tile's width, 8 : 16 : 32 : 64, and only
       // the 32 arrival counters are common.
@@ -321,7 +321,7 @@ TEST_CASE("swapped tile sized to M (steps 27 on): every width's first and last M
       // 32 tiles of C^T of 128 K tiles on 132 SMs: each split between about four blocks.
       const Problem p{Dtype::bf16, m, 4096, 8192, 1, 0, 131, false};
       INFO("step " << step.id << " M = " << m);
-      CHECK(step.workspace_bytes(p.m, p.n, p.k) > 0);
+      if (!step.caps.measured) CHECK(step.workspace_bytes(p.m, p.n, p.k) > 0);
       expect_same_bits_ten_times(step, p, fmt::format("swapped to M split, M = {}", m));
     }
   }
@@ -347,13 +347,14 @@ TEST_CASE("padded pitch (steps 28 on): A and B copied to a 128-byte pitch, ragge
       const std::string what = fmt::format("padded pitch: {} x {} x {}", m, n, k);
       INFO(what);
       REQUIRE(gemm::tile_menu::repack_pitch(m, n, k));  // the shape takes the copy path
-      CHECK(step.workspace_bytes(m, n, k) >= size_t(m + n) * size_t(gemm::tile_menu::padded_pitch(k)) * 2);
+      if (!step.caps.measured) CHECK(step.workspace_bytes(m, n, k) >= size_t(m + n) * size_t(gemm::tile_menu::padded_pitch(k)) * 2);
       expect_pass(step, {Dtype::bf16, m, n, k, 1, 0, 137, false}, Oracle::cublas, what);
       expect_pass(step, {Dtype::bf16, m, n, k, 1, 0, 139, true}, Oracle::cublas, what + " (exact)");
     }
     expect_same_bits_ten_times(step, {Dtype::bf16, 3100, 3100, 1800, 1, 0, 149, false}, "padded pitch 3100 x 3100 x 1800");
     // 2900 x 2900 x 2120 is split (stream-K): the workspace holds the split's part before the copies.
-    CHECK(step.workspace_bytes(2900, 2900, 2120) > size_t(2900 + 2900) * size_t(gemm::tile_menu::padded_pitch(2120)) * 2);
+    if (!step.caps.measured)
+      CHECK(step.workspace_bytes(2900, 2900, 2120) > size_t(2900 + 2900) * size_t(gemm::tile_menu::padded_pitch(2120)) * 2);
     expect_same_bits_ten_times(step, {Dtype::bf16, 2900, 2900, 2120, 1, 0, 151, false}, "padded pitch, stream-K, 2900 x 2900 x 2120");
   }
 }
@@ -407,7 +408,7 @@ TEST_CASE("split menu (steps 26 on): grids of at most half a wave split-K in equ
       const gemm::tile_menu::Plan pl = gemm::tile_menu::plan(m, n, k, sms);
       if (pl.split) {
         ++split_shapes;
-        CHECK(step.workspace_bytes(m, n, k) > 0);  // the launcher follows the plan: stream-K slots reserved
+        if (!step.caps.measured) CHECK(step.workspace_bytes(m, n, k) > 0);  // the launcher follows the plan: stream-K slots reserved
       }
       expect_pass(step, {Dtype::bf16, m, n, k, 1, 0, 101, false}, Oracle::cublas, what);
       expect_pass(step, {Dtype::bf16, m, n, k, 1.5f, -0.5f, 103, true}, Oracle::cublas, what + " (exact, beta)");

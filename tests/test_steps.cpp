@@ -80,7 +80,7 @@ TEST_CASE("capabilities agree with the rest of a registration", "[cpu][steps]") 
   for (const Step& s : real_steps()) {
     const gemm::Capabilities& c = s.caps;
     INFO("step " << s.id);
-    with_caps += c.stream_k || c.swap_ab || c.tile_menu || c.split_k || c.swap_sized || c.pad_pitch;
+    with_caps += c.stream_k || c.swap_ab || c.tile_menu || c.split_k || c.swap_sized || c.pad_pitch || c.measured;
     // The fixup's partials and counters, and the padded copies, live in the step's workspace.
     if (c.stream_k || c.split_k || c.pad_pitch) CHECK(s.workspace_bytes != nullptr);
     if (c.swap_sized) CHECK(c.swap_ab);  // only a swapped tile is sized to M

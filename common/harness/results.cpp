@@ -14,19 +14,19 @@ double flop_per_clock(Dtype dtype, int sm_count) {
   return double(sm_count) * (dtype == Dtype::fp8 ? 8192 : dtype == Dtype::bf16 ? 4096 : 256);
 }
 
-namespace {
-
-constexpr const char* kCsvHeader =
-    "step,name,technique,dtype,m,n,k,mode,kernel,detail,ms,ms_min,ms_max,tflops,step_ratio,step_ratio_q25,"
-    "step_ratio_q75,rounds,clock_mhz,clock_source,power_w,joules_per_gemm,tflop_per_j,sol_at_clock,"
-    "clock_reasons,check,gpu,sm_count,l2_mib,max_sm_clock_mhz,power_limit_w,driver_cuda,runtime,cublas,date,rel_rms_err";
-
 std::string today() {
   std::time_t t = std::time(nullptr);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%d", std::gmtime(&t));
   return buf;
 }
+
+namespace {
+
+constexpr const char* kCsvHeader =
+    "step,name,technique,dtype,m,n,k,mode,kernel,detail,ms,ms_min,ms_max,tflops,step_ratio,step_ratio_q25,"
+    "step_ratio_q75,rounds,clock_mhz,clock_source,power_w,joules_per_gemm,tflop_per_j,sol_at_clock,"
+    "clock_reasons,check,gpu,sm_count,l2_mib,max_sm_clock_mhz,power_limit_w,driver_cuda,runtime,cublas,date,rel_rms_err";
 
 // A number for a table or CSV cell, or "" when it is unknown (0).
 std::string num(double v, int digits) { return v > 0 ? fmt::format("{:.{}f}", v, digits) : ""; }

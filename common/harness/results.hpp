@@ -56,4 +56,7 @@ void append_csv_rows(const std::string& path, const RunInfo& run, const std::vec
 /// CUDA cores 2 x 128 lanes per SM.
 double flop_per_clock(Dtype dtype, int sm_count);
 
+/// Today's date in UTC, "YYYY-MM-DD": the date column of the results CSVs.
+std::string today();
+
 }  // namespace gemm

@@ -49,9 +49,9 @@ std::string steps_json(const std::vector<Step>& steps) {
     out += fmt::format("      \"threads\": {},\n", s.threads);
     out += fmt::format(
         "      \"caps\": {{\"stream_k\": {}, \"swap_ab\": {}, \"tile_menu\": {}, \"split_k\": {}, \"swap_sized\": {}, "
-        "\"pad_pitch\": {}}}\n",
+        "\"pad_pitch\": {}, \"measured\": {}}}\n",
         boolean(c.stream_k), boolean(c.swap_ab), boolean(c.tile_menu), boolean(c.split_k), boolean(c.swap_sized),
-        boolean(c.pad_pitch));
+        boolean(c.pad_pitch), boolean(c.measured));
     out += i + 1 < steps.size() ? "    },\n" : "    }\n";
   }
   return out + "  ]\n}\n";

@@ -115,6 +115,10 @@ struct Capabilities {
   bool split_k = false;     ///< grids under a wave split K into equal segments (26 on)
   bool swap_sized = false;  ///< the swapped tile is sized to M, wgmma N 8..64 (27 on)
   bool pad_pitch = false;   ///< rows that start inside a 32-byte sector are copied to a padded pitch (28 on)
+  /// The configuration is picked per shape from measurements (29 on): at a given shape it may run
+  /// another tile or split than the hand rules behind the capabilities above say, so tests check its
+  /// results at their shapes, not that it took their path there.
+  bool measured = false;
 };
 
 struct Step {

@@ -4,26 +4,55 @@
 // there (paired with cuBLAS); a query takes the winner of the measured shape closest to it in
 // (ln M, ln N, ln K), among the measured shapes of its own alignment class (K % 16 == 8 or not, N % 8
 // == 0 or not: the classes where the best entry changes for reasons a distance in size cannot see),
-// skipping winners that refuse the query (a swapped tile past M = 64). Why a neighbour and not a
+// skipping winners that refuse the query (a swapped tile past M = its width). Why a neighbour and not a
 // fitted model: the winner changes in steps (a tile that fills the last wave, a swap that reads B
 // once), which a smooth model blurs and a neighbour keeps; and every pick can be traced to one row
-// of measurements. A shape outside the grid takes its nearest edge's winner, a sound pick as long as
-// the grid spans the sizes a transformer runs (M 1-16384, N and K 1024-16384).
+// of measurements. A shape more than kReach times outside the measured range of M, N or K takes the
+// hand rule: the table speaks only near where it measured (the grid spans the sizes a transformer
+// runs, M 1-16384, N and K 1024-16384, so N = 300 still takes N = 1024's winner).
 // Host code: pure, checked on the CPU (tests/test_family.cpp).
 #pragma once
+#include <array>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 
 #include "menu.hpp"
 
 namespace gemm::family::dispatch {
 
-/// One measured shape and the menu entry that was fastest there.
+inline constexpr int kReach = 4;      ///< how far past the measured range (a factor, per side) the table still picks
+inline constexpr int kHandRule = -1;  ///< a row's winner, or pick's answer: the step's hand rule (no table: also)
+
+/// One measured shape and what was fastest there: a menu entry, or the hand rule (kHandRule).
 struct Measured {
   int m, n, k;
-  int entry;     ///< index into the menu
+  int entry;     ///< index into the menu, or kHandRule
   float ratio;   ///< its paired speed over cuBLAS's there (> 1: faster), for the record
 };
+
+/// One row of a generated table (scripts/gen_tuned_table.py): the winner by name, menu::name of an
+/// entry or "" for the hand rule, so that a table written for another menu cannot pick the wrong entry.
+struct TunedRow {
+  int m, n, k;
+  const char* winner;
+  float ratio;
+};
+
+/// The rows of `table` as Measured, names resolved against `entries`; a name the menu does not have
+/// resolves to N (past the menu: pick skips it; tests/test_family.cpp requires none).
+template <size_t R, size_t N>
+std::array<Measured, R> resolve(const std::array<TunedRow, R>& table, const std::array<menu::Entry, N>& entries) {
+  std::array<Measured, R> out{};
+  for (size_t i = 0; i < R; ++i) {
+    const TunedRow& t = table[i];
+    int e = t.winner[0] == '\0' ? kHandRule : int(N);
+    for (size_t j = 0; j < N && e == int(N); ++j)
+      if (menu::name(entries[j].spec) == t.winner) e = int(j);
+    out[i] = {t.m, t.n, t.k, e, t.ratio};
+  }
+  return out;
+}
 
 /// The alignment class of a shape: bit 0 set when K % 16 == 8 (rows start inside a 32-byte sector),
 /// bit 1 when N % 8 != 0 (C's rows are not 16-byte aligned: no TMA store).
@@ -37,23 +66,38 @@ inline double log_distance(int m, int n, int k, const Measured& r) {
 
 /// The menu entry for C = A * B^T (m x n x k): the winner of the nearest measured shape of the same
 /// alignment class that takes the shape (menu::refusal), else of the nearest of any class that takes
-/// it; -1 when the table has none (the caller's hand rule then decides). Ties: the earlier row.
+/// it; kHandRule (-1) when that winner is the hand rule, the table has no row, or the shape lies more
+/// than kReach times outside the table's range of M, N or K (the caller's hand rule then decides).
+/// A tie between two nearest rows with different winners (a query halfway between grid points in log,
+/// K = 8192 between 4096 and 16384) is no measurement of the query: kHandRule.
 template <size_t N>
 int pick(const Measured* table, size_t rows, const std::array<menu::Entry, N>& entries, int m, int n, int k) {
+  if (rows == 0) return kHandRule;
+  int lo[3] = {table[0].m, table[0].n, table[0].k}, hi[3] = {lo[0], lo[1], lo[2]};
+  for (size_t i = 1; i < rows; ++i) {
+    const int v[3] = {table[i].m, table[i].n, table[i].k};
+    for (int d = 0; d < 3; ++d) lo[d] = v[d] < lo[d] ? v[d] : lo[d], hi[d] = v[d] > hi[d] ? v[d] : hi[d];
+  }
+  const int q[3] = {m, n, k};
+  for (int d = 0; d < 3; ++d)
+    if (int64_t(q[d]) * kReach < lo[d] || q[d] > int64_t(hi[d]) * kReach) return kHandRule;
   const int cls = alignment_class(n, k);
   int best[2] = {-1, -1};  // [0]: same class, [1]: any class
   double dist[2] = {0, 0};
+  bool tie[2] = {false, false};  // the nearest distance is shared by a row with another winner
   for (size_t i = 0; i < rows; ++i) {
     const Measured& r = table[i];
-    if (r.entry < 0 || size_t(r.entry) >= N || menu::refusal(entries[size_t(r.entry)], m, n, k)) continue;
+    if (r.entry < kHandRule || r.entry >= int(N)) continue;  // not a winner of this menu
+    if (r.entry != kHandRule && menu::refusal(entries[size_t(r.entry)], m, n, k)) continue;
     const double d = log_distance(m, n, k, r);
     for (int w = 0; w < 2; ++w) {
       if (w == 0 && alignment_class(r.n, r.k) != cls) continue;
-      if (best[w] < 0 || d < dist[w]) best[w] = int(i), dist[w] = d;
+      if (best[w] < 0 || d < dist[w] - 1e-12) best[w] = int(i), dist[w] = d, tie[w] = false;
+      else if (d <= dist[w] + 1e-12 && r.entry != table[best[w]].entry) tie[w] = true;
     }
   }
-  const int row = best[0] >= 0 ? best[0] : best[1];
-  return row < 0 ? -1 : table[row].entry;
+  const int w = best[0] >= 0 ? 0 : 1;
+  return best[w] < 0 || tie[w] ? kHandRule : table[best[w]].entry;
 }
 
 }  // namespace gemm::family::dispatch

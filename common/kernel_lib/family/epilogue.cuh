@@ -69,11 +69,12 @@ __device__ __forceinline__ bool fixup(SharedStorage<C>& s, const Params& p, cons
 /// per-tensor dequantization (scale_ab = scale_a * scale_b), then the stores: transposed from registers (swapped, step 24), from
 /// registers where C's rows are not TMA-addressable, else through swizzled 64 x EPI_N boxes (written
 /// with 4-byte stores, or stmatrix, step 20) and TMA stores with the L2 evict-first policy
-/// `evict_first` that run on into the next item (steps 16 and 18).
+/// `evict_first` that run on into the next item (steps 16 and 18). `boxes_stored` counts this
+/// consumer's boxes so far: the two buffers alternate across items, not from buffer 0 at each item.
 template <class C>
 __device__ __forceinline__ void finish(SharedStorage<C>& s, const Params& p, const stream_k::Piece& pc,
                                        const TileOrigin& o, int me, uint64_t evict_first, float scale_ab,
-                                       float (&acc)[C::SLABS][C::FRAG]) {
+                                       float (&acc)[C::SLABS][C::FRAG], int& boxes_stored) {
   if ((pc.kt0 != 0 || pc.kt1 != p.k_tiles) && !fixup<C>(s, p, pc, me, acc)) return;
   if constexpr (C::spec.scales == Scales::per_tensor) {  // once, on the whole sum: scaling is linear (step 30)
 #pragma unroll
@@ -92,11 +93,15 @@ __device__ __forceinline__ void finish(SharedStorage<C>& s, const Params& p, con
   } else {
     const bool issuer = threadIdx.x % 128 == 0;  // issues, commits and waits for this consumer's TMA stores
     const int wg = 1 + me;
+    // With an odd number of boxes a tile (64 x 64 ping-pong: one; 64 x 96: three), starting each item at
+    // buffer 0 would write the buffer whose store, the last one, the wait below still lets run.
+    constexpr int kBoxes = C::SLABS * (C::BN / C::EPI_N);
+    const int first = kBoxes % kEpiBufs == 0 ? 0 : boxes_stored;
 #pragma unroll
     for (int i = 0; i < C::SLABS; ++i)
 #pragma unroll
       for (int box = 0; box < C::BN / C::EPI_N; ++box) {
-        __nv_bfloat16* buf = s.c[me][(i * (C::BN / C::EPI_N) + box) % kEpiBufs];
+        __nv_bfloat16* buf = s.c[me][(first + i * (C::BN / C::EPI_N) + box) % kEpiBufs];
         if (issuer) ptx::tma_store_wait_read<kEpiBufs - 1>();  // the store that last read buf is done with it ...
         ptx::named_barrier_sync(wg, 128);                       // ... and the whole warpgroup knows it
         if constexpr (C::spec.stmatrix) ptx::store_d_box_sw128_stmatrix(acc[i], box, buf);
@@ -109,6 +114,7 @@ __device__ __forceinline__ void finish(SharedStorage<C>& s, const Params& p, con
           ptx::tma_store_commit();
         }
       }
+    if constexpr (kBoxes % kEpiBufs != 0) boxes_stored += kBoxes;
   }
 }
 

@@ -60,6 +60,7 @@ __device__ __forceinline__ void consume(SharedStorage<C>& s, const Params& p, in
   float acc[C::SLABS][C::FRAG] = {};
   float tc[C::spec.accum == Accum::two_sets ? 2 : 1][C::spec.accum == Accum::tensor_core ? 1 : C::FRAG] = {};
   int mine = 0;  // this consumer's items so far (one order-barrier phase each)
+  int boxes_stored = 0;  // this consumer's epilogue boxes so far (finish: which buffer is next)
   consumer_walk<C>(p, ring, me, [&](const stream_k::Piece& pc) {
     const TileOrigin o = tile_origin<C>(p, pc.t);
     if constexpr (C::PINGPONG) {
@@ -72,7 +73,7 @@ __device__ __forceinline__ void consume(SharedStorage<C>& s, const Params& p, in
     if constexpr (C::spec.accum == Accum::tensor_core) mainloop_tensor_core<C>(s, ring, pc, me, acc);
     else if constexpr (C::spec.accum == Accum::promoted) mainloop_promoted<C>(s, p, ring, pc, o, me, acc, tc[0]);
     else mainloop_two_sets<C>(s, p, ring, pc, o, me, acc, tc);
-    finish<C>(s, p, pc, o, me, evict_first, scale_ab, acc);
+    finish<C>(s, p, pc, o, me, evict_first, scale_ab, acc, boxes_stored);
   });
   if (threadIdx.x % 128 == 0) ptx::tma_store_wait_all<0>();  // no store may read shared memory after the block exits
 }

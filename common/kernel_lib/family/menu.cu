@@ -4,26 +4,26 @@
 // build/bin/tune only (not into the step executables). sm_90a.
 #include "menu_steps.hpp"
 
+#include <string>
 #include <utility>
 
 #include "../refusals.hpp"
-#include "launch.cuh"
+#include "menu_launch.cuh"
 
 namespace gemm::family::menu {
 namespace {
 
 constexpr char kId[] = "menu";
 
+/// Entry I's plan on `sms` SMs (a cluster's capped at the clusters that fit: plan_sms).
 template <size_t I>
-struct Entry : Config<kBf16[I].spec> {};  // entry I's kernel: gemm_kernel<Entry<I>> in the SASS
-
-template <size_t I>
-Plan plan_of(int m, int n, int k, int sms) { return plan(kBf16[I], m, n, k, sms); }
+Plan plan_of(int m, int n, int k, int sms) { return plan(kBf16[I], m, n, k, plan_sms<Kernel<I>>(sms)); }
 
 template <size_t I>
 std::optional<std::string> unsupported_of(int m, int n, int k) {
+  constexpr Spec s = kBf16[I].spec;
   if (const char* why = refusal(kBf16[I], m, n, k)) return std::string(why);
-  return std::nullopt;
+  return s.swap ? tma_persistent_gemm_refusal(n, m, k, s.bm, s.bn) : tma_persistent_gemm_refusal(m, n, k, s.bm, s.bn);
 }
 
 template <size_t I>
@@ -35,7 +35,7 @@ gemm::Step step_of() {
       .parent = "",
       .technique = "the family's menu entry " + name(s),
       .dtype = Dtype::bf16,
-      .bf16 = &step_launch<kId, plan_of<I>, Entry<I>>,
+      .bf16 = &step_launch<kId, plan_of<I>, Kernel<I>>,
       .unsupported = &unsupported_of<I>,
       .required_cc = 90,
       .workspace_bytes = &step_workspace_bytes<plan_of<I>>,
@@ -51,8 +51,20 @@ std::vector<gemm::Step> all_steps(std::index_sequence<I...>) {
   return {step_of<I>()...};
 }
 
+template <size_t... I>
+Plan plan_at(size_t i, int m, int n, int k, std::index_sequence<I...>) {
+  using Fn = Plan (*)(int, int, int, int);
+  static constexpr Fn plans[] = {&plan_of<I>...};
+  return plans[i](m, n, k, sm_count());
+}
+
 }  // namespace
 
 std::vector<gemm::Step> bf16_steps() { return all_steps(std::make_index_sequence<kBf16.size()>()); }
+
+Plan launch_plan(size_t i, int m, int n, int k) {
+  if (i >= kBf16.size()) throw Error("menu::launch_plan: entry " + std::to_string(i) + " past the menu's " + std::to_string(kBf16.size()));
+  return plan_at(i, m, n, k, std::make_index_sequence<kBf16.size()>());
+}
 
 }  // namespace gemm::family::menu

@@ -2,14 +2,15 @@
 // picks from, each a value of the family (config.hpp), never a file. What it spans and why, from
 // cuBLAS's own kernel names on the H200 (nvjet_sm90_tst_<BM>x<BN>_<BK>x<stages>_<cluster>_...: tiles
 // 48 to 320 wide and not only powers of two, clusters of 2, 3 to 15 stages):
-//   - ping-pong tiles of 128 rows, BN 64 to 160 (a BN that is not a power of two can fill 132 SMs
-//     where 128 leaves a wave a third empty), and of 64 rows, BN 64 to 256 (the M = 65-127 class:
+//   - ping-pong tiles of 128 rows, BN 40 to 160 (a BN that is not a power of two can fill 132 SMs
+//     where 128 leaves a wave a third empty; 80 and 40 store through 16- and 8-column epilogue
+//     boxes, config.hpp's epi_n), and of 64 rows, BN 64 to 256 (the M = 65-127 class:
 //     cuBLAS's 64 x 96 with 10 stages streams B at 75 % of HBM);
 //   - cooperative tiles of 128 and 256 rows (one or two m64 slabs a consumer), the L2 traffic of a
 //     256 x 128 tile per K tile is 3/4 of two 128 x 128 tiles';
 //   - clusters of two along M (B's tile multicast) or N (A's), step 17's lesson back on the main line;
 //   - the epilogue with stmatrix (step 20);
-//   - swapped tiles (step 24) of C^T 8 to 64 wide, for M up to 64.
+//   - swapped tiles (step 24) of C^T 8 to 64 wide, each for M up to its width.
 // Every entry's stages are the most its shared memory holds (stages_that_fit).
 // Host code: pure, for the tuner, the dispatcher and the tests (tests/test_family.cpp checks every
 // entry assembles, names are unique, and the plans). family/menu.cu instantiates the kernels.
@@ -47,16 +48,17 @@ inline constexpr std::array kBf16 = {
     tile({.bn = 192, .bm = 64}), tile({.bn = 256, .bm = 64}),
     tile({.bn = 128, .consumers = kCoop}), tile({.bn = 192, .consumers = kCoop}), tile({.bn = 256, .consumers = kCoop}),
     tile({.bn = 64, .consumers = kCoop, .bm = 256}), tile({.bn = 96, .consumers = kCoop, .bm = 256}),
-    tile({.bn = 128, .consumers = kCoop, .bm = 256}), tile({.bn = 160, .consumers = kCoop, .bm = 256}),
+    tile({.bn = 128, .consumers = kCoop, .bm = 256}),
     tile({.bn = 128, .cluster_m = 2}), tile({.bn = 160, .cluster_m = 2}),
     tile({.bn = 256, .consumers = kCoop, .cluster_m = 2}), tile({.bn = 128, .consumers = kCoop, .bm = 256, .cluster_n = 2}),
     tile({.bn = 128, .stmatrix = true}),
+    tile({.bn = 80}), tile({.bn = 40}),
     swapped(8), swapped(16), swapped(24), swapped(32), swapped(48), swapped(64),
 };
 
 /// The entry's name in the field's terms: consumers (pp: ping-pong, co: cooperative), BM x BN, then
 /// swap (a tile of C^T), a cluster (c2m: two along M, c2n: along N), stmatrix (stm), and the stages:
-/// "pp128x160-s5", "co256x128-c2n-s4", "pp128x16-swap-s12".
+/// "pp128x160-s5", "co256x128-c2n-s4", "pp128x16-swap-s10".
 inline std::string name(Spec s) {
   std::string n = std::string(s.consumers == Consumers::pingpong ? "pp" : "co") + std::to_string(s.bm) + "x" +
                   std::to_string(s.bn);
@@ -72,16 +74,14 @@ inline std::string name(Spec s) {
 /// where they are).
 inline Plan plan(const Entry& e, int m, int n, int k, int sms) { return make_plan({m, n, k}, e.spec, e.split, false, sms); }
 
-/// Whether entry e takes the problem at all: a swapped tile only for M <= its width's 64-row limit
-/// (one tile column of C^T: 24's rule, where B is read once), every entry only with K % 8 == 0 (TMA's
-/// 16-byte row pitch) and under 2^31 items. nullptr: it does.
+/// The menu's own rule for whether entry e takes C = A * B^T (m x n x k), past the rules every TMA
+/// kernel of the family shares (K % 8 == 0, the schedule's tile limit: refusals.hpp's
+/// tma_persistent_gemm_refusal, which menu.cu's steps apply after this one): a swapped tile only where C^T is
+/// one tile column, M <= BN (step 27's rule: B, the large operand, is then read once; past it each
+/// column of tiles reads all of B again). nullptr: it does.
 inline const char* refusal(const Entry& e, int m, int n, int k) {
   if (m < 1 || n < 1 || k < 1) return "M, N and K must be at least 1";
-  if (k % 8 != 0) return "K % 8 != 0: TMA needs rows of a multiple of 16 bytes";
-  if (e.spec.swap && m > 64) return "a swapped tile is for M <= 64 (C^T's one tile column)";
-  const int64_t tm = (int64_t(e.spec.swap ? n : m) + e.spec.bm - 1) / e.spec.bm;
-  const int64_t tn = (int64_t(e.spec.swap ? m : n) + e.spec.bn - 1) / e.spec.bn;
-  if (tm * tn >= (int64_t(1) << 30)) return "too many tiles (2^30 or more)";
+  if (e.spec.swap && m > e.spec.bn) return "a swapped tile is for M <= its width BN (C^T's one tile column)";
   return nullptr;
 }
 

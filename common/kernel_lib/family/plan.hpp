@@ -80,7 +80,8 @@ inline size_t round_up_256(size_t b) { return (b + 255) / 256 * 256; }
 /// The plan for `sh` run with configuration `spec` under split policy `sp` on `sms` SMs; `pad`: read A
 /// and B from copies at padded_pitch (step 28). sms < 1 counts as 1. With a cluster the split shares
 /// cluster tiles out over sms / cluster_size units (a GPC whose SM count is odd may hold fewer
-/// clusters at once; the extra ones then run after: slower, never wrong, as no unit waits for another).
+/// clusters at once, so a launcher passes the SMs the clusters that fit cover, as menu.cu does; units
+/// past that run after the others: slower, never wrong, as no unit waits for another).
 inline Plan make_plan(Shape sh, Spec spec, SplitPolicy sp, bool pad, int sms) {
   Plan p{};
   p.spec = spec;

@@ -1,0 +1,57 @@
+// Prints step 29's measured pick (family/dispatch.hpp over the generated table family/tuned_bf16.hpp)
+// beside step 28's hand rule (tile_menu.hpp) over a grid of M and N at one K, as CSV, from the same
+// functions the step calls: scripts/plot_dispatch.py draws docs/img/dispatch_map.png.
+//   build/bin/dispatch_dump SMS K M_MAX N_MAX
+// One line per (m, n) on a geometric grid of about 48 points per axis from 1 to M_MAX and N_MAX:
+// m,n,k,pick,hand: pick is the menu entry the table picks (menu::name) or "hand" where the hand rule
+// runs; hand is the hand rule's tile (swap<W>, 128x64 or 128x128) and whether it copies (+pad).
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+#include <string>
+
+#include "../common/kernel_lib/family/dispatch.hpp"
+#include "../common/kernel_lib/family/tuned_bf16.hpp"
+#include "../common/kernel_lib/tile_menu.hpp"
+
+int main(int argc, char** argv) {
+  namespace fam = gemm::family;
+  namespace tm = gemm::tile_menu;
+  if (argc != 5) {
+    std::fprintf(stderr, "usage: %s SMS K M_MAX N_MAX\n", argv[0]);
+    return 2;
+  }
+  auto number = [](const char* s, long& v) {  // a whole decimal argument, nothing trailing
+    char* end = nullptr;
+    v = std::strtol(s, &end, 10);
+    return *s != '\0' && *end == '\0';
+  };
+  long sms = 0, k = 0, m_max = 0, n_max = 0;
+  if (!number(argv[1], sms) || !number(argv[2], k) || !number(argv[3], m_max) || !number(argv[4], n_max)) {
+    std::fprintf(stderr, "error: SMS, K, M_MAX and N_MAX must be decimal integers\n");
+    return 2;
+  }
+  if (sms < 1 || sms > 4096 || k < 8 || k % 8 != 0 || k > (1L << 20) || m_max < 1 || n_max < 1 || m_max > (1L << 20) ||
+      n_max > (1L << 20)) {
+    std::fprintf(stderr, "error: need 1 <= SMS <= 4096, 8 <= K <= 2^20 with K %% 8 == 0, 1 <= M_MAX, N_MAX <= 2^20\n");
+    return 2;
+  }
+  auto axis = [](long max) {
+    std::set<long> v;
+    for (int i = 0; i <= 48; ++i) v.insert(std::lround(std::pow(double(max), i / 48.0)));
+    return v;
+  };
+  const auto table = fam::dispatch::resolve(fam::dispatch::kTunedBf16, fam::menu::kBf16);
+  std::printf("m,n,k,pick,hand\n");
+  for (long m : axis(m_max))
+    for (long n : axis(n_max)) {
+      const int e = fam::dispatch::pick(table.data(), table.size(), fam::menu::kBf16, int(m), int(n), int(k));
+      const tm::Plan hp = tm::plan(m, n, k, int(sms));
+      const std::string hand = (hp.tile.swap ? "swap" + std::to_string(tm::swap_bn(m)) : "128x" + std::to_string(hp.tile.bn)) +
+                               (tm::repack_pitch(m, n, k) ? "+pad" : "");
+      const std::string pick = e == fam::dispatch::kHandRule ? "hand" : fam::menu::name(fam::menu::kBf16[size_t(e)].spec);
+      std::printf("%ld,%ld,%ld,%s,%s\n", m, n, k, pick.c_str(), hand.c_str());
+    }
+  return 0;
+}
