@@ -294,7 +294,7 @@ TEST_CASE("fuzz: --help, bad input, no GPU, and seeded draws that cover every fa
   CHECK(one.output == lines06.at(123) + "\n");
   // --menu: the family's menu entries, each by its name, with draws of their own; a swapped entry
   // refuses M past its width as declared; --steps picks entries by name.
-  const auto menu = run_bin("fuzz", "--seed 7 --menu --count 2900 --dry-run");
+  const auto menu = run_bin("fuzz", "--seed 7 --menu --count 2800 --dry-run");
   REQUIRE(menu.status == 0);
   const auto pp = lines_with_prefix(menu.output, "pp128x128-s6 "), sw = lines_with_prefix(menu.output, "pp128x8-swap-");
   CHECK(pp.size() == 100);
