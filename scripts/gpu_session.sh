@@ -48,6 +48,11 @@
 #                                   and alone on the GPU, every one of them at 4096^3 and 8192^3
 #                                   paired with the references (bench.py --steps, 30 rounds, no sustained or
 #                                   stability runs; BENCH_ARGS add) under BENCH_TIMEOUT_S (default 300 s)
+#   scripts/gpu_session.sh pitch    why a misaligned row pitch costs: ncu (scripts/profile.py, clocks as found)
+#                                   of each of PITCH_STEPS (default 28 29) and cuBLAS at each of PITCH_SHAPES
+#                                   (M:N:K ...; default 4096^3, K % 16 == 8 at 4104, a 32-byte but not
+#                                   128-byte pitch at 4112, and a small-M long-K one), with L2 requests and
+#                                   sectors besides the usual columns -> $OUT/run/pitch_<step>_<shape>.md
 # CHECKS_ONLY=1 makes family and menu stop after their checks (two of them can then share one call).
 #   scripts/gpu_session.sh menu     the family's menu (family/menu.hpp, issue 46) in one call: the menu's
 #                                   GPU tests ([menu]: every entry on shapes from its own tile, split
@@ -88,7 +93,7 @@ if [ -f build/carry/bin.tar.xz ] && [ ! -x build/bin/tests ]; then
   mkdir -p build && tar xJf build/carry/bin.tar.xz -C build || { echo "cannot unpack build/carry/bin.tar.xz" >&2; exit 2; }
 fi
 case "${1:-}" in
-  checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|promote) ;;
+  checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|promote|pitch) ;;
   menu)
     for b in tests fuzz tune; do
       [ -x "build/bin/$b" ] || { echo "menu: no build/bin/$b (make gpu-carry builds it)" >&2; exit 2; }
@@ -118,7 +123,7 @@ case "${1:-}" in
       compgen -G "build/bin/${id}_*" > /dev/null || { echo "step: no binary build/bin/${id}_* (ids as in kernels/NN_name.cu)" >&2; exit 2; }
     done
     ;;
-  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|step|fp8|family|menu" >&2; exit 2 ;;
+  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|pitch|step|fp8|family|menu" >&2; exit 2 ;;
 esac
 OUT=${OUT:-gpu_out}
 mkdir -p "$OUT/run"
@@ -441,6 +446,21 @@ for (s, k), v in sorted(by.items()):
     print(f"{s:5} {k:<7} {v.get('step', '-'):11} {v.get('cublaslt_best', '-'):11} {v.get('cublaslt_fast', '-')}")
 PY
     summary+=("lab ($((SECONDS - start)) s)")
+    ;;
+  pitch)
+    start=$SECONDS
+    for shape in ${PITCH_SHAPES:-4096:4096:4096 4096:4096:4104 4096:4096:4112 192:8192:16392}; do
+      IFS=: read -r m n k <<< "$shape"
+      for id in ${PITCH_STEPS:-28 29}; do
+        guard timeout 90 python3 scripts/profile.py "$id" --m "$m" --n "$n" --k "$k" --out "$R/pitch_${id}_${m}x${n}x${k}.md" \
+          --metric lts__t_requests.sum --metric lts__t_sectors.sum --metric lts__t_sectors_srcunit_tex_op_read.sum \
+          --metric lts__t_requests_srcunit_tex_op_read.sum > "$R/pitch_${id}_${m}x${n}x${k}.log" 2>&1
+        rc=$?
+        summary+=("pitch $id ${m}x${n}x${k} (rc=$rc)")
+        [ $rc -eq 0 ] || status=1
+      done
+    done
+    summary+=("pitch ($((SECONDS - start)) s)")
     ;;
   roofline)
     start=$SECONDS

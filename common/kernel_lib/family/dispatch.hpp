@@ -12,6 +12,7 @@
 // runs, M 1-16384, N and K 1024-16384, so N = 300 still takes N = 1024's winner).
 // Host code: pure, checked on the CPU (tests/test_family.cpp).
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -24,11 +25,17 @@ namespace gemm::family::dispatch {
 inline constexpr int kReach = 4;      ///< how far past the measured range (a factor, per side) the table still picks
 inline constexpr int kHandRule = -1;  ///< a row's winner, or pick's answer: the step's hand rule (no table: also)
 
-/// One measured shape and what was fastest there: a menu entry, or the hand rule (kHandRule).
+/// One measured shape and what was fastest there: a menu entry, or the hand rule (kHandRule). Its
+/// log coordinates are taken once, when the row is made: a pick reads every row, and 3 logs a row cost
+/// about 15 us a pick over a 360-row table (a launch plans twice), as long as a decode-shape GEMM runs.
 struct Measured {
-  int m, n, k;
-  int entry;     ///< index into the menu, or kHandRule
-  float ratio;   ///< its paired speed over cuBLAS's there (> 1: faster), for the record
+  int m = 0, n = 0, k = 0;
+  int entry = kHandRule;  ///< index into the menu, or kHandRule
+  float ratio = 0;        ///< its paired speed over cuBLAS's there (> 1: faster), for the record
+  double lm = 0, ln = 0, lk = 0;  ///< ln M, ln N, ln K
+  Measured() = default;
+  Measured(int m_, int n_, int k_, int entry_, float ratio_)
+      : m(m_), n(n_), k(k_), entry(entry_), ratio(ratio_), lm(std::log(double(m_))), ln(std::log(double(n_))), lk(std::log(double(k_))) {}
 };
 
 /// One row of a generated table (scripts/gen_tuned_table.py): the winner by name, menu::name of an
@@ -58,9 +65,9 @@ std::array<Measured, R> resolve(const std::array<TunedRow, R>& table, const std:
 /// bit 1 when N % 8 != 0 (C's rows are not 16-byte aligned: no TMA store).
 constexpr int alignment_class(int n, int k) { return (k % 16 == 8 ? 1 : 0) | (n % 8 != 0 ? 2 : 0); }
 
-/// Squared distance in (ln M, ln N, ln K).
-inline double log_distance(int m, int n, int k, const Measured& r) {
-  const double dm = std::log(double(m) / r.m), dn = std::log(double(n) / r.n), dk = std::log(double(k) / r.k);
+/// Squared distance in (ln M, ln N, ln K) from a query's logs to a row.
+inline double log_distance(const double (&q)[3], const Measured& r) {
+  const double dm = q[0] - r.lm, dn = q[1] - r.ln, dk = q[2] - r.lk;
   return dm * dm + dn * dn + dk * dk;
 }
 
@@ -73,25 +80,29 @@ inline double log_distance(int m, int n, int k, const Measured& r) {
 template <size_t N>
 int pick(const Measured* table, size_t rows, const std::array<menu::Entry, N>& entries, int m, int n, int k) {
   if (rows == 0) return kHandRule;
-  int lo[3] = {table[0].m, table[0].n, table[0].k}, hi[3] = {lo[0], lo[1], lo[2]};
+  int lo_m = table[0].m, hi_m = lo_m, lo_n = table[0].n, hi_n = lo_n, lo_k = table[0].k, hi_k = lo_k;
   for (size_t i = 1; i < rows; ++i) {
-    const int v[3] = {table[i].m, table[i].n, table[i].k};
-    for (int d = 0; d < 3; ++d) lo[d] = v[d] < lo[d] ? v[d] : lo[d], hi[d] = v[d] > hi[d] ? v[d] : hi[d];
+    lo_m = std::min(lo_m, table[i].m), hi_m = std::max(hi_m, table[i].m);
+    lo_n = std::min(lo_n, table[i].n), hi_n = std::max(hi_n, table[i].n);
+    lo_k = std::min(lo_k, table[i].k), hi_k = std::max(hi_k, table[i].k);
   }
-  const int q[3] = {m, n, k};
-  for (int d = 0; d < 3; ++d)
-    if (int64_t(q[d]) * kReach < lo[d] || q[d] > int64_t(hi[d]) * kReach) return kHandRule;
+  const auto outside = [](int q, int lo, int hi) { return int64_t(q) * kReach < lo || q > int64_t(hi) * kReach; };
+  if (outside(m, lo_m, hi_m) || outside(n, lo_n, hi_n) || outside(k, lo_k, hi_k)) return kHandRule;
   const int cls = alignment_class(n, k);
+  const double lq[3] = {std::log(double(m)), std::log(double(n)), std::log(double(k))};
   int best[2] = {-1, -1};  // [0]: same class, [1]: any class
   double dist[2] = {0, 0};
   bool tie[2] = {false, false};  // the nearest distance is shared by a row with another winner
   for (size_t i = 0; i < rows; ++i) {
     const Measured& r = table[i];
     if (r.entry < kHandRule || r.entry >= int(N)) continue;  // not a winner of this menu
+    const double d = log_distance(lq, r);
+    const bool same = alignment_class(r.n, r.k) == cls;
+    const auto farther = [&](int w) { return best[w] >= 0 && d > dist[w] + 1e-12; };
+    if (farther(1) && (!same || farther(0))) continue;  // nearer rows are known (most rows: no refusal check)
     if (r.entry != kHandRule && menu::refusal(entries[size_t(r.entry)], m, n, k)) continue;
-    const double d = log_distance(m, n, k, r);
     for (int w = 0; w < 2; ++w) {
-      if (w == 0 && alignment_class(r.n, r.k) != cls) continue;
+      if (w == 0 && !same) continue;
       if (best[w] < 0 || d < dist[w] - 1e-12) best[w] = int(i), dist[w] = d, tie[w] = false;
       else if (d <= dist[w] + 1e-12 && r.entry != table[best[w]].entry) tie[w] = true;
     }

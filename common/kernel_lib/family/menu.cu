@@ -51,20 +51,13 @@ std::vector<gemm::Step> all_steps(std::index_sequence<I...>) {
   return {step_of<I>()...};
 }
 
-template <size_t... I>
-Plan plan_at(size_t i, int m, int n, int k, std::index_sequence<I...>) {
-  using Fn = Plan (*)(int, int, int, int);
-  static constexpr Fn plans[] = {&plan_of<I>...};
-  return plans[i](m, n, k, sm_count());
-}
-
 }  // namespace
 
 std::vector<gemm::Step> bf16_steps() { return all_steps(std::make_index_sequence<kBf16.size()>()); }
 
 Plan launch_plan(size_t i, int m, int n, int k) {
   if (i >= kBf16.size()) throw Error("menu::launch_plan: entry " + std::to_string(i) + " past the menu's " + std::to_string(kBf16.size()));
-  return plan_at(i, m, n, k, std::make_index_sequence<kBf16.size()>());
+  return plan(kBf16[i], m, n, k, plan_sms_of(i, sm_count()));
 }
 
 }  // namespace gemm::family::menu
