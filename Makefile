@@ -222,7 +222,8 @@ steps-table:
 	python3 scripts/steps.py readme
 
 #> make results-tables       rewrite README.md's results rows, docs/results.md (with the shapes table when results/<gpu>_shapes.csv exists) and the book's measured blocks from the committed CSVs (no GPU)
-results-tables:
+# After steps-table: both rewrite README.md, and make runs in parallel here (a race lost the results row).
+results-tables: steps-table
 	python3 scripts/results_table.py results/$(DOCS_GPU).csv --readme README.md --full docs/results.md > /dev/null
 	python3 scripts/book_numbers.py --csv results/$(DOCS_GPU).csv
 	@if [ -f results/$(DOCS_GPU)_shapes.csv ]; then \

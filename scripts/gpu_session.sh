@@ -75,7 +75,7 @@
 #                                   default 400 shapes shared by the steps) and the four sanitizers on
 #                                   them, side by side under CHECKS_TIMEOUT_S (default 240 s here); then,
 #                                   only if they all passed and alone on the GPU, each step at 4096^3 and
-#                                   8192^3 (FP8_SIZES) paired with cuBLASLt FP8 of its own scaling (per
+#                                   8192^3 (FP8_SIZES; or FP8_SHAPES="M:N:K ...") paired with cuBLASLt FP8 of its own scaling (per
 #                                   tensor: default and fast accumulation; block-scaled steps: the
 #                                   block-scaled reference, which has no fast mode), 30 rounds, each run
 #                                   under BENCH_TIMEOUT_S (default 45 s), rows to $OUT/run/fp8.csv, each
@@ -258,18 +258,21 @@ case "${1:-}" in
       for id in $FP8_STEP; do
         bin=$(compgen -G "build/bin/${id}_*" | head -n 1)
         name=$(basename "$bin")
-        for size in ${FP8_SIZES:-4096 8192}; do
+        shapes=${FP8_SHAPES:-$(for s in ${FP8_SIZES:-4096 8192}; do printf '%s:%s:%s ' "$s" "$s" "$s"; done)}
+        for shape in $shapes; do
+          IFS=: read -r m n k <<< "$shape"
+          size=${m}x${n}x${k}
           if [ $((SECONDS + per_run)) -gt "$budget" ]; then
-            summary+=("$name ${size}^3 skipped: it could end past FP8_BUDGET_S=$budget s (now $SECONDS s)")
+            summary+=("$name $size skipped: it could end past FP8_BUDGET_S=$budget s (now $SECONDS s)")
             status=1
             continue
           fi
           start=$SECONDS
           # --refs cublaslt: cuBLASLt FP8 with the step's scaling (the harness picks it from the step).
-          guard timeout "$per_run" "$bin" --m "$size" --n "$size" --k "$size" --refs cublaslt --reps 30 \
+          guard timeout "$per_run" "$bin" --m "$m" --n "$n" --k "$k" --refs cublaslt --reps 30 \
             --csv "$R/fp8.csv" > "$R/fp8_${id}_$size.log" 2>&1
           rc=$?
-          summary+=("$name ${size}^3 (rc=$rc, $((SECONDS - start)) s): $(grep -E "^$name " "$R/fp8_${id}_$size.log" | tail -n 1)")
+          summary+=("$name $size (rc=$rc, $((SECONDS - start)) s): $(grep -E "^$name " "$R/fp8_${id}_$size.log" | tail -n 1)")
           grep -E "check against|relative RMS error|algorithms tried|not run|^error" "$R/fp8_${id}_$size.log"
           [ $rc -eq 0 ] || status=1
         done

@@ -6,6 +6,9 @@ launches, which unlike the rates do not depend on the clock the launch got); `--
 raw ncu metric (summed over the launches when cuBLAS runs several kernels). Clocks are left as
 found (`--clock-control none`): on the H200 the clock a kernel meets is part of its result.
 
+An FP8 step is profiled beside cuBLASLt FP8 of its scaling (default accumulation, the heuristic's first
+algorithm), since cuBLAS has no FP8 GEMM; the column is still headed cuBLAS, and its kernel row names it.
+
 Usage: scripts/profile.py STEP [--m M --n N --k K] [--build build] [--ncu ncu] [--out FILE] [--metric NAME ...]
 (`make profile STEP=14 M=8192 N=8192 K=8192`).
        scripts/profile.py --roofline [--steps ID ...] --csv FILE [--m M --n N --k K]: every built step

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`make tune` (issue 46): the family's menu (common/kernel_lib/family/menu.hpp) timed paired with cuBLAS
 over a grid of shapes, in batches of shapes, one build/bin/tune process each, the rows appended to
-results/tuning/<gpu>_bf16.csv. The last bf16 step (its hand rules) is timed beside the menu, the
+results/tuning/<gpu>_bf16.csv. Step 28 (its hand rules; --hand-step) is timed beside the menu, the
 baseline a measured dispatch must beat.
 
 The grid: M log-spaced from 1 to 16384 (the decode batches 1-256 more densely), (N, K) from 1024 to

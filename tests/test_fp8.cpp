@@ -434,6 +434,31 @@ TEST_CASE("block-scaled fp8 steps: scales that change by up to 64x from block to
   }
 }
 
+// ---- the shape rules on FP8 (Step::caps.split_k among the fp8 steps: 35 on) ----------------------
+// M <= 64 on the 64-row tile (M = 1, 64, and 65: the first M on 34's tile), grids under one wave split
+// into equal K segments (16 x 2112 x 7168: 17 tiles of 56 K tiles, 7 segments; 128 x 7168 x 16384: 56
+// tiles, 2 segments), a K tail inside a split (K % 128 = 16), ragged N; the split's fixup the same bits
+// on ten runs.
+TEST_CASE("fp8 steps with the shape rules: small M, split-K grids under one wave, the same bits", "[gpu][fp8][small_m]") {
+  REQUIRE_GPU_OR_SKIP();
+  int ran = 0;
+  for (const Step& step : gemm_test::runnable_steps()) {
+    if (step.dtype != Dtype::fp8 || !step.caps.split_k) continue;
+    ++ran;
+    for (auto [m, n, k] : {std::tuple{1, 2112, 7168}, {16, 2112, 7168}, {64, 1000, 4112}, {65, 300, 8192}, {128, 7168, 16384},
+                           {33, 8, 5136}}) {
+      CAPTURE(step.id, m, n, k);
+      gemm_test::expect_pass(step, {Dtype::fp8, m, n, k, 1, 0, 73, false, step.scaling}, Oracle::cublas, "shape rules", true);
+    }
+    for (auto [m, n, k] : {std::tuple{16, 2112, 7168}, {128, 7168, 16384}}) {
+      CAPTURE(step.id, m, n, k);
+      REQUIRE(step.workspace_bytes(m, n, k) > 0);  // the plan split K there
+      gemm_test::expect_same_bits_ten_times(step, {Dtype::fp8, m, n, k, 1, 0, 79, false, step.scaling}, "split-K");
+    }
+  }
+  CHECK(ran > 0);  // step 35 on
+}
+
 TEST_CASE("fp8 steps: ten runs on a stream-K shape are bitwise identical", "[gpu][fp8]") {
   REQUIRE_GPU_OR_SKIP();
   for (const Step& step : gemm_test::runnable_steps()) {

@@ -220,7 +220,13 @@ std::vector<Row> time_sustained_rows(const std::vector<Contender>& all, double s
 }  // namespace
 
 void profile_once(const Step& step, ProblemBuffers& ws, const std::string& what) {
+  // FP8: cuBLAS has no FP8 GEMM, so the reference side is cuBLASLt FP8 of the problem's scaling, default
+  // accumulation, its heuristic's first algorithm (the one a caller gets without timing a list).
+  std::unique_ptr<LtGemm> lt;
+  const Fp8Gemm f8 = ws.fp8_args();
+  if (what != "step" && ws.problem().dtype == Dtype::fp8) lt = std::make_unique<LtGemm>(f8, false, 1);
   const Launch launch = what == "step" ? Launch([&](cudaStream_t s) { launch_step(step, ws, s); })
+                        : lt           ? Launch([&](cudaStream_t s) { lt->run(0, f8.a, f8.b, f8.c, s); })
                                        : Launch([&](cudaStream_t s) { launch_cublas(ws, s); });
   for (int i = 0; i < 3; ++i) launch(nullptr);  // warm: module load, cuBLAS heuristics
   CUDA_CHECK(cudaDeviceSynchronize());

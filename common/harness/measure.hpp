@@ -19,7 +19,9 @@ namespace gemm {
 int measure_step(const Step& step, ProblemBuffers& ws, const Options& o, const DeviceInfo& dev,
                  const std::string& program, const std::string& check);
 
-/// --profile-once: runs `what` ("step" or "cublas") once inside cudaProfilerStart/Stop.
+/// --profile-once: runs `what` ("step" or "cublas") once inside cudaProfilerStart/Stop. For an fp8
+/// problem "cublas" is cuBLASLt FP8 of the problem's scaling (default accumulation, the heuristic's
+/// first algorithm): cuBLAS has no FP8 GEMM. Throws gemm::Error where cuBLASLt has no algorithm.
 void profile_once(const Step& step, ProblemBuffers& ws, const std::string& what);
 
 /// Runs the step once with its pipeline trace armed and writes the trace to `path` (Chrome-trace
