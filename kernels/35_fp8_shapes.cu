@@ -6,7 +6,8 @@
 // rows of zeros. Here M <= 64 runs a 64-row ping-pong tile (one m64 slab, 31's promotion with 32's
 // block scales: half the zero rows), and a grid under one wave splits K into s = floor(SMs / tiles)
 // equal segments, one block each (step 26's split-K), wherever a segment plus the fixup (21's
-// kFixupKTiles) is shorter than a whole tile's K loop.
+// kFixupKTiles) is shorter than a whole tile's K loop (and, kept from 26, under a quarter wave where
+// idle SMs would wait longer than the fixup).
 // Prediction: 128 x 7168 x 16384 from 56 to 112 blocks of 64 K tiles: 0.74x -> about 0.95x cuBLASLt
 // block-scaled; M = 16 on the same (N, K): 0.63x -> about 0.9x (HBM-bound on B); N = 2112, K = 7168:
 // 17 tiles of 56 K tiles -> 119 blocks of 8; unchanged from 34 wherever the grid has a wave or more.
@@ -38,10 +39,11 @@ constexpr int kShortMaxM = Short::BM;  ///< M <= this runs the 64-row tile (one 
 
 /// The policy: the plan for C = A * B^T (M x N x K) on `sms` SMs. The tile: Short for M <= 64, else
 /// Block. Under one wave, split-K into s = tile_menu::split_factor equal segments (s >= 2) where
-/// ceil(k_tiles / s) + kFixupKTiles < k_tiles; a wave or more: 23's wave rule, as in 34.
+/// ceil(k_tiles / s) + kFixupKTiles < k_tiles, or under a quarter wave where family::choose_split's
+/// idle rule says; a wave or more: 23's wave rule, as in 34.
 fam::Plan plan(int m, int n, int k, int sms) {
   const fam::Spec spec = m <= kShortMaxM ? Short::spec : Block::spec;
-  const int64_t tiles = int64_t((m + spec.bm - 1) / spec.bm) * ((n + spec.bn - 1) / spec.bn);
+  const int64_t tiles = ((int64_t(m) + spec.bm - 1) / spec.bm) * ((int64_t(n) + spec.bn - 1) / spec.bn);
   const int64_t k_tiles = (int64_t(k) + fam::bk(spec) - 1) / fam::bk(spec);
   const int64_t s = gemm::tile_menu::split_factor(tiles, k_tiles, sms);
   const bool split = tiles < sms && s >= 2 && (k_tiles + s - 1) / s + fam::kFixupKTiles < k_tiles;

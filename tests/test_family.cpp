@@ -374,3 +374,20 @@ TEST_CASE("step 29's table: every winner is an entry of this menu, and it is wha
   CHECK(r.status == 0);
   CHECK(r.output.find("up to date") != std::string::npos);
 }
+
+TEST_CASE("family steps refuse an M or N whose round-up to whole tiles would overflow a 32-bit int", "[cpu][family]") {
+  int family_steps = 0;
+  for (const gemm::Step& s : gemm::registered_steps()) {
+    if (s.fixture || !s.persistent || s.dtype == gemm::Dtype::fp32 || s.id < std::string("24")) continue;
+    ++family_steps;
+    CAPTURE(s.id);
+    // 2147483600 rows are 2^24 tiles (under the schedule's limit), but M + 255 passes INT_MAX.
+    const auto why = s.unsupported(2147483600, 8, 16);
+    REQUIRE(why.has_value());
+    CHECK_THAT(*why, Catch::Contains("2^31 - 256"));
+    const auto why_n = s.unsupported(64, 2147483600, 16);
+    REQUIRE(why_n.has_value());
+    CHECK_FALSE(s.unsupported(64, 4096, 4096).has_value());
+  }
+  CHECK(family_steps >= 12);  // 24-35
+}

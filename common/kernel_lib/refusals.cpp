@@ -30,9 +30,17 @@ std::optional<std::string> tma_gemm_refusal(int m, int n, int k, int bm, int bn)
   return grid_refusal("N", n, bn, 1);
 }
 
+/// The largest M or N a persistent TMA step takes: 2^31 - 256, so that the plan's round-up to whole
+/// tiles (BM up to 256) stays inside a 32-bit int (family/plan.hpp computes tile counts in int).
+constexpr int kMaxTiledExtent = 2147483647 - 255;
+
 std::optional<std::string> tma_persistent_gemm_refusal(int m, int n, int k, int bm, int bn) {
   if (k % 8 != 0)
     return fmt::format("K % 8 == 0 is required (TMA needs a 16-byte row stride: K * 2 bytes); K={}", k);
+  // The family's plan rounds M and N up to whole tiles (BM up to 256 rows) in 32-bit integers.
+  if (m > kMaxTiledExtent || n > kMaxTiledExtent)
+    return fmt::format("M={} N={}: each must be at most {} (2^31 - 256), so that rounding up to whole tiles stays "
+                       "inside a 32-bit int", m, n, kMaxTiledExtent);
   const long long tiles = ((m + 0LL + bm - 1) / bm) * ((n + 0LL + bn - 1) / bn);
   if (tiles >= schedule::kMaxScheduleTiles)
     return fmt::format("M={} N={} make {} tiles of {}x{}, at or over the schedule's limit of {} (32-bit tile index)",
