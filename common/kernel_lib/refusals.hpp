@@ -22,6 +22,7 @@ std::optional<std::string> float4_rows_refusal(int m, int n, int k, int bm);
 std::optional<std::string> tma_gemm_refusal(int m, int n, int k, int bm, int bn);
 
 /// The same for a persistent TMA step (one block per SM looping over the tiles, steps 15 on): K % 8 == 0,
+/// M and N at most 2^31 - 256 (the family's plan rounds them up to whole tiles, BM up to 256, in int),
 /// and fewer than schedule::kMaxScheduleTiles tiles of bm x bn (the schedules' 32-bit tile index);
 /// no grid-axis limit, since the grid is at most one block per SM.
 std::optional<std::string> tma_persistent_gemm_refusal(int m, int n, int k, int bm, int bn);
