@@ -18,6 +18,7 @@
 #include <string>
 
 #include "../common/kernel_lib/family/launch.cuh"
+#include "../common/kernel_lib/family/menu.hpp"
 #include "../common/kernel_lib/refusals.hpp"
 #include "../common/kernel_lib/registry.hpp"
 
@@ -26,15 +27,11 @@ namespace step35 {
 namespace fam = gemm::family;
 constexpr char ID[] = "35";
 
-/// `s` with the most stages its shared memory holds (a 64 x 128 e4m3 stage is 24 KB: 8 of them).
-constexpr fam::Spec fit(fam::Spec s) {
-  s.stages = fam::stages_that_fit(s);
-  return s;
-}
 // The configurations this step instantiates: 34's, and a 64-row ping-pong tile for small M.
 struct Block : fam::Config<fam::Spec{.elem = fam::Elem::e4m3, .consumers = fam::Consumers::cooperative,
                                      .accum = fam::Accum::two_sets, .scales = fam::Scales::block}> {};
-struct Short : fam::Config<fit({.elem = fam::Elem::e4m3, .accum = fam::Accum::promoted, .scales = fam::Scales::block, .bm = 64})> {};
+// (menu::fit: the most stages its shared memory holds, 8 of 24 KB.)
+struct Short : fam::Config<fam::menu::fit({.elem = fam::Elem::e4m3, .accum = fam::Accum::promoted, .scales = fam::Scales::block, .bm = 64})> {};
 constexpr int kShortMaxM = Short::BM;  ///< M <= this runs the 64-row tile (one tile row either way)
 
 /// The policy: the plan for C = A * B^T (M x N x K) on `sms` SMs. The tile: Short for M <= 64, else
@@ -62,7 +59,7 @@ const bool registered = gemm::register_step({
     .id = ID,
     .name = "fp8_shapes",
     .parent = "34",
-    .technique = "the shape rules on FP8: a 64-row tile for M <= 64 and split-K under one wave where step 26's pricing says",
+    .technique = "the shape rules on FP8: a 64-row tile for M <= 64 and split-K under one wave where a segment and the fixup beat a whole tile",
     .dtype = gemm::Dtype::fp8,
     .fp8 = &fam::step_launch<ID, plan, Block, Short>,  // (family/launch.cuh)
     .scaling = gemm::Scaling::block,
