@@ -20,11 +20,24 @@ namespace gemm::family {
 /// Ping-pong (step 23): the data-parallel tiles alternate, tile j = (t - unit) / P being
 /// consumer j % 2's, in a loop of their own (the stream-K walk's 64-bit divisions have no
 /// uniform-datapath form); the split pieces continue the alternation, the ring restarting from the
-/// position after all data-parallel K tiles. Cooperative: every item.
+/// position after all data-parallel K tiles. Cooperative: every item. With the tensor cores holding
+/// the sums, in for_each_item's order but in one loop, so that compute (the K loop and the fixup) is
+/// inlined once: with a loop per kind of item ptxas (nvcc 13.0) serializes every wgmma of that kernel
+/// (C7515), though either loop alone compiles clean; the promoted K loops keep the two loops, which
+/// they compile clean in and where one loop costs spills (docs/notebook/hopper.md, "C7515 on the
+/// cooperative entries").
 template <class C, class F>
 __device__ __forceinline__ void consumer_walk(const Params& p, ring_t<C>& ring, int me, F&& compute) {
-  if constexpr (!C::PINGPONG) {
+  if constexpr (!C::PINGPONG && C::spec.accum != Accum::tensor_core) {
     for_each_item<C>(p, compute);
+  } else if constexpr (!C::PINGPONG) {
+    stream_k::Walk walk(p.split, p.k_tiles, unit<C>());
+    int t = unit<C>();
+    for (stream_k::Piece pc;;) {
+      if (t < p.split.dp_tiles) pc = stream_k::Piece{t, 0, p.k_tiles}, t += units<C>();
+      else if (!walk.next(pc)) break;
+      compute(pc);
+    }
   } else {
     const stream_k::Split& split = p.split;
     const int u = unit<C>(), P = units<C>();
