@@ -63,6 +63,7 @@ const bool registered = gemm::register_step({
     .dtype = gemm::Dtype::fp8,
     .fp8 = &fam::step_launch<ID, plan, Block, Short>,  // (family/launch.cuh)
     .scaling = gemm::Scaling::block,
+    .accumulation = fam::step_accumulation<Block, Short>(),  // what sums the products: the results' column
     .unsupported = &unsupported,
     .required_cc = 90,
     .workspace_bytes = &fam::step_workspace_bytes<plan>,  // the plan's

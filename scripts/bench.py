@@ -45,6 +45,7 @@ import subprocess
 import sys
 import time
 
+import results_columns
 import results_io
 import shape_sweep
 import steps as step_table
@@ -214,14 +215,16 @@ def run_shapes(runs, args, tmp, stage, suffix, refs, done, reps_of=None, decorat
         run_one(b, m, n, k, reps, tmp, ["--energy-s", "0"], refs, failures, extra_rows, notes)
         if reps_of:
             print(f"[{i + 1}/{len(runs)}] {b.name} {m}x{n}x{k}: {time.monotonic() - t0:.1f} s", flush=True)
-    rows = read_rows(tmp) + extra_rows
+    rows = [results_columns.filled(r) for r in read_rows(tmp) + extra_rows]  # FAIL rows: scaling too
     if not rows:
         sys.exit("no step produced a result")
     if decorate:
         rows = [decorate(r) for r in rows]
     name = f"{slug_of(next((r['gpu'] for r in rows if r.get('gpu')), 'gpu'))}_{suffix}.csv"
     if keep:
-        kept = [r for r in (decorate(r) if decorate else r for r in read_rows(stage.out / name)) if keep(r)]
+        # rows of a file from before the scaling and accumulation columns gain them (results_columns.py)
+        old = (results_columns.filled(r) for r in read_rows(stage.out / name))
+        kept = [r for r in (decorate(r) if decorate else r for r in old) if keep(r)]
         if kept:
             print(f"kept {len(kept)} rows of the committed {name} (the shapes this run does not take)", flush=True)
         rows = kept + rows
@@ -635,7 +638,7 @@ def run(args, build, bins, fp32, bf16, last, out, tmp, series, stage, done):
             last_ms[b.name] = (size, float(mine[-1]["ms"]))
     progress(len(planned), len(planned))
 
-    rows = read_rows(tmp) + extra_rows
+    rows = [results_columns.filled(r) for r in read_rows(tmp) + extra_rows]  # FAIL rows: scaling too
     if not rows:
         sys.exit("no step produced a result")
     gpu = next((r["gpu"] for r in rows if r.get("gpu")), "gpu")

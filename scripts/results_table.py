@@ -14,6 +14,7 @@ import pathlib
 import re
 import sys
 
+import results_columns
 import steps as step_table
 
 STEPS = step_table.by_id(step_table.load())
@@ -97,12 +98,16 @@ def table(csv_path):
                 continue
             cub = next((r for r in group if r["kernel"] == "cublas"), None)
             lt = next((r for r in group if r["kernel"] == "cublaslt_best"), None)
+            # fp8 where cuBLASLt had no block-scaled algorithm: the per-tensor stand-in, labelled
+            stand_in = next((r for r in group if r["kernel"] == results_columns.STAND_IN), None) if lt is None else None
             cut = best_cutlass(group)
             ratio = (f"{float(cub['step_ratio']):.3f} [{f(cub['step_ratio_q25'], '{:.3f}')}–{f(cub['step_ratio_q75'], '{:.3f}')}]"
                      if cub else "")
+            lt_cell = (f(lt["step_ratio"], "{:.3f}") if lt else
+                       f"{f(stand_in['step_ratio'], '{:.3f}')} (per-tensor stand-in)" if stand_in else "")
             lines.append(
                 f"| {step} {me['name']} | {me['technique']} | {f(me['tflops'])} | {ratio} | "
-                f"{f(lt['step_ratio'], '{:.3f}') if lt else ''} | {f(cut['step_ratio'], '{:.3f}') if cut else ''} | "
+                f"{lt_cell} | {f(cut['step_ratio'], '{:.3f}') if cut else ''} | "
                 f"{f(me['clock_mhz'], '{:.0f}')} | {f(me['power_w'], '{:.0f}')} | {f(me['tflop_per_j'], '{:.2f}')} | {me['check']} |")
         # The references, as measured in the process of the last step of each ladder.
         refs = []
@@ -116,8 +121,11 @@ def table(csv_path):
             lines += ["", "| reference (in the process of) | dtype | TFLOP/s | SM MHz | W | TFLOP/J | detail |",
                       "|---|---|---:|---:|---:|---:|---|"]
             for r in refs:
+                # an fp8 reference says its scaling and accumulation (results_columns.py) before its algorithm
+                r = results_columns.filled(r, STEPS)
+                how = f"{r['scaling']}, {r['accumulation']} accumulation: " if r["scaling"] else ""
                 lines.append(f"| {r['kernel']} ({r['step']}) | {r['dtype']} | {f(r['tflops'])} | {f(r['clock_mhz'], '{:.0f}')} | "
-                             f"{f(r['power_w'], '{:.0f}')} | {f(r['tflop_per_j'], '{:.2f}')} | {r['detail']} |")
+                             f"{f(r['power_w'], '{:.0f}')} | {f(r['tflop_per_j'], '{:.2f}')} | {how}{r['detail']} |")
     sus_path = pathlib.Path(str(csv_path).replace(".csv", "_sustained.csv"))
     if sus_path.exists():
         sus = [r for r in read(sus_path) if r.get("tflops")]
@@ -154,15 +162,17 @@ def compact(csv_path):
         for sid in {r["step"] for r in group}:
             me = next((r for r in group if r["step"] == sid and r["kernel"] == "step"), None)
             # fp8 steps: the paired ratio to cuBLASLt FP8 with the same accumulation (cuBLAS has no FP8
-            # GEMM): fast accumulation for a step without promotion (role fast-accum), else the default.
-            fast = sid in STEPS and "fast-accum" in STEPS[sid].roles
-            ref = ("cublaslt_fast" if fast else "cublaslt_best") if me is not None and me.get("dtype") == "fp8" else "cublas"
-            cub = next((r for r in group if r["step"] == sid and r["kernel"] == ref), None)
+            # GEMM), or to the per-tensor stand-in where cuBLASLt had no block-scaled algorithm, labelled.
+            label = ""
+            if me is not None and me.get("dtype") == "fp8":
+                cub, label = results_columns.fp8_reference(group, me, STEPS)
+            else:
+                cub = next((r for r in group if r["step"] == sid and r["kernel"] == "cublas"), None)
             if me is None or not me.get("tflops"):
                 cells[sid, size] = f"{me['check'] if me else '—'} | "
                 continue
             ratio = (f"{float(cub['step_ratio']):.3f} [{f(cub['step_ratio_q25'], '{:.3f}')}–{f(cub['step_ratio_q75'], '{:.3f}')}]"
-                     if cub and sid != "00" else "")
+                     + (f" ({label})" if label else "") if cub and sid != "00" else "")
             cells[sid, size] = f"{f(me['tflops'])} | {ratio}"
     dates = sorted({r["date"] for r in ok if r.get("date")})
     when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
@@ -171,7 +181,8 @@ def compact(csv_path):
              f"launch, {rounds_of(ok)} rounds); × cuBLAS is the median of the per-round speed ratios, with its "
              f"interquartile range. fp32 steps (01–09b) against cuBLAS SGEMM in strict FP32, bf16 steps (from 10) "
              f"against cuBLAS bf16, fp8 steps (30 on) against cuBLASLt FP8 with the same scaling and the same "
-             f"accumulation (fast accumulation for a step without promotion, else the default).", "",
+             f"accumulation (fast accumulation for a step without promotion, else the default; where cuBLASLt "
+             f"has no block-scaled algorithm, against its per-tensor default, marked \"per-tensor stand-in\").", "",
              "| step | parent | technique | " + " | ".join(f"{s}³ TFLOP/s | × cuBLAS [IQR]" for s in sizes) + " |",
              "|---|---|---|" + "---:|---:|" * len(sizes)]
     for s in step_table.load():

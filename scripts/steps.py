@@ -30,8 +30,7 @@ ROLES = {"bench-also": "sustained and stability runs in make bench, beside the l
          "sweep-also": "swept by make bench-sweep, beside the last step of each ladder",
          "shapes-also": "run by make bench-shapes (issue 30's shapes), beside the last bf16 step",
          "power": "drawn in the power figure beside the last bf16 step",
-         "waves-figure": "its results/<gpu>_waves_<id>.csv is drawn in docs/img/waves.png",
-         "fast-accum": "fp8 without promotion: its front-page ratio is against cuBLASLt FP8 fast accumulation"}
+         "waves-figure": "its results/<gpu>_waves_<id>.csv is drawn in docs/img/waves.png"}
 CAPS = ("stream_k", "swap_ab", "tile_menu", "split_k", "swap_sized", "pad_pitch", "measured")  # gemm::Capabilities
 README_BEGIN, README_END = "<!-- steps:begin -->", "<!-- steps:end -->"
 
@@ -45,7 +44,8 @@ class Step:
         self.parent = fields["parent"]
         self.technique = fields["technique"]
         self.dtype = fields["dtype"]  # "fp32", "bf16" or "fp8"
-        self.scaling = fields["scaling"]
+        self.scaling = fields["scaling"]  # "per_tensor" or "block" (meaningful for fp8 only)
+        self.accumulation = fields["accumulation"]  # fp8: "tensor_core" or "promoted"; "" for the others
         self.required_cc = fields["required_cc"]
         self.hopper = self.required_cc == 90
         self.persistent = fields["persistent"]

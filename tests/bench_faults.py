@@ -33,7 +33,8 @@ import time
 STEPS = ["01_naive", "14_two_consumers", "23_pingpong_stream_k"]
 HEADER = ("step,name,technique,dtype,m,n,k,mode,kernel,detail,ms,ms_min,ms_max,tflops,step_ratio,step_ratio_q25,"
           "step_ratio_q75,rounds,clock_mhz,clock_source,power_w,joules_per_gemm,tflop_per_j,sol_at_clock,"
-          "clock_reasons,check,gpu,sm_count,l2_mib,max_sm_clock_mhz,power_limit_w,driver_cuda,runtime,cublas,date")
+          "clock_reasons,check,gpu,sm_count,l2_mib,max_sm_clock_mhz,power_limit_w,driver_cuda,runtime,cublas,date,"
+          "rel_rms_err,scaling,accumulation")  # the harness's (scripts/results_columns.py header)
 
 
 # The references of a stand-in run with STANDIN_REFS=all, as the real harness names them, and the step's
@@ -75,7 +76,7 @@ def standin_step(argv):
         for kernel, ratio in (("step", "1.0"), *refs):
             f.write(f"{sid},{name[len(sid) + 1:]},\"stand-in\",bf16,{m},{n},{k},burst,{kernel},{tag},1.0,1.0,1.0,1.0,"
                     f"{ratio},{ratio},{ratio},20,1500,probe,,,,,,pass,Stand-in GPU,132,60,1980,700,13.0,13.0,13.1.0,"
-                    f"2026-12-02\n")
+                    f"2026-12-02,,,\n")  # bf16: no error column, scaling or accumulation
     if bad_ref:
         print("reference dropped: cublaslt_best failed its check against cuBLAS and is not timed (9 elements "
               "outside tolerance, 0 writes past C, max |err| 0.5); the step's own check passed")

@@ -102,6 +102,13 @@ LtGemm::LtGemm(const Fp8Gemm& p, bool fast_accum, int max_algos)
   find_algos(max_algos, what);
 }
 
+Fp8Gemm per_tensor_stand_in(const Fp8Gemm& p) {
+  Fp8Gemm q = p;
+  q.scaling = Scaling::per_tensor;
+  q.sfa = q.sfb = nullptr;
+  return q;
+}
+
 void LtGemm::find_algos(int max_algos, const std::string& what) {
   cublasLtMatmulPreference_t pref = nullptr;
   CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));

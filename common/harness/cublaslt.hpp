@@ -60,4 +60,13 @@ class LtGemm {
   DeviceBuffer<float> sfb_padded_;  ///< fp8 block scaling: sfb with a 16-byte row pitch (cuBLASLt's A scales)
 };
 
+/// The per-tensor problem on p's data, for the timing stand-in where cuBLASLt has no block-scaled
+/// algorithm for a shape (measure.cpp, kLtStandIn): the same e4m3 A and B (m x k and n x k) and the
+/// same C, Scaling::per_tensor, with p's per-tensor scale pointers (nullptr for a block-scaled p,
+/// which cuBLASLt reads as scales of 1: cublasLt.h, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, "If not
+/// specified, or set to NULL, the scaling factor is assumed to be 1") and no block scales. For a
+/// block-scaled p it computes another product than p's (no block scale is applied), so its C is never
+/// compared with p's oracle: it is timed, not checked.
+Fp8Gemm per_tensor_stand_in(const Fp8Gemm& p);
+
 }  // namespace gemm

@@ -30,6 +30,7 @@ struct Contenders {
   std::vector<Contender> all;  // all[0] is the step
   std::unique_ptr<LtGemm> lt;
   std::unique_ptr<LtGemm> lt_fast;  // fp8: fast accumulation
+  std::unique_ptr<LtGemm> lt_stand_in;  // fp8: per-tensor where cuBLASLt has no block-scaled algorithm
   std::vector<DeviceBuffer<char>> cutlass_workspaces;
 };
 
@@ -53,7 +54,10 @@ Contender fastest_lt(const LtGemm* lt, const char* name, const char* what, const
 // configuration that takes the shape (bf16), as o.refs asks. fp8: "cublaslt" is cuBLASLt FP8 with the
 // step's scaling twice, default accumulation ("cublaslt_best") and fast accumulation
 // ("cublaslt_fast", per-tensor scales only: block scaling has no fast mode); cuBLAS has no FP8 GEMM and the CUTLASS references are bf16, so "cublas" and
-// "cutlass" are skipped with a line saying so.
+// "cutlass" are skipped with a line saying so. Where cuBLASLt has no block-scaled algorithm for the
+// shape (M = 1 on Hopper), cuBLASLt per-tensor with default accumulation on the same e4m3 data is timed
+// instead as "cublaslt_stand_in" (issue 47: the bar is the same); it computes another product, so it is
+// never checked (drop_failed_references) and has no error.
 void gather_contenders(Contenders& c, const Step& step, ProblemBuffers& ws, const Options& o,
                        const std::string& program) {
   const Problem& p = ws.problem();
@@ -75,14 +79,24 @@ void gather_contenders(Contenders& c, const Step& step, ProblemBuffers& ws, cons
         c.lt = std::make_unique<LtGemm>(f8, false, o.lt_algos);
       } catch (const Error& e) {
         // The block-scaled reference is newer (cuBLASLt 12.9 on): where it has no algorithm for a shape,
-        // the step is still checked against the fp64 oracle and timed, only without this reference.
+        // the step is still checked against the fp64 oracle, and timed beside the per-tensor stand-in.
         if (f8.scaling == Scaling::per_tensor) throw;
-        fmt::print("cuBLASLt FP8 block-scaled: not run: {}\n", e.what());
+        fmt::print("cuBLASLt FP8 block-scaled: not run: {}; timed instead: cuBLASLt FP8 per-tensor (scales 1), "
+                   "default accumulation, as {}: another product than the step's, so not checked against the "
+                   "fp64 oracle and no error reported\n",
+                   e.what(), kLtStandIn);
+        try {
+          c.lt_stand_in = std::make_unique<LtGemm>(per_tensor_stand_in(f8), false, o.lt_algos);
+        } catch (const Error& e2) {
+          fmt::print("{}: not run: {}\n", kLtStandIn, e2.what());
+        }
       }
-      if (c.lt) c.all.push_back(fastest_lt(c.lt.get(), "cublaslt_best", "cuBLASLt FP8", p, a, b, out));
+      if (c.lt) c.all.push_back(fastest_lt(c.lt.get(), kLtBest, "cuBLASLt FP8", p, a, b, out));
+      if (c.lt_stand_in)
+        c.all.push_back(fastest_lt(c.lt_stand_in.get(), kLtStandIn, "cuBLASLt FP8 per-tensor stand-in", p, a, b, out));
       if (f8.scaling == Scaling::per_tensor) {
         c.lt_fast = std::make_unique<LtGemm>(f8, true, o.lt_algos);
-        c.all.push_back(fastest_lt(c.lt_fast.get(), "cublaslt_fast", "cuBLASLt FP8 fast accumulation", p, a, b, out));
+        c.all.push_back(fastest_lt(c.lt_fast.get(), kLtFast, "cuBLASLt FP8 fast accumulation", p, a, b, out));
       } else {
         fmt::print("cuBLASLt FP8 fast accumulation: not run for block scales (cuBLASLt has no such mode)\n");
       }
@@ -114,10 +128,10 @@ void gather_contenders(Contenders& c, const Step& step, ProblemBuffers& ws, cons
 // tolerance) before it is timed; one that does not is dropped with one labelled line on stdout,
 // "reference dropped: NAME ...", and the run goes on: the exit code speaks of the step alone (README:
 // 1 is a wrong step or a CUDA error), and bench.py records the dropped reference as a row of its own.
-// fp8: every reference, and the step once more, against the fp64 oracle of the dequantized product;
-// each one's relative RMS error goes to `rel_rms` (by contender name) for the rows (bf16 and fp32 rows
-// leave the column empty: their references are compared with cuBLAS, not with an oracle). Throws
-// gemm::Error where the step fails its second check.
+// fp8: every reference but the stand-in (another product: gather_contenders), and the step once more,
+// against the fp64 oracle of the dequantized product; each one's relative RMS error goes to `rel_rms`
+// (by contender name) for the rows (bf16 and fp32 rows leave the column empty: their references are
+// compared with cuBLAS, not with an oracle). Throws gemm::Error where the step fails its second check.
 void drop_failed_references(Contenders& c, ProblemBuffers& ws, std::map<std::string, double>& rel_rms) {
   const bool fp8 = ws.problem().dtype == Dtype::fp8;
   const char* oracle = fp8 ? "the fp64 oracle" : "cuBLAS";
@@ -125,7 +139,7 @@ void drop_failed_references(Contenders& c, ProblemBuffers& ws, std::map<std::str
   if (!others && !fp8) return;
   const std::vector<float> want = ws.reference();
   for (auto it = c.all.begin() + (fp8 ? 0 : 1); it != c.all.end();) {
-    if (it->name == "cublas") {
+    if (it->name == "cublas" || it->name == kLtStandIn) {
       ++it;
       continue;
     }

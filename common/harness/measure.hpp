@@ -12,9 +12,11 @@
 namespace gemm {
 
 /// Measures `step` on the buffers of `ws` (whose check already passed) as `o` asks: references
-/// checked against cuBLAS first (one that fails is dropped with one "reference dropped: ..." line and
-/// is not timed; the exit code speaks of the step alone); paired burst timing; energy per GEMM from
-/// back-to-back blocks; sustained mode. Prints the table and appends rows to o.csv. Returns 0.
+/// checked against cuBLAS first (fp8: against the fp64 oracle, all but the per-tensor stand-in timed
+/// where cuBLASLt has no block-scaled algorithm, results.hpp kLtStandIn; one that fails is dropped
+/// with one "reference dropped: ..." line and is not timed; the exit code speaks of the step alone);
+/// paired burst timing; energy per GEMM from back-to-back blocks; sustained mode. Prints the table
+/// and appends rows to o.csv. Returns 0.
 /// Throws gemm::Error on a CUDA, cuBLAS or CUTLASS failure, or where the step fails its second check.
 int measure_step(const Step& step, ProblemBuffers& ws, const Options& o, const DeviceInfo& dev,
                  const std::string& program, const std::string& check);

@@ -40,6 +40,7 @@ std::string steps_json(const std::vector<Step>& steps) {
     out += fmt::format("      \"technique\": {},\n", quoted(s.technique));
     out += fmt::format("      \"dtype\": {},\n", quoted(dtype_name(s.dtype)));
     out += fmt::format("      \"scaling\": {},\n", quoted(scaling_name(s.scaling)));
+    out += fmt::format("      \"accumulation\": {},\n", quoted(accumulation_name(s.accumulation)));
     out += fmt::format("      \"required_cc\": {},\n", s.required_cc);
     out += fmt::format("      \"persistent\": {},\n", boolean(s.persistent));
     out += fmt::format("      \"workspace\": {},\n", boolean(s.workspace_bytes != nullptr));

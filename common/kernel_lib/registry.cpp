@@ -19,6 +19,15 @@ const char* dtype_name(Dtype d) {
 
 const char* scaling_name(Scaling s) { return s == Scaling::per_tensor ? "per_tensor" : "block"; }
 
+const char* accumulation_name(Accumulation a) {
+  switch (a) {
+    case Accumulation::none: return "";
+    case Accumulation::tensor_core: return "tensor_core";
+    case Accumulation::promoted: return "promoted";
+  }
+  return "?";
+}
+
 static std::vector<Step>& steps() {
   static std::vector<Step> all;  // function-local: safe during static initialisation
   return all;
@@ -30,6 +39,10 @@ bool register_step(const Step& step) {
   if ((step.dtype == Dtype::fp32) != (step.fp32 != nullptr) ||
       (step.dtype == Dtype::bf16) != (step.bf16 != nullptr) || (step.dtype == Dtype::fp8) != (step.fp8 != nullptr))
     throw Error(fmt::format("step {} has no launcher for its dtype", step.id));
+  if ((step.dtype == Dtype::fp8) != (step.accumulation != Accumulation::none))
+    throw Error(fmt::format("step {}: {}", step.id, step.dtype == Dtype::fp8
+                                                        ? "an fp8 step must say what sums its products (.accumulation)"
+                                                        : ".accumulation is for fp8 steps only"));
   const Tile& t = step.tile;
   const bool none = t.bm == 0 && t.bn == 0 && t.bk == 0 && t.stages == 0 && step.threads == 0;
   const bool all = t.bm >= 1 && t.bn >= 1 && t.bk >= 1 && t.stages >= 1 && step.threads >= 1;

@@ -47,6 +47,19 @@ enum class Scaling {
 /// "per_tensor" or "block".
 const char* scaling_name(Scaling s);
 
+/// What sums an FP8 step's products over K (Step::accumulation; the accumulation column of the results
+/// CSVs). fp32 and bf16 steps accumulate in fp32 and say none.
+enum class Accumulation {
+  none,         ///< not an FP8 step
+  /// the wgmma accumulators alone for the whole of K: Hopper's FP8 tensor cores keep about 14 significant
+  /// bits (fp8.hpp, kMaxExactKFp8), as cuBLASLt does with CUBLASLT_MATMUL_DESC_FAST_ACCUM (step 30)
+  tensor_core,
+  /// the tensor cores' partial sums added into fp32 registers every K tile (DeepSeek-V3's promotion; 31 on)
+  promoted,
+};
+/// "" (none), "tensor_core" or "promoted".
+const char* accumulation_name(Accumulation a);
+
 /// FP8 problem: C = dequant(A) * dequant(B)^T with fp32 accumulation, the layout of the bf16 steps.
 /// A is m x k row-major e4m3 (lda = k), B is n x k row-major e4m3 (ldb = k): both K-major, the only
 /// layout FP8 wgmma reads from shared memory (PTX ISA, "wgmma.mma_async": the transpose operands
@@ -134,6 +147,7 @@ struct Step {
   Bf16Launcher bf16 = nullptr;  ///< set when dtype == bf16
   Fp8Launcher fp8 = nullptr;    ///< set when dtype == fp8
   Scaling scaling = Scaling::per_tensor;  ///< fp8 only: the scaling the step implements (the harness generates it)
+  Accumulation accumulation = Accumulation::none;  ///< fp8: required (what sums its products); others: none
   ShapePredicate unsupported = nullptr;  ///< nullptr: every m, n, k >= 1
   int required_cc = 0;  ///< 0: any GPU; 90: exactly compute capability 9.0 (sm_90a code)
   bool fixture = false; ///< a deliberately broken kernel kept for the tests; never benchmarked
@@ -145,8 +159,9 @@ struct Step {
 };
 
 /// Adds a step; returns true so a step can register with `static const bool registered = ...`.
-/// Throws gemm::Error on a duplicate id, a launcher that does not match the dtype, or tile metadata
-/// that is partly set (a kernel's tile needs BM, BN, BK, STAGES >= 1 and threads >= 1).
+/// Throws gemm::Error on a duplicate id, a launcher that does not match the dtype, tile metadata
+/// that is partly set (a kernel's tile needs BM, BN, BK, STAGES >= 1 and threads >= 1), or an
+/// accumulation that does not fit the dtype (an fp8 step must name one; others none).
 bool register_step(const Step& step);
 
 /// All registered steps (and test fixtures), sorted by id ("09b" after "09"). A step executable links

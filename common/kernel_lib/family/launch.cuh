@@ -116,6 +116,17 @@ void step_launch(const Problem& p, cudaStream_t stream) {
   launch_one_of<Cs...>(Id, p, policy(p.m, p.n, p.k, sm_count()), stream);
 }
 
+/// Step::accumulation of a family FP8 step whose configurations are C, Cs... (the ones step_launch
+/// names): tensor_core where the wgmma accumulators hold the whole sum (Accum::tensor_core), else
+/// promoted. Every configuration must agree: the results' accumulation column names one per step.
+template <class C, class... Cs>
+constexpr Accumulation step_accumulation() {
+  constexpr bool tc = C::spec.accum == Accum::tensor_core;
+  static_assert(((tc == (Cs::spec.accum == Accum::tensor_core)) && ...),
+                "a step's configurations must all promote or all not: the results name one accumulation per step");
+  return tc ? Accumulation::tensor_core : Accumulation::promoted;
+}
+
 /// Step::workspace_bytes of a family step: the plan's (the split's slots and counters, then the copies
 /// where it pads; 0 for neither).
 template <Policy policy>
