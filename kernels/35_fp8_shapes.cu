@@ -18,7 +18,7 @@
 #include <string>
 
 #include "../common/kernel_lib/family/launch.cuh"
-#include "../common/kernel_lib/family/menu.hpp"
+#include "../common/kernel_lib/family/menu_launch.cuh"
 #include "../common/kernel_lib/refusals.hpp"
 #include "../common/kernel_lib/registry.hpp"
 
@@ -27,9 +27,14 @@ namespace step35 {
 namespace fam = gemm::family;
 constexpr char ID[] = "35";
 
+#ifndef STEP35_CLUSTER_M
+#define STEP35_CLUSTER_M 1  // make fp8-variants builds 2: 34's tile in pairs along M sharing B (step 17), to measure
+#endif                      // at a wave or more with even tile rows (the split rule below counts tiles, not pairs)
+
 // The configurations this step instantiates: 34's, and a 64-row ping-pong tile for small M.
 struct Block : fam::Config<fam::Spec{.elem = fam::Elem::e4m3, .consumers = fam::Consumers::cooperative,
-                                     .accum = fam::Accum::two_sets, .scales = fam::Scales::block}> {};
+                                     .accum = fam::Accum::two_sets, .scales = fam::Scales::block,
+                                     .cluster_m = STEP35_CLUSTER_M}> {};
 // (menu::fit: the most stages its shared memory holds, 8 of 24 KB.)
 struct Short : fam::Config<fam::menu::fit({.elem = fam::Elem::e4m3, .accum = fam::Accum::promoted, .scales = fam::Scales::block, .bm = 64})> {};
 constexpr int kShortMaxM = Short::BM;  ///< M <= this runs the 64-row tile (one tile row either way)
@@ -44,6 +49,7 @@ fam::Plan plan(int m, int n, int k, int sms) {
   const int64_t k_tiles = (int64_t(k) + fam::bk(spec) - 1) / fam::bk(spec);
   const int64_t s = gemm::tile_menu::split_factor(tiles, k_tiles, sms);
   const bool split = tiles < sms && s >= 2 && (k_tiles + s - 1) / s + fam::kFixupKTiles < k_tiles;
+  if (fam::cluster_size(spec) > 1) sms = fam::menu::plan_sms<Block>(sms);  // (the variant's pairs that fit at once)
   return fam::make_plan({m, n, k}, spec, {.wave_limits = true, .split_k = true, .planned = split}, false, sms);
 }
 

@@ -109,9 +109,22 @@ $(BUILD)/bin/variant_31_pe%: $(BUILD)/obj/variants/31_pe%.o $(MAIN_OBJ) $(COMMON
 .PHONY: promote-variants
 promote-variants: $(PROMOTE_VARIANTS)
 
+# Step 35 with 34's tile in cluster pairs along M sharing B by multicast (STEP35_CLUSTER_M=2), to
+# measure whether step 17's multicast pays on the FP8 line (FP8_STEP="35 variant_35_c2m" gpu_session.sh fp8).
+FP8_VARIANTS := $(BUILD)/bin/variant_35_c2m
+$(BUILD)/obj/variants/35_c2m.o: kernels/35_fp8_shapes.cu $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) -DSTEP35_CLUSTER_M=2 -c $< -o $@
+$(BUILD)/bin/variant_35_c2m: $(BUILD)/obj/variants/35_c2m.o $(MAIN_OBJ) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
+#> make fp8-variants         step 35 with its 128-row tile in cluster pairs along M (build/bin/variant_35_c2m), for gpu_session.sh fp8
+.PHONY: fp8-variants
+fp8-variants: $(FP8_VARIANTS)
+
 #> make gpu-carry            build/carry/bin.tar.xz: every executable, stripped and compressed (about 5 MB), for a GPU machine with no compiler; scripts/gpu_session.sh unpacks it into build/bin
 .PHONY: gpu-carry
-gpu-carry: all $(BUILD)/bin/tests $(BUILD)/bin/fuzz $(BUILD)/bin/tune $(BUILD)/bin/soak $(FIXTURE_EXES) $(PROBE_EXES) $(TILE_VARIANTS) $(REPACK_VARIANTS) $(PROMOTE_VARIANTS) $(LAB_EXES)
+gpu-carry: all $(BUILD)/bin/tests $(BUILD)/bin/fuzz $(BUILD)/bin/tune $(BUILD)/bin/soak $(FIXTURE_EXES) $(PROBE_EXES) $(TILE_VARIANTS) $(REPACK_VARIANTS) $(PROMOTE_VARIANTS) $(FP8_VARIANTS) $(LAB_EXES)
 	@rm -rf $(BUILD)/carry && mkdir -p $(BUILD)/carry/bin
 	cp $(BUILD)/bin/* $(BUILD)/carry/bin/ && strip $(BUILD)/carry/bin/*
 	tar cJf $(BUILD)/carry/bin.tar.xz -C $(BUILD)/carry bin && rm -rf $(BUILD)/carry/bin

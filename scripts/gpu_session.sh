@@ -75,13 +75,15 @@
 #                                   default 400 shapes shared by the steps) and the four sanitizers on
 #                                   them, side by side under CHECKS_TIMEOUT_S (default 240 s here); then,
 #                                   only if they all passed and alone on the GPU, each step at 4096^3 and
-#                                   8192^3 (FP8_SIZES; or FP8_SHAPES="M:N:K ...") paired with cuBLASLt FP8 of its own scaling (per
+#                                   8192^3 (FP8_SIZES; or FP8_SHAPES="M:N:K ..."; then FP8_VARIANTS, binaries of make
+#                                   fp8-variants such as variant_35_c2m, at FP8_VARIANT_SHAPES, default the same) paired with cuBLASLt FP8 of its own scaling (per
 #                                   tensor: default and fast accumulation; block-scaled steps: the
 #                                   block-scaled reference, which has no fast mode), 30 rounds, each run
 #                                   under BENCH_TIMEOUT_S (default 45 s), rows to $OUT/run/fp8.csv, each
 #                                   run's summary line printed. A run that would end past FP8_BUDGET_S
 #                                   (default 540 s from the start) is skipped with a line saying so, so
-#                                   the call ends inside the 10-minute limit
+#                                   the call ends inside the 10-minute limit. FP8_CHECKED=1 skips the checks where
+#                                   they passed earlier on the same machine (say so in the note)
 # Each check runs under CHECKS_TIMEOUT_S (default 300 s), each bench under BENCH_TIMEOUT_S, so that a
 # call ends inside the 10-minute limit. Logs and results go to $OUT (default gpu_out/) as one tarball,
 # results.tgz (written also when the script is stopped), plus the summary. Exit status: 1 when a check
@@ -254,11 +256,20 @@ case "${1:-}" in
   fp8)
     budget=${FP8_BUDGET_S:-540}
     per_run=${BENCH_TIMEOUT_S:-45}
-    if CHECKS_TIMEOUT_S=${CHECKS_TIMEOUT_S:-240} run_checks 400 "[fp8]" --steps "${FP8_STEP// /,}"; then
-      for id in $FP8_STEP; do
-        bin=$(compgen -G "build/bin/${id}_*" | head -n 1)
+    if [ "${FP8_CHECKED:-0}" = 1 ]; then  # the checks of these steps passed earlier in this visit (family mode, say)
+      summary+=("fp8 checks not run again (FP8_CHECKED=1)")
+    fi
+    if [ "${FP8_CHECKED:-0}" = 1 ] || CHECKS_TIMEOUT_S=${CHECKS_TIMEOUT_S:-240} run_checks 400 "[fp8]" --steps "${FP8_STEP// /,}"; then
+      for id in $FP8_STEP ${FP8_VARIANTS:-}; do
+        bin=build/bin/$id  # a variant binary by its name (make fp8-variants), else the step's
+        [ -x "$bin" ] || bin=$(compgen -G "build/bin/${id}_*" | head -n 1)
+        [ -n "$bin" ] || { summary+=("fp8: no build/bin/$id (make fp8-variants builds the variants)"); status=1; continue; }
         name=$(basename "$bin")
-        shapes=${FP8_SHAPES:-$(for s in ${FP8_SIZES:-4096 8192}; do printf '%s:%s:%s ' "$s" "$s" "$s"; done)}
+        csv=$R/fp8.csv
+        case "$name" in variant_*) csv=$R/fp8_$name.csv ;; esac  # a variant registers its step's id and name: its own file
+        shapes=${FP8_SHAPES:-}
+        case "$name" in variant_*) shapes=${FP8_VARIANT_SHAPES:-$shapes} ;; esac
+        shapes=${shapes:-$(for s in ${FP8_SIZES:-4096 8192}; do printf '%s:%s:%s ' "$s" "$s" "$s"; done)}
         for shape in $shapes; do
           IFS=: read -r m n k <<< "$shape"
           size=${m}x${n}x${k}
@@ -270,9 +281,9 @@ case "${1:-}" in
           start=$SECONDS
           # --refs cublaslt: cuBLASLt FP8 with the step's scaling (the harness picks it from the step).
           guard timeout "$per_run" "$bin" --m "$m" --n "$n" --k "$k" --refs cublaslt --reps 30 \
-            --csv "$R/fp8.csv" > "$R/fp8_${id}_$size.log" 2>&1
+            --csv "$csv" > "$R/fp8_${id}_$size.log" 2>&1
           rc=$?
-          summary+=("$name $size (rc=$rc, $((SECONDS - start)) s): $(grep -E "^$name " "$R/fp8_${id}_$size.log" | tail -n 1)")
+          summary+=("$name $size (rc=$rc, $((SECONDS - start)) s): $(grep -E "^$name |paired ratio" "$R/fp8_${id}_$size.log" | tail -n 1)")
           grep -E "check against|relative RMS error|algorithms tried|not run|^error" "$R/fp8_${id}_$size.log"
           [ $rc -eq 0 ] || status=1
         done

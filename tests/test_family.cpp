@@ -196,9 +196,12 @@ TEST_CASE("family config: which Specs the parts assemble, and their shared memor
   CHECK(refusal(Spec{.cluster_m = 2, .cluster_n = 2}) != nullptr);
   CHECK(refusal(Spec{.bn = 8, .swap = true, .cluster_m = 2}) != nullptr);  // 4 rows: not a whole 8-row atom
   CHECK(refusal(Spec{.bn = 16, .swap = true, .cluster_m = 2}) == nullptr);
-  // Block scales with a cluster: not built (a partner past the edge would read B's scales past their end).
+  // Block scales in a pair along M (make fp8-variants): the pair shares B's tile, so its scale row too. Along N:
+  // not built (a partner past N's edge would read B's scales past their end).
+  CHECK(refusal(Spec{.elem = Elem::e4m3, .consumers = Consumers::cooperative, .accum = Accum::two_sets,
+                     .scales = Scales::block, .stages = 4, .cluster_m = 2}) == nullptr);
   CHECK(refusal(Spec{.elem = Elem::e4m3, .consumers = Consumers::cooperative, .accum = Accum::promoted,
-                     .scales = Scales::block, .stages = 4, .cluster_m = 2}) != nullptr);
+                     .scales = Scales::block, .stages = 4, .cluster_n = 2}) != nullptr);
   CHECK(empty_arrivals(Spec{.cluster_m = 2}) == 8);  // one consumer's 4 warps, in each of the two blocks
   // stmatrix writes 64-wide boxes only.
   CHECK(refusal(Spec{.bn = 96, .stmatrix = true}) != nullptr);

@@ -148,8 +148,8 @@ GEMM_HD constexpr const char* refusal(Spec s) {
   if (s.cluster_m < 1 || s.cluster_n < 1 || cluster_size(s) > 2) return "a cluster is 1 or 2 blocks, along M or N";
   if (s.cluster_m == 2 && (s.bn / 2) % 8 != 0)
     return "each block multicasts half of B's tile: BN / 2 rows must be whole 8-row swizzle atoms (BN % 16 == 0)";
-  if (s.scales == Scales::block && cluster_size(s) > 1)
-    return "block scales with a cluster: a partner block past the edge would read B's scales past their end (not built)";
+  if (s.scales == Scales::block && s.cluster_n > 1)  // (along M the pair shares B's tile and its scale row; rows past M scale by 0)
+    return "block scales with a cluster along N: a partner block past N's edge would read B's scales past their end (not built)";
   if (s.stmatrix && (s.swap || s.bn % 64 != 0)) return "stmatrix writes 64-wide epilogue boxes of an unswapped tile (BN % 64 == 0)";
   if (s.stages < 2 || smem_bytes(s) > kSmemBytes) return "the ring must have 2 stages or more and fit 227 KB";
   return nullptr;

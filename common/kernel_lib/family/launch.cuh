@@ -108,12 +108,32 @@ void launch_one_of(const char* step, const Problem& prob, const Plan& pl, cudaSt
 /// A family step's plan for a shape on this GPU: its policy (a step's `plan`) at gemm::sm_count().
 using Policy = Plan (*)(int m, int n, int k, int sms);
 
+/// `policy`'s plan for (m, n, k) on this GPU, computed once per shape: the last one is kept (per thread
+/// and policy), so the workspace query and the launch after it, and every repeat of a launch, read one
+/// plan (step 29's pick alone costs microseconds). Keyed by the device too: a cluster's plan counts the
+/// clusters that fit on it (menu::plan_sms). Throws what the policy and sm_count() throw.
+template <Policy policy>
+const Plan& plan_once(int m, int n, int k) {
+  struct Last {
+    int device = -1, m = 0, n = 0, k = 0;
+    Plan plan{};
+  };
+  thread_local Last last;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  if (device != last.device || m != last.m || n != last.n || k != last.k) {
+    const Plan plan = policy(m, n, k, sm_count());  // (if it throws, the last plan stays as it was)
+    last = {device, m, n, k, plan};
+  }
+  return last.plan;
+}
+
 /// Step::bf16 or Step::fp8 of a family step (registry.hpp): C = A * B^T as `policy` plans it on this GPU,
 /// on `stream`, launched with the one of Cs... the plan names (launch_one_of: its errors). `Id` is the
 /// step's id, for the messages.
 template <const char* Id, Policy policy, class... Cs, class Problem>
 void step_launch(const Problem& p, cudaStream_t stream) {
-  launch_one_of<Cs...>(Id, p, policy(p.m, p.n, p.k, sm_count()), stream);
+  launch_one_of<Cs...>(Id, p, plan_once<policy>(p.m, p.n, p.k), stream);
 }
 
 /// Step::accumulation of a family FP8 step whose configurations are C, Cs... (the ones step_launch
@@ -131,7 +151,7 @@ constexpr Accumulation step_accumulation() {
 /// where it pads; 0 for neither).
 template <Policy policy>
 size_t step_workspace_bytes(int m, int n, int k) {
-  return policy(m, n, k, sm_count()).workspace_bytes;
+  return plan_once<policy>(m, n, k).workspace_bytes;
 }
 
 }  // namespace gemm::family

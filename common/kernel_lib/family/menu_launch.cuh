@@ -37,7 +37,9 @@ int plan_sms_at(size_t i, int sms, std::index_sequence<I...>) {
 }
 }  // namespace detail
 
-/// plan_sms for entry i of kBf16 (i < kBf16.size(), unchecked).
-inline int plan_sms_of(size_t i, int sms) { return detail::plan_sms_at(i, sms, std::make_index_sequence<kBf16.size()>()); }
+/// plan_sms for entry i of kBf16 (i < kBf16.size(), unchecked). A template only so that a file which
+/// includes this header for plan_sms alone (step 35) does not instantiate every cluster entry's kernel.
+template <int = 0>
+int plan_sms_of(size_t i, int sms) { return detail::plan_sms_at(i, sms, std::make_index_sequence<kBf16.size()>()); }
 
 }  // namespace gemm::family::menu
