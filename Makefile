@@ -186,15 +186,15 @@ clean:
 	rm -rf $(BUILD)
 
 # ---- Test ------------------------------------------------------------------------------------------
-#> make test                 build everything, then the Catch2 suite (CPU, SASS, and GPU tests with a GPU; ~25 min on 2 cores from scratch)
+#> make test                 build everything, then the Catch2 suite (CPU, SASS, and GPU tests with a GPU; ~25 min on 2 cores from scratch) and the Python package's CPU tests
 # The SASS tests check the dumps of every step and twin (tests/test_sass.cpp), so they are made first.
 test: all $(BUILD)/bin/tests sass-dumps $(FIXTURE_EXES) $(PROBE_EXES) $(BUILD)/bin/fuzz $(BUILD)/bin/soak \
       $(BUILD)/bin/registry_json $(BUILD)/bin/split_dump
 	@$(MAKE) --no-print-directory test-run
 
-#> make test-run             the suite, already built (what the GPU machine runs: it has no Catch2 or fmt)
+#> make test-run             the suites, already built (what the GPU machine runs: it has no Catch2 or fmt); the last line adds up both
 test-run:
-	@$(BUILD)/bin/tests
+	@python3 scripts/run_tests.py --build $(BUILD)
 
 # ---- Run and measure -------------------------------------------------------------------------------
 #> make run STEP=NN M= N= K=  check one step against cuBLAS, then time it paired with the references (ARGS= more flags)
