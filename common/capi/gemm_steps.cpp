@@ -102,11 +102,10 @@ const gemm::Step& last_step(gemm::Dtype dtype, gemm::Scaling scaling) {
 
 const gemm::Step& find(const char* id) {
   if (!id) fail(GEMM_STEPS_ERR_INVALID_ARGUMENT, "step is NULL: name a step id (gemm_steps_last gives the last one's)");
-  std::string known;
-  for (const gemm::Step& s : steps()) {
+  for (const gemm::Step& s : steps())
     if (s.id == id) return s;
-    known += (known.empty() ? "" : " ") + s.id;
-  }
+  std::string known;
+  for (const gemm::Step& s : steps()) known += (known.empty() ? "" : " ") + s.id;
   fail(GEMM_STEPS_ERR_UNKNOWN_STEP, std::string("no step '") + id + "' (registered: " + known + ")");
 }
 
