@@ -28,6 +28,11 @@ endif
 
 COMMON_FLAGS := -O3 -std=c++20 -DFMT_HEADER_ONLY -I$(CUDA_HOME)/include
 CXXFLAGS     := $(COMMON_FLAGS) -Wall -Wextra
+# Position-independent host code for the objects build/lib/libgemmsteps.so links (every step and both
+# rooms of common/), so that the executables and the shared library link the same objects. Host code
+# only: the cubins nvcc embeds are byte-identical with and without it (make sass-check reads them).
+# $(BUILD)/flags records it; a change (or a tree built before it) rebuilds those objects once.
+PIC          := -fPIC
 # nvcc's front end rejects fmt 9's consteval format strings, so .cu files never include fmt:
 # their messages are built by functions in .cpp files (common/kernel_lib/check.cpp).
 NVCCFLAGS    := $(COMMON_FLAGS) -lineinfo -Xcompiler -Wall,-Wextra --expt-relaxed-constexpr
@@ -63,6 +68,10 @@ COMMON_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(COMMON_SRCS)))
 MAIN_OBJ    := $(BUILD)/obj/common/harness/main.o
 KERNEL_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(KERNELS)))
 MENU_OBJ    := $(BUILD)/obj/family/menu.o
+# The shared library of the C API (see "The C API" below): the API, every step, the kernel library.
+LIB_SO      := $(BUILD)/lib/libgemmsteps.so
+CAPI_OBJ    := $(BUILD)/obj/common/capi/gemm_steps.o
+LIB_OBJS    := $(CAPI_OBJ) $(KERNEL_OBJS) $(filter $(BUILD)/obj/common/kernel_lib/%,$(COMMON_OBJS))
 TEST_SRCS   := $(wildcard tests/*.cpp) $(wildcard tests/fixtures/*.cu)
 TEST_OBJS   := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(TEST_SRCS)))
 HEADERS     := $(wildcard common/kernel_lib/*.hpp common/kernel_lib/*.cuh common/kernel_lib/ptx/*.cuh common/kernel_lib/family/*.hpp common/kernel_lib/family/*.cuh \
@@ -93,18 +102,23 @@ include mk/reliability.mk
 
 # ---- Build -----------------------------------------------------------------------------------------
 #> make                      build every step (build/bin/NN_name)
-all: $(BINS)
+all: $(BINS) $(LIB_SO)
 
 #> make NN                   build one step (make 06: build/bin/06_vectorized_loads)
 $(foreach s,$(STEPS),$(eval $(firstword $(subst _, ,$(s))): $(BUILD)/bin/$(s)))
 
-$(BUILD)/obj/common/%.o: common/%.cpp $(HEADERS) | $(BUILD)/.deps-ok
+$(BUILD)/obj/common/%.o: common/%.cpp $(HEADERS) $(BUILD)/flags | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) $(if $(filter %telemetry,$*),$(NVML_FLAGS)) -c $< -o $@
+	$(CXX) $(CXXFLAGS) $(PIC) $(if $(filter %telemetry,$*),$(NVML_FLAGS)) -c $< -o $@
 
-$(BUILD)/obj/common/%.o: common/%.cu $(HEADERS) | $(BUILD)/.deps-ok
+$(BUILD)/obj/common/%.o: common/%.cu $(HEADERS) $(BUILD)/flags | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) $(FP32_GENCODE) -c $< -o $@
+	$(NVCC) $(NVCCFLAGS) -Xcompiler $(PIC) $(FP32_GENCODE) -c $< -o $@
+
+# The host flags the objects above and the kernels' are built with, rewritten only when they change.
+$(BUILD)/flags: FORCE
+	@mkdir -p $(dir $@)
+	@echo 'pic: $(PIC)' | cmp -s - $@ || echo 'pic: $(PIC)' > $@
 
 # The gencode a kernel is built with, rewritten only when it changes (ARCH=, or the step's required_cc
 # in kernels/steps.json), so that a change rebuilds the objects it concerns and nothing else.
@@ -113,10 +127,10 @@ $(BUILD)/gencode/%: FORCE
 	@echo '$(call gencode_for,kernels/$*.cu)' | cmp -s - $@ || echo '$(call gencode_for,kernels/$*.cu)' > $@
 
 # Every kernel object keeps its ptxas report (registers, shared memory, stack, spills) in build/ptxas/.
-$(BUILD)/obj/kernels/%.o: kernels/%.cu $(BUILD)/gencode/% $(HEADERS) | $(BUILD)/.deps-ok
+$(BUILD)/obj/kernels/%.o: kernels/%.cu $(BUILD)/gencode/% $(HEADERS) $(BUILD)/flags | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@) $(BUILD)/ptxas
-	@echo "$(NVCC) ... $(call gencode_for,$<) -Xptxas -v -c $< -o $@"
-	@$(NVCC) $(NVCCFLAGS) $(call gencode_for,$<) -Xptxas -v -c $< -o $@ 2> $(BUILD)/ptxas/$*.txt \
+	@echo "$(NVCC) ... $(call gencode_for,$<) -Xcompiler $(PIC) -Xptxas -v -c $< -o $@"
+	@$(NVCC) $(NVCCFLAGS) -Xcompiler $(PIC) $(call gencode_for,$<) -Xptxas -v -c $< -o $@ 2> $(BUILD)/ptxas/$*.txt \
 	  || { cat $(BUILD)/ptxas/$*.txt >&2; exit 1; }
 	@grep -iE "warning|error" $(BUILD)/ptxas/$*.txt >&2 || true
 
@@ -151,20 +165,36 @@ $(BUILD)/bin/tests: $(TEST_OBJS) $(KERNEL_OBJS) $(COMMON_OBJS) $(MENU_OBJ) $(CUT
 	@mkdir -p $(dir $@)
 	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
 
+# ---- The C API (common/capi/gemm_steps.h) and the Python package over it (python/) -------------------
+# build/lib/libgemmsteps.so: every step and the kernel library (position-independent objects, see PIC)
+# behind the C API; the CUDA runtime linked statically, as in the executables; only gemm_steps_*
+# exported (gemm_steps.map). -z defs: every symbol resolved at link time; -z text: no text relocations
+# (an object built without -fPIC fails here, not when Python loads the library).
+$(CAPI_OBJ): common/capi/gemm_steps.h
+
+#> make lib                  build/lib/libgemmsteps.so: the C API over every step (common/capi/gemm_steps.h; python/ uses it)
+.PHONY: lib
+lib: $(LIB_SO)
+
+$(LIB_SO): $(LIB_OBJS) common/capi/gemm_steps.map
+	@mkdir -p $(dir $@)
+	$(NVCC) -shared $(LIB_OBJS) -o $@ -cudart static -lcublas -ldl \
+	  -Xlinker --version-script=common/capi/gemm_steps.map -Xlinker -z,defs -Xlinker -z,text
+
 #> make clean                remove build/
 clean:
 	rm -rf $(BUILD)
 
 # ---- Test ------------------------------------------------------------------------------------------
-#> make test                 build everything, then the Catch2 suite (CPU, SASS, and GPU tests with a GPU; ~25 min on 2 cores from scratch)
+#> make test                 build everything, then the Catch2 suite (CPU, SASS, and GPU tests with a GPU; ~25 min on 2 cores from scratch) and the Python package's CPU tests
 # The SASS tests check the dumps of every step and twin (tests/test_sass.cpp), so they are made first.
 test: all $(BUILD)/bin/tests sass-dumps $(FIXTURE_EXES) $(PROBE_EXES) $(BUILD)/bin/fuzz $(BUILD)/bin/soak \
       $(BUILD)/bin/registry_json $(BUILD)/bin/split_dump
 	@$(MAKE) --no-print-directory test-run
 
-#> make test-run             the suite, already built (what the GPU machine runs: it has no Catch2 or fmt)
+#> make test-run             the suites, already built (what the GPU machine runs: it has no Catch2 or fmt); the last line adds up both
 test-run:
-	@$(BUILD)/bin/tests
+	@python3 scripts/run_tests.py --build $(BUILD)
 
 # ---- Run and measure -------------------------------------------------------------------------------
 #> make run STEP=NN M= N= K=  check one step against cuBLAS, then time it paired with the references (ARGS= more flags)

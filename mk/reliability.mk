@@ -122,10 +122,11 @@ $(BUILD)/bin/variant_35_c2m: $(BUILD)/obj/variants/35_c2m.o $(MAIN_OBJ) $(COMMON
 .PHONY: fp8-variants
 fp8-variants: $(FP8_VARIANTS)
 
-#> make gpu-carry            build/carry/bin.tar.xz: every executable, stripped and compressed (about 5 MB), for a GPU machine with no compiler; scripts/gpu_session.sh unpacks it into build/bin
+#> make gpu-carry            build/carry/bin.tar.xz: every executable and build/lib/libgemmsteps.so, stripped and compressed, for a GPU machine with no compiler; scripts/gpu_session.sh unpacks it into build/bin and build/lib
 .PHONY: gpu-carry
-gpu-carry: all $(BUILD)/bin/tests $(BUILD)/bin/fuzz $(BUILD)/bin/tune $(BUILD)/bin/soak $(FIXTURE_EXES) $(PROBE_EXES) $(TILE_VARIANTS) $(REPACK_VARIANTS) $(PROMOTE_VARIANTS) $(FP8_VARIANTS) $(LAB_EXES)
-	@rm -rf $(BUILD)/carry && mkdir -p $(BUILD)/carry/bin
+gpu-carry: all $(BUILD)/bin/tests $(BUILD)/bin/fuzz $(BUILD)/bin/tune $(BUILD)/bin/soak $(FIXTURE_EXES) $(PROBE_EXES) $(TILE_VARIANTS) $(REPACK_VARIANTS) $(PROMOTE_VARIANTS) $(FP8_VARIANTS) $(LAB_EXES) $(LIB_SO)
+	@rm -rf $(BUILD)/carry && mkdir -p $(BUILD)/carry/bin $(BUILD)/carry/lib
 	cp $(BUILD)/bin/* $(BUILD)/carry/bin/ && strip $(BUILD)/carry/bin/*
-	tar cJf $(BUILD)/carry/bin.tar.xz -C $(BUILD)/carry bin && rm -rf $(BUILD)/carry/bin
+	cp $(LIB_SO) $(BUILD)/carry/lib/ && strip --strip-unneeded $(BUILD)/carry/lib/*
+	tar cJf $(BUILD)/carry/bin.tar.xz -C $(BUILD)/carry bin lib && rm -rf $(BUILD)/carry/bin $(BUILD)/carry/lib
 	@ls -l $(BUILD)/carry/bin.tar.xz

@@ -53,6 +53,13 @@
 #                                   (M:N:K ...; default 4096^3, K % 16 == 8 at 4104, a 32-byte but not
 #                                   128-byte pitch at 4112, and a small-M long-K one), with L2 requests and
 #                                   sectors besides the usual columns -> $OUT/run/pitch_<step>_<shape>.md
+#   scripts/gpu_session.sh torch    the C API and the Python package with PyTorch (issue 48), no timing of
+#                                   the steps: python/tests/torch_gpu.py (every step through gemm_steps
+#                                   against torch.matmul, the FP8 steps against the fp64 oracle and
+#                                   torch._scaled_mm; ragged and small-M shapes, a non-default stream,
+#                                   views with an offset, workspace reuse; TORCH_ARGS add, e.g. --quick)
+#                                   under TORCH_TIMEOUT_S (default 480 s), then examples/mlp_block.py
+#                                   (MLP_ARGS add); needs build/lib/libgemmsteps.so (make gpu-carry packs it)
 # CHECKS_ONLY=1 makes family and menu stop after their checks (two of them can then share one call).
 #   scripts/gpu_session.sh menu     the family's menu (family/menu.hpp, issue 46) in one call: the menu's
 #                                   GPU tests ([menu]: every entry on shapes from its own tile, split
@@ -96,6 +103,13 @@ if [ -f build/carry/bin.tar.xz ] && [ ! -x build/bin/tests ]; then
 fi
 case "${1:-}" in
   checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|promote|pitch) ;;
+  torch)
+    # A tarball from before the library was packed leaves build/lib out: take it from a newer one.
+    if [ ! -f build/lib/libgemmsteps.so ] && [ -f build/carry/bin.tar.xz ]; then
+      tar xJf build/carry/bin.tar.xz -C build lib 2>/dev/null
+    fi
+    [ -f build/lib/libgemmsteps.so ] || { echo "torch: no build/lib/libgemmsteps.so (make lib; make gpu-carry packs it)" >&2; exit 2; }
+    ;;
   menu)
     for b in tests fuzz tune; do
       [ -x "build/bin/$b" ] || { echo "menu: no build/bin/$b (make gpu-carry builds it)" >&2; exit 2; }
@@ -125,7 +139,7 @@ case "${1:-}" in
       compgen -G "build/bin/${id}_*" > /dev/null || { echo "step: no binary build/bin/${id}_* (ids as in kernels/NN_name.cu)" >&2; exit 2; }
     done
     ;;
-  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|pitch|step|fp8|family|menu" >&2; exit 2 ;;
+  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|pitch|step|fp8|family|menu|torch" >&2; exit 2 ;;
 esac
 OUT=${OUT:-gpu_out}
 mkdir -p "$OUT/run"
@@ -292,6 +306,22 @@ case "${1:-}" in
       status=1
       summary+=("fp8 runs skipped: a check failed")
     fi
+    ;;
+  torch)
+    export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" GEMM_STEPS_LIB="$PWD/build/lib/libgemmsteps.so" PYTHONUNBUFFERED=1
+    start=$SECONDS
+    guard timeout "${TORCH_TIMEOUT_S:-480}" python3 python/tests/torch_gpu.py --budget $((${TORCH_TIMEOUT_S:-480} - 60)) \
+      ${TORCH_ARGS:-} > "$R/torch_tests.log" 2>&1
+    rc=$?
+    summary+=("torch tests (rc=$rc, $((SECONDS - start)) s): $(tail -n 1 "$R/torch_tests.log")")
+    grep -E "^(FAIL|SKIP|#)|Error" "$R/torch_tests.log" | head -60
+    [ $rc -eq 0 ] || status=1
+    start=$SECONDS
+    guard timeout 100 python3 examples/mlp_block.py ${MLP_ARGS:-} > "$R/mlp_block.log" 2>&1
+    rc=$?
+    summary+=("examples/mlp_block.py (rc=$rc, $((SECONDS - start)) s)")
+    cat "$R/mlp_block.log"
+    [ $rc -eq 0 ] || status=1
     ;;
   sweep)
     start=$SECONDS
