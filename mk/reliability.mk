@@ -51,9 +51,19 @@ $(BUILD)/bin/lab_%: lab/%.cu $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) $< -o $@
 
-#> make lab-fp8              build/bin/lab_fp8_accumulator: the FP8 tensor core's accumulator width (docs/fp8.md; needs a Hopper GPU to run)
+# lab/NAME.cpp: the lab's drivers, which run registered steps and references through the harness
+# (every step linked, as in build/bin/fuzz); build/bin/lab_NAME.
+LAB_DRIVERS := $(patsubst lab/%.cpp,$(BUILD)/bin/lab_%,$(wildcard lab/*.cpp))
+$(BUILD)/obj/lab/%.o: lab/%.cpp $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -c $< -o $@
+$(LAB_DRIVERS): $(BUILD)/bin/lab_%: $(BUILD)/obj/lab/%.o $(KERNEL_OBJS) $(COMMON_OBJS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $^ -o $@ $(LDLIBS)
+
+#> make lab-fp8              build/bin/lab_fp8_accumulator (the FP8 tensor core's accumulator width) and lab_fp8_outliers (error against the unquantized product per scaling) (docs/fp8.md; a Hopper GPU runs them)
 .PHONY: lab-fp8
-lab-fp8: $(LAB_EXES)
+lab-fp8: $(LAB_EXES) $(LAB_DRIVERS)
 
 # tests/probes/NAME.cu: small programs the sanitizer runs to show what a tool sees (sm_90a, with the
 # kernel library's tensor maps).
@@ -111,7 +121,7 @@ promote-variants: $(PROMOTE_VARIANTS)
 
 #> make gpu-carry            build/carry/bin.tar.xz: every executable, stripped and compressed (about 5 MB), for a GPU machine with no compiler; scripts/gpu_session.sh unpacks it into build/bin
 .PHONY: gpu-carry
-gpu-carry: all $(BUILD)/bin/tests $(BUILD)/bin/fuzz $(BUILD)/bin/tune $(BUILD)/bin/soak $(FIXTURE_EXES) $(PROBE_EXES) $(TILE_VARIANTS) $(REPACK_VARIANTS) $(PROMOTE_VARIANTS) $(LAB_EXES)
+gpu-carry: all $(BUILD)/bin/tests $(BUILD)/bin/fuzz $(BUILD)/bin/tune $(BUILD)/bin/soak $(FIXTURE_EXES) $(PROBE_EXES) $(TILE_VARIANTS) $(REPACK_VARIANTS) $(PROMOTE_VARIANTS) $(LAB_EXES) $(LAB_DRIVERS)
 	@rm -rf $(BUILD)/carry && mkdir -p $(BUILD)/carry/bin
 	cp $(BUILD)/bin/* $(BUILD)/carry/bin/ && strip $(BUILD)/carry/bin/*
 	tar cJf $(BUILD)/carry/bin.tar.xz -C $(BUILD)/carry bin && rm -rf $(BUILD)/carry/bin
