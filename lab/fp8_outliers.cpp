@@ -418,8 +418,10 @@ int main(int argc, char** argv) {
       return 2;
     }
   try {
-    Csv csv(a.csv);
-    if (a.cpu_model) return run_cpu_model(a, csv);
+    if (a.cpu_model) {
+      Csv csv(a.csv);
+      return run_cpu_model(a, csv);
+    }
     std::vector<Step> steps;
     try {
       for (const std::string& id : {a.unpromoted, a.promoted, a.block}) steps.push_back(find_step(id));
@@ -437,6 +439,7 @@ int main(int argc, char** argv) {
       fmt::print(stderr, "error: lab_fp8_outliers: no CUDA device found (--cpu-model runs without one)\n");
       return 2;
     }
+    Csv csv(a.csv);
     const DeviceInfo dev = query_device();
     Sweep sweep{a, csv, dev, gpu_of(dev), steps[0], steps[1], steps[2]};
     fmt::print("# {}\n# {}\n", describe(sweep.dev), kHeader);

@@ -526,6 +526,30 @@ TEST_CASE("the outliers lab: --help, bad input, and its host model's CSV (no GPU
   CHECK(lines[8].rfind("llm,1000,32,32,256,2026,block,exact,fp64 oracle,", 0) == 0);
   CHECK(lines[1].find(",-,,") != std::string::npos);   // normal: no err_ordinary
   CHECK(lines[8].find(",-,0.0") != std::string::npos);  // llm: err_ordinary, a few percent
+  // The chapter's tables from such a CSV (no matplotlib needed), and the chapter's block: what the
+  // committed CSV says, or the placeholder while there is none.
+  if (!gemm_test::have_repo("scripts/plot_fp8_outliers.py and docs/fp8.md")) return;
+  const auto repo = gemm_test::repo_dir();
+  const std::string script = "python3 " + (repo / "scripts/plot_fp8_outliers.py").string();
+  if (gemm_test::run_command("python3 --version").status != 0) {
+    gemm_test::mark_skipped("no python3 on PATH");
+    return;
+  }
+  const std::string csv2 = csv + ".2";
+  r = gemm_test::run_command(exe + " --cpu-model --m 32 --n 32 --ks 256,512 --csv " + csv2 + " && " + exe +
+                             " --cpu-model --m 32 --n 32 --dists llm --ks 256 --outlier-maxes 100,100000 --csv " + csv2 +
+                             " && " + script + " " + csv2 + " --table");
+  std::filesystem::remove(csv2);
+  INFO(r.output);
+  REQUIRE(r.exited);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("| per tensor | exact (fp64), no kernel | the quantized inputs' fp64 product |") &&
+                           Catch::Contains("| K = 256 | K = 512 | N(0, 1), K = 512 |") && Catch::Contains("| 100000× | 1 × 128 of A"));
+  const auto committed = repo / "results/nvidia_h200_fp8_outliers.csv";
+  r = gemm_test::run_command(script + (std::filesystem::exists(committed) ? " " + committed.string() : std::string(" --placeholder")) +
+                             " --book " + (repo / "docs/fp8.md").string() + " --check");
+  INFO(r.output);
+  CHECK(r.status == 0);
 }
 
 // ---- GPU -------------------------------------------------------------------------------------------
