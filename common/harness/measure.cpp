@@ -116,16 +116,16 @@ void gather_contenders(Contenders& c, const Step& step, ProblemBuffers& ws, cons
 // 1 is a wrong step or a CUDA error), and bench.py records the dropped reference as a row of its own.
 // fp8: every reference, and the step once more, against the fp64 oracle of the dequantized product;
 // each one's relative RMS error goes to `rel_rms` (by contender name) for the rows (bf16 and fp32 rows
-// leave the column empty: their references are compared with cuBLAS, not with an oracle). Where the
-// inputs before quantization were kept (--dist llm), one more line each: the error against their fp64
-// product, quantization included (printed only: the column stays the oracle's). Throws gemm::Error
-// where the step fails its second check.
+// leave the column empty: their references are compared with cuBLAS, not with an oracle). Throws
+// gemm::Error where the step fails its second check.
 void drop_failed_references(Contenders& c, ProblemBuffers& ws, std::map<std::string, double>& rel_rms) {
   const bool fp8 = ws.problem().dtype == Dtype::fp8;
   const char* oracle = fp8 ? "the fp64 oracle" : "cuBLAS";
   const bool others = std::any_of(c.all.begin() + 1, c.all.end(), [](const Contender& x) { return x.name != "cublas"; });
   if (!others && !fp8) return;
   const std::vector<float> want = ws.reference();
+  // Where the inputs before quantization were kept (--dist llm), one more line each: the error against
+  // their fp64 product, quantization included (printed only: the column stays the oracle's).
   const std::vector<float> truth = ws.has_unquantized() ? ws.unquantized_product() : std::vector<float>{};
   for (auto it = c.all.begin() + (fp8 ? 0 : 1); it != c.all.end();) {
     if (it->name == "cublas") {
