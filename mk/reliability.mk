@@ -60,10 +60,11 @@ $(BUILD)/obj/lab/%.o: lab/%.cpp $(HEADERS) | $(BUILD)/.deps-ok
 $(LAB_DRIVERS): $(BUILD)/bin/lab_%: $(BUILD)/obj/lab/%.o $(KERNEL_OBJS) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
 	$(NVCC) $^ -o $@ $(LDLIBS)
+LAB_EXES += $(LAB_DRIVERS)  # all the lab's programs: make lab-fp8 and make gpu-carry build them
 
 #> make lab-fp8              build/bin/lab_fp8_accumulator (the FP8 tensor core's accumulator width) and lab_fp8_outliers (error against the unquantized product per scaling) (docs/fp8.md; a Hopper GPU runs them)
 .PHONY: lab-fp8
-lab-fp8: $(LAB_EXES) $(LAB_DRIVERS)
+lab-fp8: $(LAB_EXES)
 
 # tests/probes/NAME.cu: small programs the sanitizer runs to show what a tool sees (sm_90a, with the
 # kernel library's tensor maps).
@@ -121,7 +122,7 @@ promote-variants: $(PROMOTE_VARIANTS)
 
 #> make gpu-carry            build/carry/bin.tar.xz: every executable, stripped and compressed (about 5 MB), for a GPU machine with no compiler; scripts/gpu_session.sh unpacks it into build/bin
 .PHONY: gpu-carry
-gpu-carry: all $(BUILD)/bin/tests $(BUILD)/bin/fuzz $(BUILD)/bin/tune $(BUILD)/bin/soak $(FIXTURE_EXES) $(PROBE_EXES) $(TILE_VARIANTS) $(REPACK_VARIANTS) $(PROMOTE_VARIANTS) $(LAB_EXES) $(LAB_DRIVERS)
+gpu-carry: all $(BUILD)/bin/tests $(BUILD)/bin/fuzz $(BUILD)/bin/tune $(BUILD)/bin/soak $(FIXTURE_EXES) $(PROBE_EXES) $(TILE_VARIANTS) $(REPACK_VARIANTS) $(PROMOTE_VARIANTS) $(LAB_EXES)
 	@rm -rf $(BUILD)/carry && mkdir -p $(BUILD)/carry/bin
 	cp $(BUILD)/bin/* $(BUILD)/carry/bin/ && strip $(BUILD)/carry/bin/*
 	tar cJf $(BUILD)/carry/bin.tar.xz -C $(BUILD)/carry bin && rm -rf $(BUILD)/carry/bin

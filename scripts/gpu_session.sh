@@ -104,9 +104,6 @@ if [ -f build/carry/bin.tar.xz ] && [ ! -x build/bin/tests ]; then
 fi
 case "${1:-}" in
   checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|promote|pitch) ;;
-  outliers)
-    [ -x build/bin/lab_fp8_outliers ] || { echo "outliers: no build/bin/lab_fp8_outliers (make gpu-carry builds it)" >&2; exit 2; }
-    ;;
   menu)
     for b in tests fuzz tune; do
       [ -x "build/bin/$b" ] || { echo "menu: no build/bin/$b (make gpu-carry builds it)" >&2; exit 2; }
@@ -128,6 +125,9 @@ case "${1:-}" in
       compgen -G "build/bin/${id}_*" > /dev/null || { echo "fp8: no binary build/bin/${id}_* (FP8_STEP=\"30 31 32\")" >&2; exit 2; }
     done
     ;;
+  outliers)
+    [ -x build/bin/lab_fp8_outliers ] || { echo "outliers: no build/bin/lab_fp8_outliers (make gpu-carry builds it)" >&2; exit 2; }
+    ;;
   step)
     [ -n "${STEP:-}" ] || { echo "step: set STEP (and PREV, default its parent; step ids, e.g. STEP=23 PREV=22)" >&2; exit 2; }
     if [ -z "${PREV:-}" ]; then PREV=$(python3 scripts/steps.py parent "$STEP") || exit 2; fi  # an unknown STEP: steps.py says so
@@ -136,7 +136,7 @@ case "${1:-}" in
       compgen -G "build/bin/${id}_*" > /dev/null || { echo "step: no binary build/bin/${id}_* (ids as in kernels/NN_name.cu)" >&2; exit 2; }
     done
     ;;
-  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|outliers|promote|pitch|step|fp8|family|menu" >&2; exit 2 ;;
+  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|pitch|step|fp8|family|menu" >&2; exit 2 ;;
 esac
 OUT=${OUT:-gpu_out}
 mkdir -p "$OUT/run"
