@@ -189,7 +189,7 @@ clean:
 #> make test                 build everything, then the Catch2 suite (CPU, SASS, and GPU tests with a GPU; ~25 min on 2 cores from scratch) and the Python package's CPU tests
 # The SASS tests check the dumps of every step and twin (tests/test_sass.cpp), so they are made first.
 test: all $(BUILD)/bin/tests sass-dumps $(FIXTURE_EXES) $(PROBE_EXES) $(BUILD)/bin/fuzz $(BUILD)/bin/soak \
-      $(BUILD)/bin/registry_json $(BUILD)/bin/split_dump
+      $(BUILD)/bin/registry_json $(BUILD)/bin/split_dump $(LAB_DRIVERS)
 	@$(MAKE) --no-print-directory test-run
 
 #> make test-run             the suites, already built (what the GPU machine runs: it has no Catch2 or fmt); the last line adds up both
@@ -251,11 +251,16 @@ steps-json: $(BUILD)/bin/registry_json
 steps-table:
 	python3 scripts/steps.py readme
 
-#> make results-tables       rewrite README.md's results rows, docs/results.md (with the shapes table when results/<gpu>_shapes.csv exists) and the book's measured blocks from the committed CSVs (no GPU)
+#> make results-tables       rewrite README.md's results rows, docs/results.md (with the shapes table when results/<gpu>_shapes.csv exists), the book's measured blocks and the FP8 outliers tables from the committed CSVs (no GPU)
 # After steps-table: both rewrite README.md, and make runs in parallel here (a race lost the results row).
 results-tables: steps-table
 	python3 scripts/results_table.py results/$(DOCS_GPU).csv --readme README.md --full docs/results.md > /dev/null
 	python3 scripts/book_numbers.py --csv results/$(DOCS_GPU).csv
+	@if [ -f results/$(DOCS_GPU)_fp8_outliers.csv ]; then \
+	  python3 scripts/plot_fp8_outliers.py results/$(DOCS_GPU)_fp8_outliers.csv --book docs/fp8.md; \
+	else \
+	  echo "docs/fp8.md: the outliers tables left as they are (no results/$(DOCS_GPU)_fp8_outliers.csv yet: scripts/gpu_session.sh outliers on a GPU)"; \
+	fi
 	@if [ -f results/$(DOCS_GPU)_shapes.csv ]; then \
 	  python3 scripts/shapes_table.py results/$(DOCS_GPU)_shapes.csv --full docs/results.md; \
 	else \

@@ -72,6 +72,11 @@ docs: docs-deps schedule-figures swizzle-figure tile-menu-figure dispatch-figure
 	python3 scripts/plot_steps.py results/$(DOCS_GPU).csv
 	python3 scripts/plot_sweep.py results/$(DOCS_GPU)_sweep.csv
 	@if [ -f results/$(DOCS_GPU)_fp8_lab.csv ]; then python3 scripts/plot_fp8_lab.py results/$(DOCS_GPU)_fp8_lab.csv; fi
+	@if [ -f results/$(DOCS_GPU)_fp8_outliers.csv ]; then \
+	  python3 scripts/plot_fp8_outliers.py results/$(DOCS_GPU)_fp8_outliers.csv; \
+	else \
+	  echo "docs/img/fp8_outliers.png not drawn (no results/$(DOCS_GPU)_fp8_outliers.csv yet: scripts/gpu_session.sh outliers on a GPU)"; \
+	fi
 	@if [ -f results/$(DOCS_GPU)_shapes.csv ]; then \
 	  python3 scripts/plot_shapes.py results/$(DOCS_GPU)_shapes.csv; \
 	else \

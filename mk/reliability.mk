@@ -51,7 +51,18 @@ $(BUILD)/bin/lab_%: lab/%.cu $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) $< -o $@
 
-#> make lab-fp8              build/bin/lab_fp8_accumulator: the FP8 tensor core's accumulator width (docs/fp8.md; needs a Hopper GPU to run)
+# lab/NAME.cpp: the lab's drivers, which run registered steps and references through the harness
+# (every step linked, as in build/bin/fuzz); build/bin/lab_NAME.
+LAB_DRIVERS := $(patsubst lab/%.cpp,$(BUILD)/bin/lab_%,$(wildcard lab/*.cpp))
+$(BUILD)/obj/lab/%.o: lab/%.cpp $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -c $< -o $@
+$(LAB_DRIVERS): $(BUILD)/bin/lab_%: $(BUILD)/obj/lab/%.o $(KERNEL_OBJS) $(COMMON_OBJS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $^ -o $@ $(LDLIBS)
+LAB_EXES += $(LAB_DRIVERS)  # all the lab's programs: make lab-fp8 and make gpu-carry build them
+
+#> make lab-fp8              build/bin/lab_fp8_accumulator (the FP8 tensor core's accumulator width) and lab_fp8_outliers (error against the unquantized product per scaling) (docs/fp8.md; a Hopper GPU runs them)
 .PHONY: lab-fp8
 lab-fp8: $(LAB_EXES)
 

@@ -32,6 +32,16 @@
 #                                   of LAB_STEPS (default: the fp8 steps built) at 256 x 256 x K for K of
 #                                   LAB_KS (default 256 ... 65536) with cuBLASLt FP8's two modes, 20 rounds:
 #                                   the relative RMS errors against the fp64 oracle -> $OUT/run/lab_errors.csv
+#   scripts/gpu_session.sh outliers what block scaling buys (docs/fp8.md): the GPU tests of the llm inputs
+#                                   ([dist]: the kept inputs, every fp8 step checked on them, cuBLASLt's
+#                                   per-row scales), then, if they passed, build/bin/lab_fp8_outliers: the
+#                                   error against the fp64 product of the unquantized inputs per scaling (per
+#                                   tensor, per row, per row of A and 128 rows of B, 1x128/128x128 blocks) and
+#                                   accumulation (steps 30, 31, 34 and cuBLASLt FP8), at 256 x 256 x K for K of
+#                                   OUTLIER_KS (default 256,1024,4096,16384,65536) on N(0,1) and llm inputs,
+#                                   then on llm inputs at K = 4096 with outliers up to OUTLIER_MAXES (default
+#                                   100,10000,100000) -> $OUT/run/outliers.csv (commit it as
+#                                   results/<gpu>_fp8_outliers.csv) and its tables; a few minutes in all
 #   scripts/gpu_session.sh promote  the accuracy lab's speed-against-error points: step 31 promoting
 #                                   every 1, 2 and 4 k32 wgmmas (variant_31_pe1, _pe2 of make
 #                                   promote-variants, and 31 itself) and step 30 (never), each at each of
@@ -130,6 +140,9 @@ case "${1:-}" in
     for id in $FP8_STEP; do
       compgen -G "build/bin/${id}_*" > /dev/null || { echo "fp8: no binary build/bin/${id}_* (FP8_STEP=\"30 31 32\")" >&2; exit 2; }
     done
+    ;;
+  outliers)
+    [ -x build/bin/lab_fp8_outliers ] || { echo "outliers: no build/bin/lab_fp8_outliers (make gpu-carry builds it)" >&2; exit 2; }
     ;;
   step)
     [ -n "${STEP:-}" ] || { echo "step: set STEP (and PREV, default its parent; step ids, e.g. STEP=23 PREV=22)" >&2; exit 2; }
@@ -490,6 +503,36 @@ for (s, k), v in sorted(by.items()):
     print(f"{s:5} {k:<7} {v.get('step', '-'):11} {v.get('cublaslt_best', '-'):11} {v.get('cublaslt_fast', '-')}")
 PY
     summary+=("lab ($((SECONDS - start)) s)")
+    ;;
+  outliers)
+    start=$SECONDS
+    guard timeout "${CHECKS_TIMEOUT_S:-300}" build/bin/tests "[dist]" > "$R/tests.log" 2>&1
+    rc=$?
+    summary+=("tests [dist] (rc=$rc): $(tail -n 1 "$R/tests.log")")
+    grep -E "FAILED|failed|WATCHDOG|WARN|no algorithm" "$R/tests.log" | head -20
+    if [ $rc -ne 0 ]; then
+      status=1
+      summary+=("outliers sweep skipped: a check failed")
+    else
+      # Two runs into one CSV: the K sweep (both inputs), then the outlier sizes at one K (llm inputs).
+      guard timeout "${BENCH_TIMEOUT_S:-300}" build/bin/lab_fp8_outliers --ks "${OUTLIER_KS:-256,1024,4096,16384,65536}" \
+        --csv "$R/outliers.csv" > "$R/outliers_k.log" 2>&1
+      rc=$?
+      summary+=("outliers over K (rc=$rc): $(tail -n 1 "$R/outliers_k.log")")
+      [ $rc -eq 0 ] || status=1
+      guard timeout "${BENCH_TIMEOUT_S:-300}" build/bin/lab_fp8_outliers --dists llm --ks 4096 \
+        --outlier-maxes "${OUTLIER_MAXES:-100,10000,100000}" --csv "$R/outliers.csv" > "$R/outliers_sizes.log" 2>&1
+      rc=$?
+      summary+=("outliers over sizes (rc=$rc): $(tail -n 1 "$R/outliers_sizes.log")")
+      [ $rc -eq 0 ] || status=1
+      grep -hE "^# |not run|^error|FAIL" "$R/outliers_k.log" "$R/outliers_sizes.log" | sort | uniq -c | head -20
+      if [ -f "$R/outliers.csv" ]; then
+        python3 scripts/plot_fp8_outliers.py "$R/outliers.csv" --table 2>&1
+        summary+=("outliers: $(($(wc -l < "$R/outliers.csv") - 1)) rows in outliers.csv ($((SECONDS - start)) s)")
+      else
+        summary+=("outliers: no outliers.csv written ($((SECONDS - start)) s)")
+      fi
+    fi
     ;;
   pitch)
     start=$SECONDS

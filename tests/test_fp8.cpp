@@ -8,11 +8,21 @@
 // with power-of-two scales that differ by up to 64x from block to block (==: an sfa or sfb index bug
 // cannot pass), every fp8 step ten times bitwise identical on a stream-K shape, cuBLASLt FP8 (default
 // and fast accumulation; block-scaled) against the oracle, and a problem of the wrong scaling refused.
+// The llm inputs (--dist llm, fp8.hpp's Dist): CPU, the generator's outlier channels and block sigmas
+// (deterministic, pinned, in range), the coarse scale grids written out as block scales, the census of
+// what quantization flushed, the tolerance's running-sum size, the flag's refusals, the outliers lab's
+// host model; GPU, the kept inputs are those ProblemBuffers quantized, every fp8 step passes its check
+// on them, and the error against the unquantized product holds the quantization's.
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <random>
 
@@ -20,6 +30,7 @@
 #include "../common/harness/cublaslt.hpp"
 #include "../common/harness/device_info.hpp"
 #include "../common/harness/fp8.hpp"
+#include "../common/harness/options.hpp"
 #include "../common/harness/problem.hpp"
 #include "../common/harness/reference.hpp"
 #include "../common/harness/results.hpp"
@@ -313,6 +324,234 @@ TEST_CASE("fp8 step executable: --exact past K = 1024 and --alpha are refused wi
   CHECK_THAT(r.output, Catch::Contains("K % 16 == 0"));
 }
 
+// ---- LLM-shaped inputs (--dist llm) and the outliers lab (docs/fp8.md, "What block scaling buys") ----
+
+TEST_CASE("llm inputs: outlier channels and block sigmas are deterministic, pinned, in range and log-uniform", "[cpu][fp8][dist]") {
+  const LlmShape s;  // the defaults the book describes: 0.5 % of K, factors 10-1000, sigmas 0.1-10
+  CHECK(s.outlier_fraction == 0.005);
+  CHECK(s.outlier_min == 10);
+  CHECK(s.outlier_max == 1000);
+  CHECK(s.sigma_min == 0.1);
+  CHECK(s.sigma_max == 10);
+  // Pinned: the committed results of the outliers lab were drawn from these (mt19937_64's output is
+  // fixed by the C++ standard, and nothing else enters); a change here changes every llm input.
+  const std::vector<float> f = llm_channel_factors(1024, 2026, s);
+  REQUIRE(f.size() == 1024);
+  std::vector<std::pair<int, float>> outliers;
+  for (int c = 0; c < 1024; ++c)
+    if (f[size_t(c)] != 1.0f) outliers.push_back({c, f[size_t(c)]});
+  REQUIRE(outliers.size() == 5);  // round(0.005 * 1024) = 5
+  const std::pair<int, float> pinned[] = {{232, 119.997864f}, {396, 30.7322617f}, {472, 292.807892f}, {722, 40.5359688f}, {926, 260.279755f}};
+  for (int i = 0; i < 5; ++i) {
+    CHECK(outliers[size_t(i)].first == pinned[i].first);
+    CHECK(outliers[size_t(i)].second == Approx(pinned[i].second).epsilon(1e-6));
+  }
+  CHECK(llm_channel_factors(1024, 2026, s) == f);  // the same seed, the same inputs
+  CHECK(llm_channel_factors(1024, 2027, s) != f);
+  // Counts: at least one outlier, and round(fraction * K); factors log-uniform in [10, 1000], so their
+  // log10 averages about 2 over many.
+  const std::vector<float> one = llm_channel_factors(1, 1, s);
+  CHECK((one.size() == 1 && one[0] >= 10.0f));
+  const std::vector<float> many = llm_channel_factors(1 << 16, 7, s);
+  double sum_log = 0;
+  int count = 0;
+  for (float v : many)
+    if (v != 1.0f) {
+      CHECK(v >= 10.0f);
+      CHECK(v <= 1000.0f);
+      sum_log += std::log10(v), ++count;
+    }
+  CHECK(count == 328);  // round(0.005 * 65536)
+  CHECK(sum_log / count == Approx(2.0).margin(0.15));
+  // B: one sigma per 128 x 128 block, in sfb's layout (ceil(300/128) x ceil(260/128) = 3 x 3), pinned.
+  const std::vector<float> sigma = llm_block_sigmas(300, 260, 2026, s);
+  REQUIRE(sigma.size() == 9);
+  CHECK(sigma[0] == Approx(0.194031805f).epsilon(1e-6));
+  CHECK(sigma[4] == Approx(8.87942028f).epsilon(1e-6));
+  for (float v : sigma) {
+    CHECK(v >= 0.1f);
+    CHECK(v <= 10.0f);
+  }
+  CHECK(llm_block_sigmas(300, 260, 2026, s) == sigma);
+  // Not a distribution: refused with the reason.
+  LlmShape bad = s;
+  bad.outlier_min = 2000;
+  CHECK_THROWS_WITH(llm_channel_factors(64, 1, bad), Catch::Contains("min <= max"));
+  bad = s;
+  bad.sigma_min = 0;
+  CHECK_THROWS_WITH(llm_block_sigmas(64, 64, 1, bad), Catch::Contains("positive"));
+  bad = s;
+  bad.outlier_fraction = 2;
+  CHECK_THROWS_AS(llm_channel_factors(64, 1, bad), Error);
+}
+
+TEST_CASE("coarse scale grids (per row, per column, per 128 rows) and their scales written out as block scales", "[cpu][fp8][dist]") {
+  const ScaleGrid row = row_grid(300, 260), col = column_grid(300, 260), rb = row_block_grid_128(300, 260);
+  CHECK(row.count() == 300);
+  CHECK(row.index(7, 259) == 7);
+  CHECK(col.count() == 260);
+  CHECK(col.index(299, 11) == 11);
+  CHECK(rb.count() == 3);
+  CHECK(rb.index(129, 200) == 1);
+  // Per row of A in sfa's layout (1 x 128): every K block of row r holds row r's scale.
+  std::vector<float> coarse(300);
+  for (int r = 0; r < 300; ++r) coarse[size_t(r)] = 1.0f + r;
+  const ScaleGrid fa = activation_grid_1x128(300, 260);
+  const std::vector<float> sfa = expand_scales(coarse, row, fa);
+  REQUIRE(int64_t(sfa.size()) == fa.count());
+  for (int r = 0; r < 300; ++r)
+    for (int c : {0, 128, 259}) CHECK(sfa[size_t(fa.index(r, c))] == 1.0f + r);
+  // Per 128 rows of B in sfb's layout (128 x 128): the same along K.
+  const ScaleGrid fb = weight_grid_128x128(300, 260);
+  const std::vector<float> sfb = expand_scales({5, 6, 7}, rb, fb);
+  for (int r : {0, 127, 128, 299})
+    for (int c : {0, 200}) CHECK(sfb[size_t(fb.index(r, c))] == 5.0f + r / 128);
+  // Per tensor into either layout: one value everywhere.
+  const std::vector<float> one = expand_scales({0.25f}, per_tensor_grid(300, 260), fa);
+  CHECK(std::all_of(one.begin(), one.end(), [](float v) { return v == 0.25f; }));
+  // A finer grid cannot be coarsened, nor a grid of another shape written out.
+  CHECK_THROWS_WITH(expand_scales(sfa, fa, row), Catch::Contains("do not hold whole blocks"));
+  CHECK_THROWS_WITH(expand_scales(coarse, row, activation_grid_1x128(301, 260)), Catch::Contains("cannot be written out"));
+}
+
+TEST_CASE("fp8_census counts what quantization flushed to zero or left subnormal; per-tensor scales flush what block scales keep", "[cpu][fp8][dist]") {
+  // Scale 1: 2^-12 rounds to 0 (below 2^-10), 2^-8 is a subnormal (2 * 2^-9), 1 keeps 3 mantissa bits; 0 is not counted.
+  const std::vector<float> x = {0.0f, 1.0f, std::ldexp(1.0f, -12), std::ldexp(1.0f, -8)};
+  std::vector<__nv_fp8_storage_t> q;
+  for (float v : x) q.push_back(quantize_e4m3(v, 1.0f));
+  const Fp8Census c = fp8_census(x, q);
+  CHECK(c.nonzero == 3);
+  CHECK(c.flushed == 1);
+  CHECK(c.subnormal == 1);
+  CHECK_THROWS_AS(fp8_census(x, {}), Error);
+  // One channel 10^5 times the rest (a 64 x 1024 A): one scale for the tensor puts the ordinary values
+  // 2^16 below its largest, subnormal or past e4m3's 2^-9 floor; 1 x 128 blocks keep every block in
+  // range but the outlier's own block in each row.
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0, 1);
+  const int m = 64, k = 1024;
+  std::vector<float> a(size_t(m) * k);
+  for (float& v : a) v = normal(rng);
+  std::vector<float> f(k, 1.0f);
+  f[300] = 1e5f;
+  scale_by_grid_host(a, column_grid(m, k), f);
+  CHECK(a[size_t(5 * k + 300)] != 0);
+  std::vector<float> scales;
+  const Fp8Census tensor = fp8_census(a, quantize_host(a, per_tensor_grid(m, k), scales));
+  const Fp8Census block = fp8_census(a, quantize_host(a, activation_grid_1x128(m, k), scales));
+  CHECK(tensor.nonzero == int64_t(m) * k);
+  CHECK(tensor.flushed + tensor.subnormal > tensor.nonzero * 9 / 10);
+  // At most the outlier's 1 x 128 block of each row (127 of every 1024 values; more than half of them) and a
+  // handful of tiny values elsewhere.
+  CHECK(block.flushed + block.subnormal < block.nonzero / 7);
+  CHECK(block.flushed + block.subnormal > int64_t(m) * 64);
+}
+
+TEST_CASE("fp8 tolerance on other inputs than N(0,1): the running sum's size is the reference's RMS", "[cpu][fp8][tolerance]") {
+  Tolerance t{Dtype::fp8, false, 4096};
+  const double base = t.at(0, 0);
+  t.sum_rms = 64;  // sqrt(4096): what N(0, 1) inputs give, the same tolerance
+  CHECK(t.at(0, 0) == Approx(base));
+  t.sum_rms = 6400;
+  CHECK(t.at(0, 0) == Approx(100 * base));
+  CHECK(rms({3.0f, -4.0f, NAN}) == Approx(std::sqrt(12.5)));
+  CHECK(rms({}) == 0);
+}
+
+TEST_CASE("--dist: normal by default, llm for fp8 steps; refused with --exact, for other dtypes and as an unknown name", "[cpu][fp8][dist][cli]") {
+  CHECK(parse_options_or_throw({}).dist == "normal");
+  CHECK(parse_options_or_throw({"--dist", "llm"}).dist == "llm");
+  CHECK_THROWS_AS(parse_options_or_throw({"--dist", "lognormal"}), Error);
+  CHECK_THROWS_WITH(parse_options_or_throw({"--dist", "llm", "--exact"}), Catch::Contains("--exact draws small integers"));
+  // The problem refuses before any CUDA call (p_ is initialised first).
+  Problem bf{Dtype::bf16, 64, 64, 64};
+  bf.dist = Dist::llm;
+  CHECK_THROWS_WITH(ProblemBuffers{bf}, Catch::Contains("fp8 problems with random inputs only"));
+  Problem exact{Dtype::fp8, 64, 64, 64, 1, 0, 1, true};
+  exact.keep_unquantized = true;
+  CHECK_THROWS_WITH(ProblemBuffers{exact}, Catch::Contains("exact mode"));
+  CHECK_THROWS_WITH(fp8_inputs(exact), Catch::Contains("random inputs"));
+  CHECK(std::string(dist_name(Dist::llm)) == "llm");
+  CHECK(std::string(dist_name(Dist::normal)) == "normal");
+}
+
+TEST_CASE("--dist llm in step executables: a bf16 step and --exact are refused with exit 2", "[cpu][fp8][dist][exe]") {
+  if (!gemm_test::have_executables({"30_fp8_wgmma", "23_pingpong_stream_k"})) return;
+  auto r = gemm_test::run_command((gemm_test::binary_dir() / "23_pingpong_stream_k").string() + " --m 64 --n 64 --k 64 --dist llm");
+  INFO(r.output);
+  REQUIRE(r.exited);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("refuses --dist llm"));
+  r = gemm_test::run_command((gemm_test::binary_dir() / "30_fp8_wgmma").string() + " --m 64 --n 64 --k 64 --dist llm --exact");
+  REQUIRE(r.exited);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("--exact draws small integers"));
+}
+
+TEST_CASE("the outliers lab: --help, bad input, and its host model's CSV (no GPU)", "[cpu][fp8][dist][exe]") {
+  if (!gemm_test::have_executables({"lab_fp8_outliers"})) return;
+  const std::string exe = (gemm_test::binary_dir() / "lab_fp8_outliers").string();
+  auto r = gemm_test::run_command(exe + " --help");
+  REQUIRE(r.exited);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("--cpu-model") && Catch::Contains("--outlier-maxes"));
+  r = gemm_test::run_command(exe + " --ks 100 --cpu-model");
+  REQUIRE(r.exited);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("not a multiple of 16"));
+  r = gemm_test::run_command(exe + " --block-step 31");
+  REQUIRE(r.exited);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("--block-step a block-scaled one"));
+  if (cuda_device_count() == 0) {
+    r = gemm_test::run_command(exe + " --ks 256");
+    REQUIRE(r.exited);
+    CHECK(r.status == 2);
+    CHECK_THAT(r.output, Catch::Contains("no CUDA device"));
+  }
+  // The host model at 32 x 32 x 256: a header and one row per inputs and scaling (2 x 4), the llm rows
+  // with the ordinary channels' error, the normal rows without.
+  const std::string csv = (std::filesystem::temp_directory_path() / ("gemm_outliers_" + std::to_string(::getpid()) + ".csv")).string();
+  r = gemm_test::run_command(exe + " --cpu-model --m 32 --n 32 --ks 256 --csv " + csv);
+  INFO(r.output);
+  REQUIRE(r.exited);
+  CHECK(r.status == 0);
+  std::ifstream in(csv);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  std::filesystem::remove(csv);
+  REQUIRE(lines.size() == 9);
+  CHECK(lines[0].rfind("dist,outlier_max,m,n,k,seed,scaling,accumulation,kernel,detail,err_unquantized,err_dequantized,check,err_ordinary,", 0) == 0);
+  CHECK(lines[1].rfind("normal,,32,32,256,2026,per_tensor,exact,fp64 oracle,", 0) == 0);
+  CHECK(lines[8].rfind("llm,1000,32,32,256,2026,block,exact,fp64 oracle,", 0) == 0);
+  CHECK(lines[1].find(",-,,") != std::string::npos);   // normal: no err_ordinary
+  CHECK(lines[8].find(",-,0.0") != std::string::npos);  // llm: err_ordinary, a few percent
+  // The chapter's tables from such a CSV (no matplotlib needed), and the chapter's block: what the
+  // committed CSV says, or the placeholder while there is none.
+  if (!gemm_test::have_repo("scripts/plot_fp8_outliers.py and docs/fp8.md")) return;
+  const auto repo = gemm_test::repo_dir();
+  const std::string script = "python3 " + (repo / "scripts/plot_fp8_outliers.py").string();
+  if (gemm_test::run_command("python3 --version").status != 0) {
+    gemm_test::mark_skipped("no python3 on PATH");
+    return;
+  }
+  const std::string csv2 = csv + ".2";
+  r = gemm_test::run_command(exe + " --cpu-model --m 32 --n 32 --ks 256,512 --csv " + csv2 + " && " + exe +
+                             " --cpu-model --m 32 --n 32 --dists llm --ks 256 --outlier-maxes 100,100000 --csv " + csv2 +
+                             " && " + script + " " + csv2 + " --table");
+  std::filesystem::remove(csv2);
+  INFO(r.output);
+  REQUIRE(r.exited);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("| per tensor | exact (fp64), no kernel | the quantized inputs' fp64 product |") &&
+                           Catch::Contains("| K = 256 | K = 512 | N(0, 1), K = 512 |") && Catch::Contains("| 100000× | 1 × 128 of A"));
+  const auto committed = repo / "results/nvidia_h200_fp8_outliers.csv";
+  r = gemm_test::run_command(script + (std::filesystem::exists(committed) ? " " + committed.string() : std::string(" --placeholder")) +
+                             " --book " + (repo / "docs/fp8.md").string() + " --check");
+  INFO(r.output);
+  CHECK(r.status == 0);
+}
+
 // ---- GPU -------------------------------------------------------------------------------------------
 
 TEST_CASE("the GPU quantizer equals the host quantizer bit for bit (per tensor, 1 x 128, 128 x 128)", "[gpu][fp8]") {
@@ -529,4 +768,109 @@ TEST_CASE("cuBLASLt FP8 block-scaled (VEC128 A, BLK128x128 B) matches the fp64 o
       INFO("block-scaled " << (exact ? "exact (wild scales) " : "") << m << "x" << n << "x" << k << ": " << r.summary());
       CHECK(r.passed);
     }
+}
+
+TEST_CASE("--dist llm on the GPU: the kept inputs are what was quantized, outliers and all; every fp8 step passes its check on them", "[gpu][fp8][dist]") {
+  REQUIRE_GPU_OR_SKIP();
+  for (Scaling sc : {Scaling::per_tensor, Scaling::block}) {
+    Problem p{Dtype::fp8, 200, 300, 1024, 1, 0, 2026, false, sc};
+    p.dist = Dist::llm;
+    ProblemBuffers ws(p);
+    REQUIRE(ws.has_unquantized());
+    // fp8_inputs(p) draws what the buffers quantized: the host quantizer on them gives the same bytes.
+    const Fp8Inputs in = fp8_inputs(p);
+    std::vector<float> a(size_t(p.m) * p.k), b(size_t(p.n) * p.k);
+    CUDA_CHECK(cudaMemcpy(a.data(), in.a.get(), a.size() * 4, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(b.data(), in.b.get(), b.size() * 4, cudaMemcpyDeviceToHost));
+    std::vector<float> sa, sb;
+    const std::vector<__nv_fp8_storage_t> qa = quantize_host(a, ws.grid_a(), sa), qb = quantize_host(b, ws.grid_b(), sb);
+    const std::vector<float> da = ws.download_a(), db = ws.download_b();
+    int64_t differ = 0;
+    for (size_t i = 0; i < qa.size(); ++i) differ += e4m3_value(qa[i]) != da[i];
+    for (size_t i = 0; i < qb.size(); ++i) differ += e4m3_value(qb[i]) != db[i];
+    CAPTURE(scaling_name(sc));
+    CHECK(differ == 0);
+    CHECK(sa == ws.download_scales_a());
+    CHECK(sb == ws.download_scales_b());
+    // The outlier channels are there: each one's RMS over the rows is its factor (N(0, 1) times it).
+    const std::vector<float> f = llm_channel_factors(p.k, p.seed, p.llm);
+    int off = 0;  // channels whose RMS over the 200 rows is not their factor within 30 % (6 standard deviations)
+    for (int c = 0; c < p.k; ++c) {
+      double s2 = 0;
+      for (int r = 0; r < p.m; ++r) s2 += double(a[size_t(r) * p.k + c]) * a[size_t(r) * p.k + c];
+      off += std::fabs(std::sqrt(s2 / p.m) / f[size_t(c)] - 1) > 0.3;
+    }
+    CHECK(off == 0);
+    CHECK(std::count_if(f.begin(), f.end(), [](float v) { return v >= 10; }) == 5);
+    // Normal inputs with the same seed are the same draws before the shaping: an ordinary channel equal.
+    Problem pn = p;
+    pn.dist = Dist::normal;
+    const Fp8Inputs normal = fp8_inputs(pn);
+    std::vector<float> an(a.size());
+    CUDA_CHECK(cudaMemcpy(an.data(), normal.a.get(), an.size() * 4, cudaMemcpyDeviceToHost));
+    int changed = 0;
+    for (int c = 0; c < p.k; ++c) changed += f[size_t(c)] == 1.0f ? an[size_t(c)] != a[size_t(c)] : an[size_t(c)] == a[size_t(c)];
+    CHECK(changed == 0);
+  }
+  for (const Step& step : gemm_test::runnable_steps()) {
+    if (step.dtype != Dtype::fp8) continue;
+    for (auto [m, n, k] : {std::tuple{256, 256, 4096}, {300, 260, 1040}}) {
+      Problem p{Dtype::fp8, m, n, k, 1, 0, 53, false, step.scaling};
+      p.dist = Dist::llm;
+      gemm_test::expect_pass(step, p, Oracle::cublas, "llm inputs", true);
+      // Against the real product the error is the quantization's, e4m3's 3 mantissa bits: a few percent,
+      // far above the arithmetic's (the check's) and below 10 %.
+      ProblemBuffers ws2(p);
+      reserve_workspace(step, ws2);
+      ws2.reset_output(nullptr);
+      launch_step(step, ws2, nullptr);
+      CUDA_CHECK(cudaDeviceSynchronize());
+      const double vs_deq = ws2.check_against(ws2.fp8_oracle()).rel_rms_err, vs_real = ws2.check_against(ws2.unquantized_product()).rel_rms_err;
+      INFO("error against the dequantized product " << vs_deq << ", against the unquantized " << vs_real);
+      CHECK(vs_real > 3 * vs_deq);
+      CHECK(vs_real > 0.01);
+      CHECK(vs_real < 0.1);
+    }
+  }
+}
+
+TEST_CASE("cuBLASLt FP8 with per-row (outer-vector) scales matches the fp64 oracle of its dequantized product", "[gpu][fp8][reference][dist]") {
+  REQUIRE_GPU_OR_SKIP();
+  const int m = 256, n = 384, k = 1024;
+  Problem p{Dtype::fp8, m, n, k, 1, 0, 61, false};
+  p.dist = Dist::llm;
+  const Fp8Inputs in = fp8_inputs(p);
+  const ScaleGrid ga = row_grid(m, k), gb = row_grid(n, k);
+  DeviceBuffer<__nv_fp8_storage_t> qa(size_t(m) * k), qb(size_t(n) * k);
+  DeviceBuffer<float> sa(size_t(ga.count())), sb(size_t(gb.count())), want(size_t(m) * n);
+  DeviceBuffer<__nv_bfloat16> c(size_t(m) * n);
+  quantize_device(in.a.get(), ga, qa.get(), sa.get());
+  quantize_device(in.b.get(), gb, qb.get(), sb.get());
+  oracle_fp8_device(qa.get(), sa.get(), ga, qb.get(), sb.get(), gb, m, n, k, want.get());
+  std::vector<float> deq(want.size());
+  CUDA_CHECK(cudaMemcpy(deq.data(), want.get(), want.bytes(), cudaMemcpyDeviceToHost));
+  Fp8Gemm g{m, n, k, reinterpret_cast<const __nv_fp8_e4m3*>(qa.get()), reinterpret_cast<const __nv_fp8_e4m3*>(qb.get()), c.get()};
+  g.scale_a = sa.get();
+  g.scale_b = sb.get();
+  for (bool fast : {false, true}) {
+    std::unique_ptr<LtGemm> lt;
+    try {
+      lt = std::make_unique<LtGemm>(g, fast, 1, LtScales::outer_vector);
+    } catch (const Error& e) {  // a mode cuBLASLt has no algorithm for is its limit, said so
+      WARN("cuBLASLt outer-vector FP8" << (fast ? " fast accumulation" : "") << ": " << e.what());
+      continue;
+    }
+    CUDA_CHECK(cudaMemset(c.get(), 0xFF, c.bytes()));
+    lt->run(0, g.a, g.b, g.c, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<__nv_bfloat16> h(c.size());
+    CUDA_CHECK(cudaMemcpy(h.data(), c.get(), c.bytes(), cudaMemcpyDeviceToHost));
+    std::vector<float> got(h.size());
+    for (size_t i = 0; i < h.size(); ++i) got[i] = __bfloat162float(h[i]);
+    Tolerance tol{Dtype::fp8, false, k};
+    tol.sum_rms = rms(deq);
+    const CheckReport r = compare(got, deq, {}, {}, m, n, tol);
+    INFO("outer vector" << (fast ? " fast" : "") << ": " << r.summary());
+    CHECK(r.passed);
+  }
 }

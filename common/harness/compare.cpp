@@ -11,11 +11,20 @@ double Tolerance::at(double want, double c0) const {
   if (exact) return 0.0;
   if (dtype == Dtype::fp8) {
     const double groups = std::ceil(double(k) / 32.0);
-    return 2.0 * kUnitRoundoffBf16 * std::fabs(want) + 16.0 * kUnitRoundoffFp8Accum * std::sqrt(double(k)) * std::sqrt(groups);
+    const double sum = sum_rms > 0 ? sum_rms : std::sqrt(double(k));
+    return 2.0 * kUnitRoundoffBf16 * std::fabs(want) + 16.0 * kUnitRoundoffFp8Accum * sum * std::sqrt(groups);
   }
   const double accum = 16.0 * kUnitRoundoffFp32 * std::sqrt(double(k)) * std::sqrt(double(k));
   if (dtype == Dtype::bf16) return 2.0 * kUnitRoundoffBf16 * std::fabs(want) + accum;
   return accum * std::fabs(alpha) + 4.0 * kUnitRoundoffFp32 * std::fabs(beta * c0);
+}
+
+double rms(const std::vector<float>& v) {
+  double sum2 = 0;
+  int64_t count = 0;
+  for (float x : v)
+    if (std::isfinite(x)) sum2 += double(x) * x, ++count;
+  return count ? std::sqrt(sum2 / double(count)) : 0.0;
 }
 
 CheckReport compare(const std::vector<float>& got, const std::vector<float>& want,

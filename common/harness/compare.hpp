@@ -36,15 +36,23 @@ inline constexpr double kUnitRoundoffFp8Accum = 1.0 / 8192.0;
 ///         ~9 standard deviations, while a dropped K tile of 128 products (error ~sqrt(128) = 11)
 ///         still fails: 16 * 2^-13 * sqrt(8192) * 16 = 2.8 at K = 8192.
 /// Exact mode (small-integer inputs) uses tol = 0 and compares with ==.
+/// fp8 inputs not drawn from N(0, 1) (--dist llm: outlier channels, weights of different sizes) make
+/// sums of another size than sqrt(K): there `sum_rms`, the RMS of the reference itself, takes sqrt(K)'s
+/// place in the accumulation term (16 * u_fp8acc * sum_rms * sqrt(ceil(K / 32))), which is the same
+/// where the inputs are N(0, 1) (the RMS of such a product is sqrt(K)).
 struct Tolerance {
   Dtype dtype = Dtype::fp32;
   bool exact = false;
   int k = 1;
   double alpha = 1, beta = 0;
+  double sum_rms = 0;  ///< fp8 only: the size of a running sum; 0: sqrt(K), that of N(0, 1) inputs
 
   /// Tolerance for one element, given the reference value and the C read in (c0 = 0 when beta == 0).
   double at(double want, double c0) const;
 };
+
+/// sqrt(mean(v^2)) over the finite elements of v; 0 when there are none.
+double rms(const std::vector<float>& v);
 
 struct Mismatch {
   int64_t row, col;

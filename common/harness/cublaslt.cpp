@@ -40,25 +40,28 @@ LtGemm::LtGemm(Dtype dtype, int m, int n, int k, float alpha, float beta, int ma
 }
 
 namespace {
-std::string fp8_what(const Fp8Gemm& p, bool fast_accum) {
-  return fmt::format("fp8 {}{} M={} N={} K={}", scaling_name(p.scaling), fast_accum ? " fast-accumulation" : "", p.m,
-                     p.n, p.k);
+std::string fp8_what(const Fp8Gemm& p, bool fast_accum, LtScales scales) {
+  return fmt::format("fp8 {}{} M={} N={} K={}", scales == LtScales::outer_vector ? "per-row (outer vector)" : scaling_name(p.scaling),
+                     fast_accum ? " fast-accumulation" : "", p.m, p.n, p.k);
 }
 // The FP8 constructor's refusals, before any member allocates (dtype_ is initialised first).
-Dtype checked_fp8(const Fp8Gemm& p, bool fast_accum) {
+Dtype checked_fp8(const Fp8Gemm& p, bool fast_accum, LtScales scales) {
+  if (scales == LtScales::outer_vector && p.scaling != Scaling::per_tensor)
+    throw Error(fmt::format("cuBLASLt {}: per-row scales come in the per-tensor pointers (scale_a, scale_b), not in "
+                            "block scales", fp8_what(p, fast_accum, scales)));
   if (p.scaling == Scaling::block && fast_accum)
     throw Error(fmt::format("cuBLASLt {}: block scaling has no fast-accumulation mode (cuBLASLt 13 offers no "
-                            "algorithm for it on Hopper: tried on the H200, 2026-12)", fp8_what(p, fast_accum)));
+                            "algorithm for it on Hopper: tried on the H200, 2026-12)", fp8_what(p, fast_accum, scales)));
   if (p.k % 16 != 0)
     throw Error(fmt::format("cuBLASLt {}: FP8 needs K % 16 == 0 (16-byte aligned rows of 8-bit A and B)",
-                            fp8_what(p, fast_accum)));
+                            fp8_what(p, fast_accum, scales)));
   return Dtype::fp8;
 }
 }  // namespace
 
-LtGemm::LtGemm(const Fp8Gemm& p, bool fast_accum, int max_algos)
-    : dtype_(checked_fp8(p, fast_accum)), alpha_(1.0f), beta_(0.0f), workspace_(kLtWorkspace) {
-  const std::string what = fp8_what(p, fast_accum);
+LtGemm::LtGemm(const Fp8Gemm& p, bool fast_accum, int max_algos, LtScales scales)
+    : dtype_(checked_fp8(p, fast_accum, scales)), alpha_(1.0f), beta_(0.0f), workspace_(kLtWorkspace) {
+  const std::string what = fp8_what(p, fast_accum, scales);
   CUBLAS_CHECK(cublasLtCreate(&handle_));
   CUBLAS_CHECK(cublasLtMatmulDescCreate(&op_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;  // TN: the only FP8 layout on Hopper
@@ -91,6 +94,15 @@ LtGemm::LtGemm(const Fp8Gemm& p, bool fast_accum, int max_algos)
                             cudaMemcpyDeviceToDevice));
     sa = sfb_padded_.get();
     sb = p.sfa;
+  }
+  if (scales == LtScales::outer_vector) {
+    // cublasLtMatmulMatrixScale_t, OUTER_VEC_32F (cublasLt.h, CUDA 13): "the vectors are expected to
+    // have M and N elements respectively, and each (i, j)-th element of product of A and B is multiplied
+    // by i-th element of A scale and j-th element of B scale", M and N being cuBLASLt's: its A is our B
+    // (its M is our n), so sa = p.scale_b (n floats) and sb = p.scale_a (m floats), as set above.
+    const int32_t mode = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode, sizeof mode));
+    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode, sizeof mode));
   }
   CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa));
   CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb));

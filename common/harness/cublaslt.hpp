@@ -14,6 +14,13 @@
 
 namespace gemm {
 
+/// Which scales an FP8 LtGemm reads: those of the problem's Scaling (Fp8Gemm's pointers as registry.hpp
+/// lays them out), or one per row (outer_vector, CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F, cuBLASLt
+/// 12.9 on, for Hopper: Fp8Gemm::scale_a then holds m floats, one per row of A, and scale_b n floats,
+/// one per row of B, and C[i][j] = scale_a[i] * scale_b[j] * sum_k qa[i][k] * qb[j][k]; fp8.hpp's
+/// row_grid is their quantization).
+enum class LtScales { as_problem, outer_vector };
+
 /// The problem of one step's dtype, laid out as the harness does (see registry.hpp), prepared for
 /// cuBLASLt: fp32 C = alpha * A * B + beta * C (strict FP32, CUBLAS_COMPUTE_32F: no TF32), bf16
 /// C = A * B^T (bf16 in and out, CUBLAS_COMPUTE_32F). Both use the row-major trick of
@@ -34,9 +41,11 @@ class LtGemm {
   /// A_SCALE_MODE = BLK128x128_32F with a copy of p.sfb whose rows are padded to 4 floats (the
   /// constructor says where that layout comes from); with `fast_accum` it throws gemm::Error (no such
   /// mode). The scale pointers are fixed here, so run() must be given p's A, B and C, and p.sfb must
-  /// not change after construction (it is copied). cuBLASLt needs K % 16 == 0 (16-byte aligned
+  /// not change after construction (it is copied). `scales` = outer_vector: per-row scales (LtScales;
+  /// p.scaling must be per_tensor, whose two pointers then point at the m and n floats), with or
+  /// without fast accumulation as cuBLASLt has algorithms for. cuBLASLt needs K % 16 == 0 (16-byte aligned
   /// leading dimensions for 8-bit types); other shapes, like cuBLASLt failures, throw gemm::Error.
-  LtGemm(const Fp8Gemm& p, bool fast_accum, int max_algos);
+  LtGemm(const Fp8Gemm& p, bool fast_accum, int max_algos, LtScales scales = LtScales::as_problem);
   ~LtGemm();
   LtGemm(const LtGemm&) = delete;
   LtGemm& operator=(const LtGemm&) = delete;

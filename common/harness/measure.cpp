@@ -138,6 +138,9 @@ void drop_failed_references(Contenders& c, ProblemBuffers& ws, std::map<std::str
   const bool others = std::any_of(c.all.begin() + 1, c.all.end(), [](const Contender& x) { return x.name != "cublas"; });
   if (!others && !fp8) return;
   const std::vector<float> want = ws.reference();
+  // Where the inputs before quantization were kept (--dist llm), one more line each: the error against
+  // their fp64 product, quantization included (printed only: the column stays the oracle's).
+  const std::vector<float> truth = ws.has_unquantized() ? ws.unquantized_product() : std::vector<float>{};
   for (auto it = c.all.begin() + (fp8 ? 0 : 1); it != c.all.end();) {
     if (it->name == "cublas" || it->name == kLtStandIn) {
       ++it;
@@ -148,6 +151,9 @@ void drop_failed_references(Contenders& c, ProblemBuffers& ws, std::map<std::str
     CUDA_CHECK(cudaDeviceSynchronize());
     const CheckReport r = ws.check_against(want);
     if (fp8) fmt::print("{}: relative RMS error against {}: {:.3g}\n", it->name == "step" ? it->detail : it->name, oracle, r.rel_rms_err);
+    if (!truth.empty())
+      fmt::print("{}: relative RMS error against the fp64 product of the unquantized inputs: {:.3g}\n",
+                 it->name == "step" ? it->detail : it->name, ws.check_against(truth).rel_rms_err);
     if (it == c.all.begin()) {  // the step, whose check passed before measure_step
       if (!r.passed) throw Error(fmt::format("the step failed its second check against {}: {}", oracle, r.summary()));
       rel_rms[it->name] = r.rel_rms_err;

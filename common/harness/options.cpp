@@ -28,6 +28,9 @@ static void build_app(CLI::App& app, Options& o) {
   auto* no_check = app.add_flag("--no-check", o.no_check, "time without checking");
   check_only->excludes(no_check);
   app.add_flag("--exact", o.exact, "small-integer inputs compared with == (fp32: |alpha|,|beta| integers <= 16; fp8: K <= 1024)");
+  app.add_option("--dist", o.dist, "fp8 steps: inputs before quantization, normal (N(0,1)) or llm (outlier channels in A, "
+                 "weights whose size changes per 128x128 block; also prints the error against the unquantized product)")
+      ->check(CLI::IsMember({"normal", "llm"}));
   app.add_option("--csv", o.csv, "append result rows (one per kernel and mode) to this CSV file");
   app.add_option("--refs", o.refs, "references timed beside the step, alternating launch by launch")
       ->delimiter(',')
@@ -52,6 +55,8 @@ static void validate(const Options& o) {
     throw Error("--profile-once runs the check itself and then one launch: drop --check-only/--no-check");
   if (!std::isfinite(o.alpha) || !std::isfinite(o.beta))
     throw Error("--alpha and --beta must be finite");
+  if (o.exact && o.dist != "normal")
+    throw Error("--exact draws small integers of its own: --dist " + o.dist + " applies to random inputs only");
   if (o.exact) {
     // |a|, |b| <= 2 and |alpha| <= 16: |alpha * sum| <= 64 K must stay below 2^24 to be exact in fp32.
     if (o.k > kMaxExactK)

@@ -20,6 +20,10 @@ struct Options {
   bool check_only = false;  ///< check against the reference, do not time
   bool no_check = false;    ///< time without checking (the row's check column says "skipped")
   bool exact = false;       ///< small-integer inputs, compared with == (catches indexing bugs)
+  /// fp8 steps: what the inputs are drawn from before quantization, "normal" (N(0, 1)) or "llm" (outlier
+  /// channels in A, weights whose size changes per 128 x 128 block: fp8.hpp, Dist). With "llm" the run
+  /// also prints each kernel's error against the fp64 product of the unquantized inputs.
+  std::string dist = "normal";
   std::string csv;          ///< append result rows (one per kernel and mode) to this file
   /// References timed beside the step, paired: any of "cublas", "cublaslt" (best of the top
   /// lt_algos heuristic algorithms), "cutlass" (bf16 only; every compiled configuration), "none".

@@ -64,7 +64,7 @@ static void generate(curandGenerator_t gen, const Problem& p, void* dst, int64_t
   if (p.dtype == Dtype::fp32) {
     CUDA_CHECK(cudaMemcpy(dst, scratch.get(), count * sizeof(float), cudaMemcpyDeviceToDevice));
   } else if (p.dtype == Dtype::fp8) {
-    throw Error("generate: fp8 operands are made by generate_fp8");
+    throw Error("generate: fp8 operands are made by draw_fp8_input and generate_fp8_exact");
   } else {
     to_bf16<<<grid_for(count), 256>>>(scratch.get(), static_cast<__nv_bfloat16*>(dst), count);
     CUDA_CHECK_LAUNCH();
@@ -72,30 +72,66 @@ static void generate(curandGenerator_t gen, const Problem& p, void* dst, int64_t
   CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-// Fills the e4m3 operand `q` (rows x k) and its scales (grid.count() floats): N(0, 1) quantized by
-// amax per block, or exact integers with power-of-two scales starting at 2^-first_exp.
-static void generate_fp8(curandGenerator_t gen, const Problem& p, const ScaleGrid& grid, int first_exp,
-                         __nv_fp8_storage_t* q, float* scales) {
+// Draws one fp8 operand before quantization, rows x k (A: rows = m; B, `is_b`: rows = n), into an
+// even-sized buffer (curandGenerateNormal fills an even count; the last element of an odd one is never
+// read): N(0, 1), then for Dist::llm A's outlier channels or B's per-block sigmas (fp8.hpp).
+static DeviceBuffer<float> draw_fp8_input(curandGenerator_t gen, const Problem& p, bool is_b, int64_t rows) {
+  const int64_t count = rows * p.k;
+  DeviceBuffer<float> x((count + 1) / 2 * 2);
+  CURAND_CHECK(curandGenerateNormal(gen, x.get(), x.size(), 0.0f, 1.0f));
+  if (p.dist == Dist::llm && count > 0) {
+    const std::vector<float> table =
+        is_b ? llm_block_sigmas(rows, p.k, p.seed, p.llm) : llm_channel_factors(p.k, p.seed, p.llm);
+    DeviceBuffer<float> d_table(table.size());
+    CUDA_CHECK(cudaMemcpy(d_table.get(), table.data(), d_table.bytes(), cudaMemcpyHostToDevice));
+    scale_by_grid_device(x.get(), is_b ? weight_grid_128x128(rows, p.k) : column_grid(rows, p.k), d_table.get());
+  }
+  return x;
+}
+
+// Exact mode's e4m3 operand `q` (rows x k) and its scales (grid.count() floats): integers -2..2 with
+// power-of-two scales starting at 2^-first_exp.
+static void generate_fp8_exact(curandGenerator_t gen, const ScaleGrid& grid, int first_exp, __nv_fp8_storage_t* q,
+                               float* scales) {
   const int64_t count = grid.rows * grid.cols;
   DeviceBuffer<float> scratch((count + 1) / 2 * 2);
-  if (p.exact) {
-    exact_integers(gen, scratch.get(), count);
-    to_e4m3_exact<<<grid_for(count), 256>>>(scratch.get(), q, count);
-    CUDA_CHECK_LAUNCH();
-    power_of_two_scales<<<grid_for(grid.count()), 256>>>(scales, grid.count(), first_exp);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaDeviceSynchronize());
-    return;
-  }
-  CURAND_CHECK(curandGenerateNormal(gen, scratch.get(), scratch.size(), 0.0f, 1.0f));
-  quantize_device(scratch.get(), grid, q, scales);
+  exact_integers(gen, scratch.get(), count);
+  to_e4m3_exact<<<grid_for(count), 256>>>(scratch.get(), q, count);
+  CUDA_CHECK_LAUNCH();
+  power_of_two_scales<<<grid_for(grid.count()), 256>>>(scales, grid.count(), first_exp);
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 static Problem checked(const Problem& p) {
   if (p.dtype == Dtype::fp8 && p.exact && p.k > kMaxExactKFp8)
     throw Error("fp8 exact mode needs K <= " + std::to_string(kMaxExactKFp8) +
                 " (every partial sum exact in the FP8 tensor cores' accumulator, fp8.hpp); got K=" + std::to_string(p.k));
+  if ((p.dist != Dist::normal || p.keep_unquantized) && (p.dtype != Dtype::fp8 || p.exact))
+    throw Error(std::string("inputs ") + (p.dist != Dist::normal ? std::string("--dist ") + dist_name(p.dist) : "kept before quantization") +
+                " apply to fp8 problems with random inputs only (not " + dtype_name(p.dtype) + (p.exact ? ", exact mode" : "") + ")");
   return p;
+}
+
+// The generator of a problem's inputs: cuRAND's Philox, seeded.
+using Curand = std::unique_ptr<std::remove_pointer_t<curandGenerator_t>, decltype(&curandDestroyGenerator)>;
+static Curand make_curand(uint64_t seed) {
+  curandGenerator_t gen = nullptr;
+  CURAND_CHECK(curandCreateGenerator(&gen, CURAND_RNG_PSEUDO_PHILOX4_32_10));
+  Curand guard(gen, &curandDestroyGenerator);
+  CURAND_CHECK(curandSetPseudoRandomGeneratorSeed(gen, seed));
+  return guard;
+}
+
+Fp8Inputs fp8_inputs(const Problem& p) {
+  if (p.dtype != Dtype::fp8 || p.exact) throw Error("fp8_inputs: only an fp8 problem with random inputs has inputs before quantization");
+  checked(p);
+  Curand gen = make_curand(p.seed);
+  Fp8Inputs in;
+  in.a = draw_fp8_input(gen.get(), p, false, p.m);
+  in.b = draw_fp8_input(gen.get(), p, true, p.n);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return in;
 }
 
 ProblemBuffers::ProblemBuffers(const Problem& p)
@@ -104,16 +140,25 @@ ProblemBuffers::ProblemBuffers(const Problem& p)
       b_(elems_b() * input_elem_size()),
       c_((elems_c() + kGuard) * elem_size()),
       ref_(elems_c() * sizeof(float)) {  // fp32 for both dtypes (cublas_reference)
-  curandGenerator_t gen = nullptr;
-  CURAND_CHECK(curandCreateGenerator(&gen, CURAND_RNG_PSEUDO_PHILOX4_32_10));
-  std::unique_ptr<std::remove_pointer_t<curandGenerator_t>, decltype(&curandDestroyGenerator)> guard(
-      gen, &curandDestroyGenerator);
-  CURAND_CHECK(curandSetPseudoRandomGeneratorSeed(gen, p.seed));
+  Curand guard = make_curand(p.seed);
+  curandGenerator_t gen = guard.get();
   if (p_.dtype == Dtype::fp8) {
     scales_a_ = DeviceBuffer<float>(size_t(grid_a().count()));
     scales_b_ = DeviceBuffer<float>(size_t(grid_b().count()));
-    generate_fp8(gen, p_, grid_a(), 1, reinterpret_cast<__nv_fp8_storage_t*>(a_.get()), scales_a_.get());
-    generate_fp8(gen, p_, grid_b(), 2, reinterpret_cast<__nv_fp8_storage_t*>(b_.get()), scales_b_.get());
+    auto* qa = reinterpret_cast<__nv_fp8_storage_t*>(a_.get());
+    auto* qb = reinterpret_cast<__nv_fp8_storage_t*>(b_.get());
+    if (p_.exact) {
+      generate_fp8_exact(gen, grid_a(), 1, qa, scales_a_.get());
+      generate_fp8_exact(gen, grid_b(), 2, qb, scales_b_.get());
+      return;
+    }
+    Fp8Inputs in;
+    in.a = draw_fp8_input(gen, p_, false, p_.m);
+    quantize_device(in.a.get(), grid_a(), qa, scales_a_.get());
+    in.b = draw_fp8_input(gen, p_, true, p_.n);
+    quantize_device(in.b.get(), grid_b(), qb, scales_b_.get());
+    kept_ = p_.dist != Dist::normal || p_.keep_unquantized;
+    if (kept_) unquantized_ = std::move(in);
     return;
   }
   generate(gen, p_, a_.get(), elems_a());
@@ -198,6 +243,18 @@ std::vector<float> ProblemBuffers::fp8_oracle() {
   return out;
 }
 
+std::vector<float> ProblemBuffers::unquantized_product() {
+  if (!kept_)
+    throw Error("unquantized_product: the inputs before quantization were not kept (an fp8 problem with --dist llm or "
+                "Problem::keep_unquantized keeps them)");
+  CUDA_CHECK(cudaMemset(ref_.get(), 0xFF, ref_.bytes()));  // NaN: an element the oracle missed fails
+  float* want = reinterpret_cast<float*>(ref_.get());
+  oracle_fp32_device(unquantized_.a.get(), unquantized_.b.get(), p_.m, p_.n, p_.k, want);
+  std::vector<float> out(elems_c());
+  if (!out.empty()) CUDA_CHECK(cudaMemcpy(out.data(), want, out.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  return out;
+}
+
 void ProblemBuffers::reserve_workspace(size_t bytes) {
   if (bytes <= workspace_.bytes()) return;
   workspace_ = DeviceBuffer<char>();  // free the old one first: peak memory is the new size only
@@ -275,6 +332,7 @@ CheckReport ProblemBuffers::check_against(const std::vector<float>& want) const 
   const std::vector<float> got = to_host(c_, elems_c());
   const std::vector<float> guard = to_host(c_, kGuard, elems_c());
   Tolerance tol{p_.dtype, p_.exact, p_.k, p_.alpha, p_.beta};
+  if (p_.dtype == Dtype::fp8 && p_.dist != Dist::normal) tol.sum_rms = rms(want);
   return compare(got, want, c0_host_, guard, p_.m, p_.n, tol);
 }
 

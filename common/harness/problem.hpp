@@ -21,16 +21,34 @@ struct Problem {
   uint64_t seed = 2026;
   bool exact = false;  ///< inputs are integers in [-2, 2] (exact in fp32, bf16 and e4m3), compared with ==
   Scaling scaling = Scaling::per_tensor;  ///< fp8 only: how the scales are generated (Fp8Gemm)
+  Dist dist = Dist::normal;  ///< fp8 only, not with exact: what the inputs are drawn from before quantization (fp8.hpp)
+  LlmShape llm{};            ///< the numbers of Dist::llm
+  /// fp8 only, not with exact: keep A and B as drawn, before quantization, for unquantized_product()
+  /// (Dist::llm keeps them always); 4 (m + n) k bytes of device memory more.
+  bool keep_unquantized = false;
 };
+
+/// An fp8 problem's inputs as drawn, before quantization: A (m x k) and B (n x k), row-major fp32 on the
+/// device. ProblemBuffers quantizes these values (the same cuRAND Philox draws from the seed, A's
+/// first, then the shaping of p.dist).
+struct Fp8Inputs {
+  DeviceBuffer<float> a, b;
+};
+/// The inputs of `p` before quantization, as ProblemBuffers(p) draws them: N(0, 1), then for Dist::llm
+/// A's channels times llm_channel_factors and B's 128 x 128 blocks times llm_block_sigmas (fp8.hpp).
+/// Throws gemm::Error for a problem that is not fp8 or is exact (exact mode draws integers instead).
+Fp8Inputs fp8_inputs(const Problem& p);
 
 /// Buffers of one problem. Inputs are generated once (cuRAND Philox, seeded) at construction;
 /// C has a guard band of kGuard elements after it.
-/// fp8: A and B are drawn from N(0, 1) like the bf16 inputs and quantized to e4m3 (fp8.hpp: amax per
-/// tensor or per block, scale = amax / 448, saturating round-to-nearest-even); in exact mode they are
+/// fp8: A and B are drawn from N(0, 1) like the bf16 inputs (or shaped like a language model's inputs,
+/// Dist::llm) and quantized to e4m3 (fp8.hpp: amax per tensor or per block, scale = amax / 448,
+/// saturating round-to-nearest-even); in exact mode they are
 /// the integers -2..2 (exact in e4m3) with power-of-two scales: 2^-1, 2^-2, 2^-3 repeating over A's
 /// scale blocks and 2^-2, 2^-3, 2^-4 over B's, so a kernel that drops, doubles or misplaces a scale
 /// is off by a power of two (per tensor: scale_a = 1/2, scale_b = 1/4). Exact mode needs
-/// K <= kMaxExactKFp8 (fp8.hpp says why); a larger K throws gemm::Error.
+/// K <= kMaxExactKFp8 (fp8.hpp says why); a larger K throws gemm::Error, and so does a Dist other than
+/// normal, or keep_unquantized, with exact mode or on a problem that is not fp8.
 class ProblemBuffers {
  public:
   static constexpr int64_t kGuard = 4096;
@@ -61,7 +79,15 @@ class ProblemBuffers {
   /// The reference a step of this dtype is checked against: cublas_reference() for fp32 and bf16,
   /// fp8_oracle() for fp8 (cuBLASLt's FP8 GEMM is a reference that is itself checked against it).
   std::vector<float> reference() { return p_.dtype == Dtype::fp8 ? fp8_oracle() : cublas_reference(); }
-  /// Compares the current C (and guard band) with `want`.
+  /// fp8, when the inputs before quantization were kept (Dist::llm or keep_unquantized): their fp64
+  /// product, sum over k of double(a[i][k]) * double(b[j][k]), rounded to fp32, not to bf16
+  /// (oracle_fp32_device). Against it a step's error holds the quantization's too, which the oracle of
+  /// the dequantized product leaves out. Throws gemm::Error when the inputs were not kept.
+  std::vector<float> unquantized_product();
+  bool has_unquantized() const { return kept_; }
+  /// Compares the current C (and guard band) with `want`. For fp8 inputs other than N(0, 1)
+  /// (Dist::llm) the tolerance's running sum is the size of `want` itself (its RMS, Tolerance::sum_rms)
+  /// instead of N(0, 1)'s sqrt(K).
   CheckReport check_against(const std::vector<float>& want) const;
 
   /// A and B as stored (bf16 widened to fp32 exactly; fp8: the e4m3 values q, before scaling).
@@ -93,6 +119,8 @@ class ProblemBuffers {
   DeviceBuffer<char> a_, b_, c_, c0_, ref_;
   DeviceBuffer<char> workspace_;  ///< the step workspace (registry.hpp, "The step workspace")
   DeviceBuffer<float> scales_a_, scales_b_;  ///< fp8 only: grid_a().count() and grid_b().count() floats
+  Fp8Inputs unquantized_;  ///< fp8 only: A and B before quantization, when kept_
+  bool kept_ = false;
   std::vector<float> c0_host_;  ///< only when fp32 and beta != 0
 };
 

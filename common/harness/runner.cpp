@@ -65,6 +65,11 @@ int step_main(int argc, const char* const* argv) {
                  dtype_name(step.dtype));
       return 2;
     }
+    if (o.dist != "normal" && step.dtype != Dtype::fp8) {
+      fmt::print(stderr, "error: {} refuses --dist {}: it shapes the inputs an fp8 step quantizes ({} steps take N(0, 1))\n",
+                 program, o.dist, dtype_name(step.dtype));
+      return 2;
+    }
     if (step.dtype == Dtype::fp8 && o.exact && o.k > kMaxExactKFp8) {
       fmt::print(stderr, "error: {} refuses --exact with K={}: fp8 exact mode needs K <= {} (every partial sum exact "
                  "in the FP8 tensor cores' ~14-bit accumulator; common/harness/fp8.hpp)\n", program, o.k, kMaxExactKFp8);
@@ -83,6 +88,7 @@ int step_main(int argc, const char* const* argv) {
       return 2;
     }
     Problem p{step.dtype, o.m, o.n, o.k, o.alpha, o.beta, o.seed, o.exact, step.scaling};
+    p.dist = o.dist == "llm" ? Dist::llm : Dist::normal;
     ProblemBuffers ws(p);
     reserve_workspace(step, ws);  // the step's scratch, allocated once, outside the timed region
     fmt::print("# {}\n", describe(*dev));
@@ -93,6 +99,10 @@ int step_main(int argc, const char* const* argv) {
       fmt::print("{} {} M={} N={} K={}{}: check against {} {}\n", program, dtype_name(step.dtype), o.m, o.n, o.k,
                  o.exact ? " (exact)" : "", step.dtype == Dtype::fp8 ? "the fp64 oracle" : "cuBLAS", r.summary());
       if (!r.passed) return 1;  // a failed step is never timed or reported
+      if (ws.has_unquantized())  // the step's C is still there: its error against the real product
+        fmt::print("{}: relative RMS error against the fp64 product of the unquantized inputs ({} inputs): {:.3g} "
+                   "(quantization and arithmetic; against the dequantized oracle: {:.3g})\n", program, dist_name(p.dist),
+                   ws.check_against(ws.unquantized_product()).rel_rms_err, r.rel_rms_err);
       check = o.exact ? "exact" : "pass";
     }
     if (o.check_only) return 0;
