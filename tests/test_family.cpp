@@ -178,7 +178,8 @@ TEST_CASE("family config: which Specs the parts assemble, and their shared memor
   CHECK(refusal(Spec{.bn = 264}) != nullptr);                        // ... at most 256
   CHECK(refusal(Spec{.accum = Accum::promoted}) != nullptr);         // bf16 is not promoted
   CHECK(refusal(Spec{.elem = Elem::e4m3}) != nullptr);               // e4m3 needs scales
-  CHECK(refusal(Spec{.elem = Elem::e4m3, .accum = Accum::two_sets, .scales = Scales::block}) != nullptr);  // two sets: cooperative
+  CHECK(refusal(Spec{.elem = Elem::e4m3, .accum = Accum::two_sets, .scales = Scales::block}) != nullptr);  // two sets: one slab a consumer
+  CHECK(refusal(Spec{.elem = Elem::e4m3, .accum = Accum::two_sets, .scales = Scales::block, .stages = 4, .bm = 64}) == nullptr);  // ping-pong 64 rows (36)
   CHECK(refusal(Spec{.elem = Elem::e4m3, .swap = true, .accum = Accum::promoted, .scales = Scales::block}) != nullptr);
   CHECK(refusal(Spec{.bn = 256, .consumers = Consumers::cooperative, .stages = 6}) != nullptr);  // 6 stages of 48 KB: over 227 KB
   CHECK(refusal(Spec{.elem = Elem::e4m3, .bn = 192, .scales = Scales::per_tensor, .stages = 4}) == nullptr);  // any wgmma N

@@ -137,13 +137,12 @@ GEMM_HD constexpr const char* refusal(Spec s) {
   if (s.accum != Accum::tensor_core && (s.promote_every < 1 || (bk(s) / wgmma_k(s)) % s.promote_every != 0))
     return "a promotion group lies within one K tile";
   if (s.accum == Accum::two_sets && s.promote_every != bk(s) / wgmma_k(s)) return "two sets promote once per K tile";
-  if (s.accum == Accum::two_sets && s.consumers != Consumers::cooperative)
-    return "two accumulator sets fit only beside one slab of sums (cooperative)";
   if (s.consumers == Consumers::pingpong && s.bm != 64 && s.bm != 128)
     return "a ping-pong consumer computes the whole tile: BM is 64 or 128 (one or two m64 slabs)";
   if (s.consumers == Consumers::cooperative && s.bm != 128 && s.bm != 256)
     return "cooperative consumers split the tile's slabs: BM is 128 or 256";
-  if (s.accum == Accum::two_sets && slabs(s) != 1) return "two accumulator sets fit only beside one slab of sums (BM 128)";
+  if (s.accum == Accum::two_sets && slabs(s) != 1)
+    return "two accumulator sets fit only beside one slab of sums (cooperative BM 128, or ping-pong BM 64)";
   if (sum_regs(s) > kMaxSumRegs) return "the sums would not fit a consumer's registers (slabs x BN / 2, and tc where promoted)";
   if (s.cluster_m < 1 || s.cluster_n < 1 || cluster_size(s) > 2) return "a cluster is 1 or 2 blocks, along M or N";
   if (s.cluster_m == 2 && (s.bn / 2) % 8 != 0)

@@ -1,5 +1,6 @@
-// The promoted K loop with two sets of tensor-core accumulators (step 34): a cooperative consumer owns
-// one m64 slab, 64 fp32 sums a thread, which leaves registers for two sets of tensor-core accumulators.
+// The promoted K loop with two sets of tensor-core accumulators (step 34): a consumer that owns one m64
+// slab (cooperative 128-row tile, step 34; ping-pong 64-row tile, step 36), 64 fp32 sums a thread,
+// has registers left for two sets of tensor-core accumulators.
 // An item's i-th K tile goes into tc[i % 2]; after its wgmmas are issued, wait_group 1 waits only for
 // the previous K tile's group, whose partial is promoted while this one's run: the tensor cores always
 // have a group queued (step 23's wait, with the promotion in its shadow). The set is a register name,
@@ -17,7 +18,7 @@ template <class C>
 __device__ __forceinline__ void mainloop_two_sets(SharedStorage<C>& s, const Params& p, ring_t<C>& ring,
                                                   const stream_k::Piece& pc, const TileOrigin& o, int me,
                                                   float (&acc)[C::SLABS][C::FRAG], float (&tc)[2][C::FRAG]) {
-  static_assert(!C::PINGPONG && C::SLABS == 1, "two sets fit beside one slab of sums: cooperative consumers");
+  static_assert(C::SLABS == 1, "two sets fit beside one slab of sums: a cooperative 128-row or a ping-pong 64-row tile");
 #pragma unroll
   for (int r = 0; r < C::FRAG; ++r) acc[0][r] = 0.0f;
   float sc[2][1][2] = {};  // the scales of the K tile in tc[0] / tc[1], loaded as its wgmmas are issued
@@ -36,6 +37,7 @@ __device__ __forceinline__ void mainloop_two_sets(SharedStorage<C>& s, const Par
 #pragma unroll
     for (int kk = 0; kk < C::BK / C::WGMMA_K; ++kk) mma<C>(tc[b], desc_a, desc_b, slab_row<C>(0, me), kk, kk > 0);
     ptx::wgmma_commit();
+    if (kt == pc.kt1 - 1) pass_order(s, me);  // ping-pong: past the item's last full wait (step 22)
     if constexpr (decltype(promote_previous)::value) {
       ptx::wgmma_wait<1>();  // the previous K tile's group is complete; this one keeps the tensor cores busy
       ptx::wgmma_fence_operands(tc[1 - b]);
