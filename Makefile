@@ -99,6 +99,7 @@ include mk/sass.mk
 include mk/docs.mk
 include mk/trace.mk
 include mk/reliability.mk
+include mk/torch.mk
 
 # ---- Build -----------------------------------------------------------------------------------------
 #> make                      build every step (build/bin/NN_name)

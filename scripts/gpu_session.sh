@@ -70,6 +70,12 @@
 #                                   views with an offset, workspace reuse; TORCH_ARGS add, e.g. --quick)
 #                                   under TORCH_TIMEOUT_S (default 480 s), then examples/mlp_block.py
 #                                   (MLP_ARGS add); needs build/lib/libgemmsteps.so (make gpu-carry packs it)
+#   scripts/gpu_session.sh bench-torch  make bench-torch's run (scripts/bench_torch.py) under
+#                                   BENCH_TORCH_TIMEOUT_S (default 570 s; the script keeps 40 s inside it):
+#                                   the Python path's per-call cost, then the last bf16 and FP8 steps paired
+#                                   with torch.matmul, torch._scaled_mm and torch.compile (max-autotune,
+#                                   Triton templates, a fresh Inductor cache) -> $OUT/run/torch.csv (commit
+#                                   it as results/<gpu>_torch.csv); BENCH_TORCH_ARGS add (e.g. --quick)
 # CHECKS_ONLY=1 makes family and menu stop after their checks (two of them can then share one call).
 #   scripts/gpu_session.sh menu     the family's menu (family/menu.hpp, issue 46) in one call: the menu's
 #                                   GPU tests ([menu]: every entry on shapes from its own tile, split
@@ -113,12 +119,12 @@ if [ -f build/carry/bin.tar.xz ] && [ ! -x build/bin/tests ]; then
 fi
 case "${1:-}" in
   checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|promote|pitch) ;;
-  torch)
+  torch|bench-torch)
     # A tarball from before the library was packed leaves build/lib out: take it from a newer one.
     if [ ! -f build/lib/libgemmsteps.so ] && [ -f build/carry/bin.tar.xz ]; then
       tar xJf build/carry/bin.tar.xz -C build lib 2>/dev/null
     fi
-    [ -f build/lib/libgemmsteps.so ] || { echo "torch: no build/lib/libgemmsteps.so (make lib; make gpu-carry packs it)" >&2; exit 2; }
+    [ -f build/lib/libgemmsteps.so ] || { echo "$1: no build/lib/libgemmsteps.so (make lib; make gpu-carry packs it)" >&2; exit 2; }
     ;;
   menu)
     for b in tests fuzz tune; do
@@ -152,7 +158,7 @@ case "${1:-}" in
       compgen -G "build/bin/${id}_*" > /dev/null || { echo "step: no binary build/bin/${id}_* (ids as in kernels/NN_name.cu)" >&2; exit 2; }
     done
     ;;
-  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|outliers|promote|pitch|step|fp8|family|menu|torch" >&2; exit 2 ;;
+  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|outliers|promote|pitch|step|fp8|family|menu|torch|bench-torch" >&2; exit 2 ;;
 esac
 OUT=${OUT:-gpu_out}
 mkdir -p "$OUT/run"
@@ -334,6 +340,19 @@ case "${1:-}" in
     rc=$?
     summary+=("examples/mlp_block.py (rc=$rc, $((SECONDS - start)) s)")
     cat "$R/mlp_block.log"
+    [ $rc -eq 0 ] || status=1
+    ;;
+  bench-torch)
+    export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" GEMM_STEPS_LIB="$PWD/build/lib/libgemmsteps.so" PYTHONUNBUFFERED=1
+    export TORCHINDUCTOR_CACHE_DIR="$R/inductor_cache"  # a fresh cache: every compile is timed as a user's first
+    start=$SECONDS
+    limit=${BENCH_TORCH_TIMEOUT_S:-570}
+    guard timeout "$limit" python3 scripts/bench_torch.py --out "$R/torch.csv" --budget-s $((limit - 40)) \
+      ${BENCH_TORCH_ARGS:-} > "$R/bench_torch.log" 2>&1
+    rc=$?
+    rm -rf "$R/inductor_cache"
+    summary+=("bench-torch (rc=$rc, $((SECONDS - start)) s): $(tail -n 1 "$R/bench_torch.log")")
+    cat "$R/bench_torch.log"
     [ $rc -eq 0 ] || status=1
     ;;
   sweep)

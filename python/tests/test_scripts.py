@@ -1,0 +1,98 @@
+"""CPU tests of make bench-torch's two scripts (scripts/bench_torch.py, scripts/plot_torch.py): the
+shapes it runs, its refusal without PyTorch or a GPU, and that the book's table is what the committed
+CSV says. run_cpu.py runs them with the package's tests; no GPU, no PyTorch needed."""
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPTS = ROOT / "scripts"
+sys.path.insert(0, str(SCRIPTS))
+
+
+def run(*args, env=None):
+    return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, **(env or {})))
+
+
+class BenchTorch(unittest.TestCase):
+    def test_shapes_cover_the_issue_families(self):
+        import bench_torch
+        import shape_sweep
+        shapes = bench_torch.shapes_of(["decode", "ragged", "square"], quick=False)
+        fams = {f for f, _ in shapes}
+        self.assertEqual(fams, {"decode", "ragged", "square"})
+        decode = dict(shape_sweep.FAMILIES)["decode"]
+        self.assertEqual([s for f, s in shapes if f == "decode"], decode)  # the sweep's own list, all of it
+        self.assertIn((8192, 8192, 8192), [s for _, s in shapes])
+
+    def test_bad_family_and_no_torch_exit_2(self):
+        r = run(SCRIPTS / "bench_torch.py", "--families", "nope")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("no family 'nope'", r.stderr)
+        r = run(SCRIPTS / "bench_torch.py", "--rounds", "1")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--rounds", r.stderr)
+        try:
+            import torch  # noqa: F401
+            has_gpu = torch.cuda.is_available()
+        except ImportError:
+            has_gpu = False
+        if has_gpu:
+            self.skipTest("a GPU with PyTorch is here: the refusal path is not reachable")
+        r = run(SCRIPTS / "bench_torch.py", "--quick", "--out", os.devnull)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("needs", r.stderr)
+
+
+def fake_csv(path):
+    import bench_torch
+    meta = dict(gpu="GPU X", torch="9.9", triton="3.0", date="2026-01-01")
+    rows = [dict(meta, mode="overhead", dtype="bf16", m=16, n=256, k=256, contender="torch F.linear", us_per_call="5.00"),
+            dict(meta, mode="paired", dtype="bf16", scaling="", family="decode", m=1, n=4096, k=4096,
+                 contender="step 29", ms="0.01000", ms_q25="0.009", ms_q75="0.011", ratio="1.0000", ratio_q25="1.0",
+                 ratio_q75="1.0", rounds=30, clock_mhz=1980),
+            dict(meta, mode="paired", dtype="bf16", scaling="", family="decode", m=1, n=4096, k=4096,
+                 contender="torch.matmul", ms="0.00800", ms_q25="0.008", ms_q75="0.009", ratio="0.8000",
+                 ratio_q25="0.79", ratio_q75="0.81", rounds=30, clock_mhz=1980),
+            dict(meta, mode="paired", dtype="fp8", scaling="block", family="ragged", m=2050, n=2050, k=2048,
+                 contender="torch._scaled_mm", note="refused: N must be a multiple of 16")]
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=bench_torch.COLUMNS)
+        w.writeheader()
+        for r in rows:
+            w.writerow({c: r.get(c, "") for c in bench_torch.COLUMNS})
+
+
+class PlotTorch(unittest.TestCase):
+    def test_tables_from_a_csv(self):
+        with tempfile.TemporaryDirectory() as d:
+            csv_path, book = Path(d) / "x_torch.csv", Path(d) / "book.md"
+            fake_csv(csv_path)
+            book.write_text("# t\n<!-- torch:table -->\nold\n<!-- /torch -->\n")
+            r = run(SCRIPTS / "plot_torch.py", csv_path, "--book", book, "--check")
+            self.assertEqual(r.returncode, 1, r.stdout + r.stderr)  # the old block is not what the CSV says
+            r = run(SCRIPTS / "plot_torch.py", csv_path, "--book", book, "--summary")
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("geometric mean 0.800x PyTorch's best over 1 shapes", r.stdout)
+            text = book.read_text()
+            self.assertIn("| decode | 1×4096×4096 | 10.0 | 0.80 [0.79–0.81] | 1980 |", text)
+            self.assertIn("| torch F.linear | 5.0 |", text)
+            self.assertIn("fp8 block 2050×2050×2048 by torch._scaled_mm", text)
+            r = run(SCRIPTS / "plot_torch.py", csv_path, "--book", book, "--check")
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_the_book_is_what_the_committed_csv_says(self):
+        committed = sorted((ROOT / "results").glob("*_torch.csv"))
+        if not committed:
+            self.skipTest("no results/<gpu>_torch.csv yet (make bench-torch on a GPU)")
+        r = run(SCRIPTS / "plot_torch.py", committed[0], "--book", ROOT / "docs/pytorch.md", "--check")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

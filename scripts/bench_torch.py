@@ -1,0 +1,414 @@
+#!/usr/bin/env python3
+"""make bench-torch: the series' last steps called from PyTorch, beside what PyTorch gives its users.
+
+Two parts, one process, one GPU:
+
+1. The per-call cost of the Python path (issue 48: "at most a few microseconds per call over the bare
+   launch"). At a shape whose kernel takes a few microseconds, N calls back to back and one
+   synchronize: the wall time per call is the host's cost (the GPU waits on the host). Measured for
+   torch's F.linear, the step through gemm_steps.linear (out given, and out allocated), the same step
+   through the bare C call (ctypes, arguments prepared once: the library's own cost plus the launch),
+   and the FP8 pair (torch._scaled_mm, gemm_steps.linear_fp8). Rows with mode "overhead", us per call.
+
+2. Paired kernel times over the sweep's decode and ragged families and three squares (2048^3,
+   4096^3, 8192^3): the last bf16 step against torch.matmul (cuBLAS underneath) and
+   torch.compile(mode="max-autotune") of the same matmul restricted to Inductor's Triton GEMM templates;
+   the last FP8 steps (per-tensor and block-scaled) against torch._scaled_mm with the same scales and,
+   for per-tensor scales, its max-autotune compile. Paired as the harness pairs (common/harness/timing.cu,
+   time_paired): each round runs every contender once, in turn, each launch after an L2 flush, timed by
+   CUDA events; and since a Python call costs more host time than a small kernel runs, each round first
+   queues a GPU sleep long enough for the host to enqueue the whole round, so the events time the
+   kernels and not the host (part 1 measures the host). Ratio = contender's time / step's time per
+   round (> 1: the step is faster); its median and quartiles over the rounds, the SM clock read from
+   nvidia-smi after the shape. Rows with mode "paired".
+
+Outputs: a CSV (--out; commit it as results/<gpu>_torch.csv) and one line per shape. The whole run keeps
+inside --budget-s (default 540 s: one 10-minute remote call): torch.compile's autotuning takes seconds
+per shape, so compiles stop first when the budget runs short (each skipped one is printed), then shapes.
+
+    PYTHONPATH=python python3 scripts/bench_torch.py --out build/bench_torch.csv [--quick]
+
+Needs PyTorch, an NVIDIA Hopper GPU and build/lib/libgemmsteps.so (make lib); without them it says which
+is missing and exits with status 2. Exit status 1 when a step's result disagrees with torch's."""
+import argparse
+import csv
+import datetime
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "scripts"))
+import shape_sweep  # noqa: E402  (the sweep's families: the same shapes as make bench-shapes)
+
+SQUARES = [(2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192)]
+FAMILIES = ("decode", "ragged", "square")
+COLUMNS = ["gpu", "torch", "triton", "date", "mode", "dtype", "scaling", "family", "m", "n", "k", "contender",
+           "detail", "ms", "ms_q25", "ms_q75", "tflops", "ratio", "ratio_q25", "ratio_q75", "rounds", "clock_mhz",
+           "us_per_call", "rel_err", "note"]
+
+
+def need(what):
+    print(f"bench_torch.py: {what}", file=sys.stderr)
+    sys.exit(2)
+
+
+def shapes_of(families, quick):
+    out = []
+    for fam in families:
+        if fam == "square":
+            shapes = SQUARES[:2] if quick else SQUARES
+        else:
+            shapes = dict(shape_sweep.FAMILIES).get(fam)
+            if shapes is None:
+                need(f"no family {fam!r} (the sweep's: {', '.join(f for f, _ in shape_sweep.FAMILIES)}, or square)")
+            if quick:
+                shapes = [s for s in shapes if s[0] in (1, 128)] if fam == "decode" else shapes[:1]
+        out += [(fam, s) for s in shapes]
+    return out
+
+
+def quartiles(v):
+    q = statistics.quantiles(v, n=4, method="inclusive") if len(v) > 1 else [v[0]] * 3
+    return q[0], statistics.median(v), q[2]
+
+
+def sm_clock():
+    try:
+        r = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm", "--format=csv,noheader,nounits", "-i", "0"],
+                           capture_output=True, text=True, timeout=10)
+        return int(r.stdout.split()[0])
+    except (OSError, ValueError, IndexError, subprocess.SubprocessError):
+        return ""
+
+
+class Bench:
+    def __init__(self, torch, gs, args):
+        self.torch, self.gs, self.args = torch, gs, args
+        self.start = time.monotonic()
+        props = torch.cuda.get_device_properties(0)
+        l2 = getattr(props, "L2_cache_size", 50 << 20) or (50 << 20)
+        self.flush_buf = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")  # 2x L2, as the harness flushes
+        self.gen = torch.Generator(device="cuda").manual_seed(48)
+        self.rows = []
+        self.status = 0
+        try:
+            import triton
+            triton_version = triton.__version__
+        except ImportError:
+            triton_version = ""
+        self.meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton_version,
+                     "date": datetime.date.today().isoformat()}
+        self.compiled = {}
+
+    def left(self):
+        return self.args.budget_s - (time.monotonic() - self.start)
+
+    def row(self, **kw):
+        r = dict(self.meta)
+        r.update(kw)
+        self.rows.append(r)
+
+    # ---- part 1: per-call cost ---------------------------------------------------------------------
+    def per_call_us(self, fn, calls):
+        torch = self.torch
+        for _ in range(20):
+            fn()
+        torch.cuda.synchronize()
+        best = math.inf
+        for _ in range(5):  # the least of five runs: host noise only ever adds
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            torch.cuda.synchronize()
+            best = min(best, (time.perf_counter() - t0) / calls * 1e6)
+        return best
+
+    def overhead(self):
+        torch, gs, F = self.torch, self.gs, self.torch.nn.functional
+        import ctypes
+        m, n, k = 16, 256, 256  # a kernel of a few microseconds: the host is what the loop waits on
+        a = torch.randn(m, k, device="cuda").to(torch.bfloat16)
+        b = torch.randn(n, k, device="cuda").to(torch.bfloat16)
+        out = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
+        step = gs.last_step("bf16")
+        lib = gs._lib.load()
+        need_ws = gs.workspace_bytes(step, m, n, k)
+        ws = torch.zeros(max(need_ws, 16), dtype=torch.uint8, device="cuda")
+        stream = torch.cuda.current_stream().cuda_stream
+        sid = step.encode()
+        args = (sid, m, n, k, a.data_ptr(), b.data_ptr(), out.data_ptr(), ws.data_ptr() if need_ws else None,
+                need_ws, -1, stream)
+
+        def bare():
+            code = lib.gemm_steps_bf16(*args)
+            if code:
+                gs._lib.check(code, lib)
+        calls = 2000 if not self.args.quick else 500
+        q = a.to(torch.float8_e4m3fn), b.to(torch.float8_e4m3fn)
+        one = torch.ones(1, device="cuda")
+        fp8_step = gs.last_step("fp8", "per_tensor")
+        cases = [
+            ("torch F.linear (torch.matmul)", lambda: F.linear(a, b)),
+            ("torch F.linear, out given", lambda: torch.matmul(a, b.t(), out=out)),
+            (f"gemm_steps.linear, out given (step {step})", lambda: gs.linear(a, b, out=out, step=step)),
+            (f"gemm_steps.linear, out allocated (step {step})", lambda: gs.linear(a, b, step=step)),
+            (f"bare C call gemm_steps_bf16 (step {step}, ctypes)", bare),
+            ("torch._scaled_mm per-tensor", lambda: torch._scaled_mm(q[0], q[1].t(), scale_a=one, scale_b=one,
+                                                                       out_dtype=torch.bfloat16)),
+            (f"gemm_steps.linear_fp8 per-tensor (step {fp8_step})",
+             lambda: gs.linear_fp8(q[0], q[1], one, one, step=fp8_step)),
+        ]
+        print(f"# per-call cost at {m}x{n}x{k} (host-bound): the least of 5 loops of {calls} calls, us per call")
+        for name, fn in cases:
+            try:
+                us = self.per_call_us(fn, calls)
+            except Exception as e:  # noqa: BLE001  (a refusal or a torch without the op: say so, go on)
+                print(f"  {name}: not measured ({type(e).__name__}: {str(e).splitlines()[0][:120]})")
+                self.row(mode="overhead", dtype="bf16", m=m, n=n, k=k, contender=name, note=f"not measured: {e}"[:200])
+                continue
+            print(f"  {name:<52} {us:7.2f} us")
+            self.row(mode="overhead", dtype="fp8" if "fp8" in name or "scaled" in name else "bf16", m=m, n=n, k=k,
+                     contender=name, us_per_call=f"{us:.2f}")
+
+    # ---- part 2: paired kernel times ---------------------------------------------------------------
+    def compiled_fn(self, key, fn):
+        torch = self.torch
+        if key not in self.compiled:
+            self.compiled[key] = torch.compile(fn, mode="max-autotune", dynamic=False, fullgraph=True)
+        return self.compiled[key]
+
+    def paired(self, contenders, rounds):
+        """contenders: [(name, fn)], the step first. Returns per contender its times (ms) per round."""
+        torch = self.torch
+        for _, fn in contenders:
+            for _ in range(3):
+                fn()
+        torch.cuda.synchronize()
+        ev = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+               for _ in contenders] for _ in range(rounds)]
+        for r in range(rounds):
+            torch.cuda._sleep(self.args.sleep_cycles)  # the host queues the round while the GPU sleeps
+            order = range(len(contenders)) if r % 2 == 0 else reversed(range(len(contenders)))
+            for i in order:
+                self.flush_buf.zero_()
+                s, e = ev[r][i]
+                s.record()
+                contenders[i][1]()
+                e.record()
+            torch.cuda.synchronize()
+        return [[ev[r][i][0].elapsed_time(ev[r][i][1]) for r in range(rounds)] for i in range(len(contenders))]
+
+    def report(self, dtype, scaling, fam, shape, contenders, times, errs, notes):
+        m, n, k = shape
+        clock = sm_clock()
+        step_t = times[0]
+        flop = 2.0 * m * n * k
+        line = []
+        for (name, _), t, err, note in zip(contenders, times, errs, notes):
+            q25, med, q75 = quartiles(t)
+            ratios = [tc / ts for tc, ts in zip(t, step_t)]
+            r25, rmed, r75 = quartiles(ratios)
+            self.row(mode="paired", dtype=dtype, scaling=scaling, family=fam, m=m, n=n, k=k, contender=name,
+                     detail=note, ms=f"{med:.5f}", ms_q25=f"{q25:.5f}", ms_q75=f"{q75:.5f}",
+                     tflops=f"{flop / med / 1e9:.1f}", ratio=f"{rmed:.4f}", ratio_q25=f"{r25:.4f}",
+                     ratio_q75=f"{r75:.4f}", rounds=len(t), clock_mhz=clock,
+                     rel_err="" if err is None else f"{err:.3g}")
+            line.append(f"{name.split(' ')[0]} {med * 1e3:.1f}us" + ("" if name == contenders[0][0] else f" {rmed:.3f}x"))
+        print(f"{dtype:>4} {scaling or '':<10} {fam:<7} {m}x{n}x{k}: " + ", ".join(line) + f" @ {clock} MHz")
+
+    def rel_err(self, got, want):
+        got, want = got.float(), want.float()
+        return float((got - want).norm() / max(float(want.norm()), 1e-30))
+
+    def bf16_shape(self, fam, shape):
+        torch, gs, F = self.torch, self.gs, self.torch.nn.functional
+        m, n, k = shape
+        step = gs.last_step("bf16")
+        why = gs.refusal(step, m, n, k)
+        if why:
+            self.row(mode="paired", dtype="bf16", family=fam, m=m, n=n, k=k, contender=f"step {step}", note=f"refused: {why}")
+            print(f"bf16 {fam} {m}x{n}x{k}: step {step} refuses: {why}")
+            return
+        a = torch.randn(m, k, generator=self.gen, device="cuda").to(torch.bfloat16)
+        b = torch.randn(n, k, generator=self.gen, device="cuda").to(torch.bfloat16)
+        out = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
+        contenders = [(f"step {step}", lambda: gs.linear(a, b, out=out, step=step)),
+                      ("torch.matmul", lambda: torch.matmul(a, b.t()))]
+        notes = ["gemm_steps.linear", "cuBLAS through torch"]
+        if not self.args.no_compile and self.left() > self.args.compile_reserve_s:
+            try:
+                t0 = time.monotonic()
+                fn = self.compiled_fn("bf16", lambda x, y: torch.matmul(x, y.t()))
+                fn(a, b)
+                torch.cuda.synchronize()
+                contenders.append(("torch.compile", lambda: fn(a, b)))
+                notes.append(f"max-autotune, Triton templates; compiled in {time.monotonic() - t0:.0f} s")
+            except Exception as e:  # noqa: BLE001
+                print(f"  torch.compile failed at {m}x{n}x{k}: {type(e).__name__}: {str(e).splitlines()[0][:160]}")
+        elif not self.args.no_compile:
+            print(f"  torch.compile skipped at {m}x{n}x{k}: {self.left():.0f} s of the budget left")
+        ref = torch.matmul(a, b.t())
+        errs = []
+        for _, fn in contenders:
+            r = fn()
+            errs.append(self.rel_err(out if r is None else r, ref))
+        if errs[0] > 4 * max(max(errs[1:]) if len(errs) > 1 else 0, 2 ** -8):
+            print(f"  step {step} at {m}x{n}x{k}: relative error {errs[0]:.3g} against torch.matmul: WRONG")
+            self.status = 1
+        times = self.paired(contenders, self.args.rounds)
+        self.report("bf16", "", fam, shape, contenders, times, errs, notes)
+
+    def fp8_shape(self, fam, shape, scaling):
+        torch, gs = self.torch, self.gs
+        m, n, k = shape
+        step = gs.last_step("fp8", scaling)
+        why = gs.refusal(step, m, n, k)
+        if why:
+            self.row(mode="paired", dtype="fp8", scaling=scaling, family=fam, m=m, n=n, k=k, contender=f"step {step}",
+                     note=f"refused: {why}")
+            print(f" fp8 {scaling} {fam} {m}x{n}x{k}: step {step} refuses: {why}")
+            return
+        qa = (torch.randn(m, k, generator=self.gen, device="cuda")).to(torch.float8_e4m3fn)
+        qb = (torch.randn(n, k, generator=self.gen, device="cuda")).to(torch.float8_e4m3fn)
+        kb, nb = -(-k // 128), -(-n // 128)
+        if scaling == "per_tensor":
+            sa = torch.full((1,), 0.5, device="cuda")
+            sb = torch.full((1,), 0.25, device="cuda")
+            ta, tb = sa.reshape(()), sb.reshape(())
+        else:  # sfa: ceil(K/128) x M (M contiguous); sfb: ceil(N/128) x ceil(K/128) (gemm_steps.linear_fp8)
+            sa = torch.rand(kb, m, generator=self.gen, device="cuda") + 0.5
+            sb = torch.rand(nb, kb, generator=self.gen, device="cuda") + 0.5
+            ta, tb = sa.t(), sb.t()  # torch: 1x128 scales as M x ceil(K/128), 128x128 as ceil(K/128) x ceil(N/128)
+        out = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
+        contenders = [(f"step {step}", lambda: gs.linear_fp8(qa, qb, sa, sb, out=out, step=step, scaling=scaling))]
+        notes = ["gemm_steps.linear_fp8"]
+
+        def smm(x, y, s1, s2):
+            return torch._scaled_mm(x, y.t(), scale_a=s1, scale_b=s2, out_dtype=torch.bfloat16)
+        tries = [(ta, tb)]
+        if scaling == "block":  # newer torch wants the 128x128 scales' rows padded to a multiple of 4 K blocks
+            padded = torch.zeros(nb, -(-kb // 4) * 4, device="cuda")
+            padded[:, :kb] = sb
+            tries.insert(0, (ta, padded[:, :kb].t()))
+        errors = []
+        for ta_, tb_ in tries:
+            try:
+                smm(qa, qb, ta_, tb_)
+                torch.cuda.synchronize()
+                ta, tb = ta_, tb_
+                contenders.append(("torch._scaled_mm", lambda: smm(qa, qb, ta, tb)))
+                notes.append("cuBLASLt through torch, the same scales")
+                break
+            except (RuntimeError, NotImplementedError, ValueError, TypeError) as e:
+                errors.append(str(e).splitlines()[0][:160])
+        else:
+            msg = " | ".join(errors)
+            print(f"  torch._scaled_mm refuses {m}x{n}x{k} ({scaling}): {msg}")
+            self.row(mode="paired", dtype="fp8", scaling=scaling, family=fam, m=m, n=n, k=k, contender="torch._scaled_mm",
+                     note=f"refused: {msg}")
+        if scaling == "per_tensor" and len(contenders) > 1 and not self.args.no_compile:
+            if self.left() > self.args.compile_reserve_s:
+                try:
+                    t0 = time.monotonic()
+                    fn = self.compiled_fn("fp8", smm)
+                    fn(qa, qb, ta, tb)
+                    torch.cuda.synchronize()
+                    contenders.append(("torch.compile", lambda: fn(qa, qb, ta, tb)))
+                    notes.append(f"max-autotune of _scaled_mm, Triton templates; compiled in {time.monotonic() - t0:.0f} s")
+                except Exception as e:  # noqa: BLE001
+                    print(f"  torch.compile of _scaled_mm failed at {m}x{n}x{k}: {type(e).__name__}: "
+                          f"{str(e).splitlines()[0][:160]}")
+            else:
+                print(f"  torch.compile skipped at {m}x{n}x{k}: {self.left():.0f} s of the budget left")
+        # The oracle: the dequantized product in fp32 (scales applied per block for block scaling).
+        af, bf = qa.float(), qb.float()
+        if scaling == "per_tensor":
+            ref = (af @ bf.t()) * (sa * sb)
+        else:
+            rows_a = sa.t().repeat_interleave(128, dim=1)[:, :k]                  # M x K
+            rows_b = sb.repeat_interleave(128, dim=0)[:n].repeat_interleave(128, dim=1)[:, :k]  # N x K
+            ref = (af * rows_a) @ (bf * rows_b).t()
+        errs = []
+        for _, fn in contenders:
+            r = fn()
+            errs.append(self.rel_err(out if r is None else r, ref))
+        if errs[0] > 4 * max(max(errs[1:]) if len(errs) > 1 else 0, 2 ** -8):
+            print(f"  step {step} at {m}x{n}x{k} ({scaling}): relative error {errs[0]:.3g} against the fp32 oracle: WRONG")
+            self.status = 1
+        times = self.paired(contenders, self.args.rounds)
+        self.report("fp8", scaling, fam, shape, contenders, times, errs, notes)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default="build/bench_torch.csv", help="the CSV written (default %(default)s)")
+    ap.add_argument("--families", default=",".join(FAMILIES), help="of the sweep's families, and square")
+    ap.add_argument("--dtypes", default="bf16,fp8", help="bf16, fp8 (per-tensor and block-scaled)")
+    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--budget-s", type=float, default=540.0)
+    ap.add_argument("--compile-reserve-s", type=float, default=150.0,
+                    help="no new torch.compile once less than this is left of the budget")
+    ap.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
+    ap.add_argument("--sleep-cycles", type=int, default=4_000_000, help="the GPU sleep that opens a round")
+    ap.add_argument("--quick", action="store_true", help="a few shapes, for a check of the script")
+    args = ap.parse_args()
+    if args.rounds < 3:
+        need("--rounds must be at least 3 (quartiles)")
+    dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
+    for d in dtypes:
+        if d not in ("bf16", "fp8"):
+            need(f"--dtypes: {d!r} is not bf16 or fp8")
+    shapes = shapes_of([f.strip() for f in args.families.split(",") if f.strip()], args.quick)
+    try:
+        import torch
+    except ImportError:
+        need("needs PyTorch (pip install torch) and an NVIDIA Hopper GPU; no torch in this python3")
+    if not torch.cuda.is_available():
+        need("needs an NVIDIA GPU (Hopper): torch sees no CUDA device here")
+    import gemm_steps as gs
+    try:
+        gs.last_step("bf16")
+    except gs.LibraryNotFoundError as e:
+        need(str(e))
+    if torch.cuda.get_device_capability() != (9, 0):
+        need(f"the bf16 and fp8 steps run on compute capability 9.0; this GPU is {torch.cuda.get_device_name()}")
+    torch.backends.cuda.matmul.allow_tf32 = False
+    import torch._dynamo
+    import torch._inductor.config as inductor_config
+    inductor_config.max_autotune_gemm_backends = "TRITON"  # Inductor's Triton templates, not its cuBLAS fallback
+    for name in ("cache_size_limit", "recompile_limit", "accumulated_cache_size_limit", "accumulated_recompile_limit"):
+        if hasattr(torch._dynamo.config, name):  # one compile per shape (dynamic=False): past the default 8
+            setattr(torch._dynamo.config, name, 1 << 16)
+
+    bench = Bench(torch, gs, args)
+    print(f"# {bench.meta['gpu']}, torch {bench.meta['torch']}, triton {bench.meta['triton']}, "
+          f"budget {args.budget_s:.0f} s, {args.rounds} rounds")
+    bench.overhead()
+    jobs = [("bf16", None)] * ("bf16" in dtypes) + [("fp8", "per_tensor"), ("fp8", "block")] * ("fp8" in dtypes)
+    for fam, shape in shapes:  # shape-major: a budget that runs out leaves whole shapes, every dtype
+        for dtype, scaling in jobs:
+            if bench.left() < 10:
+                print(f"{dtype} {scaling or ''} {fam} {'x'.join(map(str, shape))}: skipped, the budget is spent")
+                continue
+            if dtype == "bf16":
+                bench.bf16_shape(fam, shape)
+            else:
+                bench.fp8_shape(fam, shape, scaling)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    with open(args.out, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="raise")
+        w.writeheader()
+        for r in bench.rows:
+            w.writerow({c: r.get(c, "") for c in COLUMNS})
+    print(f"# {len(bench.rows)} rows -> {args.out} in {time.monotonic() - bench.start:.0f} s")
+    return bench.status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""The figure and the tables of make bench-torch (scripts/bench_torch.py's CSV, results/<gpu>_torch.csv).
+
+  scripts/plot_torch.py CSV [--out docs/img/torch.png]   the figure: per shape, the step's paired ratio
+                                                        to torch.matmul / torch._scaled_mm and to
+                                                        torch.compile (> 1: the step is faster)
+  scripts/plot_torch.py CSV --book docs/pytorch.md      the tables written between the chapter's markers
+                                                        <!-- torch:table --> ... <!-- /torch -->
+  ... --check                                          exit 1 when the block is not what the CSV says
+                                                        (make test runs this)
+Without matplotlib, --book still works (the tables need none)."""
+import argparse
+import csv
+import math
+import os
+import pathlib
+import re
+import sys
+
+BLOCK = re.compile(r"(<!-- torch:table -->\n)(.*?)(<!-- /torch -->)", re.S)
+FAMILY_ORDER = ["decode", "ragged", "square"]
+KINDS = [("bf16", ""), ("fp8", "per_tensor"), ("fp8", "block")]
+KIND_TITLE = {("bf16", ""): "bf16, C = A·Bᵀ", ("fp8", "per_tensor"): "FP8 e4m3, per-tensor scales",
+              ("fp8", "block"): "FP8 e4m3, 1×128 / 128×128 block scales"}
+
+
+def read(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def paired(rows):
+    """{(dtype, scaling): {(fam, m, n, k): {contender: row}}} of the measured paired rows."""
+    out = {}
+    for r in rows:
+        if r["mode"] != "paired" or not r["ms"]:
+            continue
+        key = (r["dtype"], r["scaling"])
+        shape = (r["family"], int(r["m"]), int(r["n"]), int(r["k"]))
+        out.setdefault(key, {}).setdefault(shape, {})[r["contender"]] = r
+    for kind in out.values():  # decode first, then ragged, squares; by M within a family
+        for shape in list(kind):
+            kind[shape] = kind.pop(shape)
+    return {k: dict(sorted(v.items(), key=lambda s: (FAMILY_ORDER.index(s[0][0]) if s[0][0] in FAMILY_ORDER else 9,
+                                                     s[0][1:]))) for k, v in out.items()}
+
+
+def refusals(rows):
+    return [r for r in rows if r["mode"] == "paired" and r["note"].startswith("refused")]
+
+
+def torch_best(by):
+    """The fastest of PyTorch's contenders at a shape: (name, row) by the median time."""
+    others = [(c, r) for c, r in by.items() if not c.startswith("step")]
+    return min(others, key=lambda cr: float(cr[1]["ms"])) if others else (None, None)
+
+
+def ratio(r):
+    return f"{float(r['ratio']):.2f} [{float(r['ratio_q25']):.2f}–{float(r['ratio_q75']):.2f}]"
+
+
+def tables(rows, source):
+    meta = rows[0]
+    lines = [f"From {source}: {meta['gpu']}, torch {meta['torch']}, Triton {meta['triton']}, {meta['date']}. "
+             "× = the PyTorch path's time / the step's, paired per round (> 1: the step is faster), median "
+             "[quartiles]; µs: the step's median kernel time; MHz: the SM clock after the shape.", ""]
+    over = [r for r in rows if r["mode"] == "overhead" and r["us_per_call"]]
+    if over:
+        m, n, k = over[0]["m"], over[0]["n"], over[0]["k"]
+        lines += [f"Per-call cost at {m}×{n}×{k} (the host's time per call, calls back to back):", "",
+                  "| call | µs per call |", "|---|---:|"]
+        lines += [f"| {r['contender']} | {float(r['us_per_call']):.1f} |" for r in over]
+        lines.append("")
+    data = paired(rows)
+    for kind in KINDS:
+        shapes = data.get(kind)
+        if not shapes:
+            continue
+        cols = sorted({c for by in shapes.values() for c in by if not c.startswith("step")},
+                      key=lambda c: (c != "torch.matmul" and c != "torch._scaled_mm", c))
+        lines += [f"**{KIND_TITLE[kind]}**", "",
+                  "| family | M×N×K | step µs | " + " | ".join(f"× {c}" for c in cols) + " | MHz |",
+                  "|---|---|---:|" + "---:|" * len(cols) + "---:|"]
+        for (fam, m, n, k), by in shapes.items():
+            step = next((r for c, r in by.items() if c.startswith("step")), None)
+            if step is None:
+                continue
+            cells = [ratio(by[c]) if c in by else "–" for c in cols]
+            lines.append(f"| {fam} | {m}×{n}×{k} | {float(step['ms']) * 1e3:.1f} | " + " | ".join(cells) +
+                         f" | {step['clock_mhz']} |")
+        lines.append("")
+    refused = refusals(rows)
+    if refused:
+        lines.append("Refused (no time): " + "; ".join(
+            f"{r['dtype']} {r['scaling'] or ''} {r['m']}×{r['n']}×{r['k']} by {r['contender']}".replace("  ", " ")
+            for r in refused) + ".")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def geomean(v):
+    return math.exp(sum(math.log(x) for x in v) / len(v)) if v else float("nan")
+
+
+def summary(rows):
+    """Per kind: geometric mean of the step against PyTorch's best, and the five worst shapes."""
+    out = []
+    for kind, shapes in paired(rows).items():
+        vs = []
+        for shape, by in shapes.items():
+            step = next((r for c, r in by.items() if c.startswith("step")), None)
+            name, best = torch_best(by)
+            if step and best:
+                vs.append((float(best["ratio"]), shape, name))  # the paired ratio to the fastest PyTorch path
+        if vs:
+            out.append(f"{kind[0]} {kind[1]}: geometric mean {geomean([v[0] for v in vs]):.3f}x PyTorch's best over "
+                       f"{len(vs)} shapes; worst: " + ", ".join(f"{s[1]}x{s[2]}x{s[3]} {v:.2f} ({n})"
+                                                            for v, s, n in sorted(vs)[:5]))
+    return out
+
+
+def plot(rows, out):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    data = paired(rows)
+    kinds = [k for k in KINDS if k in data]
+    fig, axes = plt.subplots(len(kinds), 1, figsize=(11, 3.2 * len(kinds)), squeeze=False)
+    style = {"torch.matmul": ("o", "tab:blue"), "torch._scaled_mm": ("o", "tab:blue"),
+             "torch.compile": ("s", "tab:orange")}
+    for ax, kind in zip(axes[:, 0], kinds):
+        shapes = list(data[kind].items())
+        xs = range(len(shapes))
+        for c, (mk, color) in style.items():
+            pts = [(i, float(by[c]["ratio"]), float(by[c]["ratio_q25"]), float(by[c]["ratio_q75"]))
+                   for i, (_, by) in enumerate(shapes) if c in by]
+            if not pts:
+                continue
+            ax.errorbar([p[0] for p in pts], [p[1] for p in pts],
+                        yerr=[[p[1] - p[2] for p in pts], [p[3] - p[1] for p in pts]],
+                        fmt=mk, color=color, ms=5, capsize=2, label=f"vs {c}")
+        ax.axhline(1.0, color="gray", lw=0.8)
+        ax.set_yscale("log", base=2)
+        ax.set_ylabel("torch time / step time")
+        ax.set_title(KIND_TITLE[kind], fontsize=10, loc="left")
+        ax.set_xticks(list(xs))
+        ax.set_xticklabels([f"{m}×{n}×{k}" for (_, m, n, k), _ in shapes], rotation=60, ha="right", fontsize=7)
+        prev = None
+        for i, ((fam, *_), _) in enumerate(shapes):  # family boundaries
+            if fam != prev and i:
+                ax.axvline(i - 0.5, color="lightgray", lw=0.8)
+            if fam != prev:
+                ax.text(i - 0.4, 0.98, fam, transform=ax.get_xaxis_transform(), va="top", fontsize=8, color="dimgray")
+            prev = fam
+        ax.legend(fontsize=8, loc="lower right")
+        ax.grid(axis="y", alpha=0.3)
+    meta = rows[0]
+    fig.suptitle(f"The last steps called from PyTorch, paired per round ({meta['gpu']}, torch {meta['torch']}): "
+                 "above 1 the step is faster", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    print(f"wrote {out}")
+
+
+def rewrite(book, body, check):
+    text = book.read_text()
+    m = BLOCK.search(text)
+    if not m:
+        sys.exit(f"error: {book}: no <!-- torch:table --> ... <!-- /torch --> block")
+    if m.group(2) == body:
+        print(f"{book}: the torch block is current")
+        return 0
+    if check:
+        print(f"{book}: the torch block is not what the CSV says (scripts/plot_torch.py CSV --book {book})")
+        return 1
+    book.write_text(text[:m.start(2)] + body + text[m.end(2):])
+    print(f"wrote the torch block of {book}")
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("csv")
+    ap.add_argument("--out", help="the figure (PNG)")
+    ap.add_argument("--book", help="write the tables between this chapter's markers")
+    ap.add_argument("--check", action="store_true", help="with --book: exit 1 when the block is not current")
+    ap.add_argument("--summary", action="store_true", help="print the geometric means and the five worst shapes")
+    a = ap.parse_args()
+    rows = read(a.csv)
+    if not rows:
+        sys.exit(f"error: {a.csv} has no rows")
+    status = 0
+    if a.summary:
+        print("\n".join(summary(rows)))
+    if a.book:
+        book = pathlib.Path(a.book)
+        link = os.path.relpath(pathlib.Path(a.csv).resolve(), book.resolve().parent)
+        status = rewrite(book, tables(rows, f"[`{pathlib.Path(a.csv).name}`]({link})") + "\n", a.check)
+    if a.out:
+        plot(rows, a.out)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
