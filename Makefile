@@ -1,6 +1,7 @@
 # The matmul series: every kernels/NN_name.cu becomes build/bin/NN_name. This file holds the build and
-# the targets a user types; the rest lives in mk/*.mk (dependencies, the CUTLASS references, the
-# PTX/SASS tooling, the book's figures, pipeline traces, fuzzing and sanitizers). `make help` lists
+# the targets a user types; the rest lives in mk/*.mk (dependencies, the CUTLASS references, the C API
+# library, the generated tables, the menu's tuner, the test binary, the PTX/SASS tooling, the book's
+# figures, pipeline traces, fuzzing and sanitizers, and the goals refused up front). `make help` lists
 # every target: it prints the `#>` line above each one, in every file, in order.
 # ARCH sets the fp32 steps' target: the compute capability nvidia-smi reports for GPU 0 when a GPU
 # answers (e.g. 90, 89, 80), else 90; `make ARCH=80` overrides it. The Hopper steps (those registered
@@ -68,12 +69,6 @@ COMMON_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(COMMON_SRCS)))
 MAIN_OBJ    := $(BUILD)/obj/common/harness/main.o
 KERNEL_OBJS := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(KERNELS)))
 MENU_OBJ    := $(BUILD)/obj/family/menu.o
-# The shared library of the C API (see "The C API" below): the API, every step, the kernel library.
-LIB_SO      := $(BUILD)/lib/libgemmsteps.so
-CAPI_OBJ    := $(BUILD)/obj/common/capi/gemm_steps.o
-LIB_OBJS    := $(CAPI_OBJ) $(KERNEL_OBJS) $(filter $(BUILD)/obj/common/kernel_lib/%,$(COMMON_OBJS))
-TEST_SRCS   := $(wildcard tests/*.cpp) $(wildcard tests/fixtures/*.cu)
-TEST_OBJS   := $(patsubst %,$(BUILD)/obj/%.o,$(basename $(TEST_SRCS)))
 HEADERS     := $(wildcard common/kernel_lib/*.hpp common/kernel_lib/*.cuh common/kernel_lib/ptx/*.cuh common/kernel_lib/family/*.hpp common/kernel_lib/family/*.cuh \
                            common/harness/*.hpp common/harness/cutlass/*.hpp)
 
@@ -89,17 +84,22 @@ STEP_OF  = $(filter $(1)_%,$(STEPS))
 BUILD_GOALS := $(filter-out clean help test-run bench-run docs docs-deps schedule-figures swizzle-figure steps-table results-tables,\
                  $(or $(MAKECMDGOALS),all))
 
-.PHONY: FORCE all test test-run bench bench-run bench-sweep bench-waves bench-shapes profile help run clean tables steps-table steps-json results-tables $(STEP_IDS)
+.PHONY: FORCE all test test-run bench bench-run bench-sweep bench-waves bench-shapes profile help run clean $(STEP_IDS)
 .DEFAULT_GOAL := all
 .SECONDARY:
 
 include mk/deps.mk
 include mk/cutlass.mk
+include mk/capi.mk
+include mk/tables.mk
+include mk/tune.mk
+include mk/tests.mk
 include mk/sass.mk
 include mk/docs.mk
 include mk/trace.mk
 include mk/reliability.mk
 include mk/torch.mk
+include mk/goals.mk
 
 # ---- Build -----------------------------------------------------------------------------------------
 #> make                      build every step (build/bin/NN_name)
@@ -135,15 +135,6 @@ $(BUILD)/obj/kernels/%.o: kernels/%.cu $(BUILD)/gencode/% $(HEADERS) $(BUILD)/fl
 	  || { cat $(BUILD)/ptxas/$*.txt >&2; exit 1; }
 	@grep -iE "warning|error" $(BUILD)/ptxas/$*.txt >&2 || true
 
-# A fixture named hopper_* uses sm_90a instructions.
-$(BUILD)/obj/tests/fixtures/%.o: tests/fixtures/%.cu $(HEADERS) | $(BUILD)/.deps-ok
-	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) $(if $(filter hopper_%,$*),$(HOPPER_GENCODE),$(FP32_GENCODE)) -c $< -o $@
-
-$(BUILD)/obj/tests/%.o: tests/%.cpp $(HEADERS) $(wildcard tests/*.hpp) | $(BUILD)/.deps-ok
-	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) -I/usr/include/catch2 -c $< -o $@
-
 # Links only the objects ($^ also holds the CUTLASS stamp).
 $(BUILD)/bin/%: $(BUILD)/obj/kernels/%.o $(MAIN_OBJ) $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
@@ -151,36 +142,6 @@ $(BUILD)/bin/%: $(BUILD)/obj/kernels/%.o $(MAIN_OBJ) $(COMMON_OBJS)
 
 # The bf16 steps link the CUTLASS configurations (the benchmark's reference); the fp32 steps do not.
 $(BF16_BINS): $(CUTLASS_OBJS) $(CUTLASS_STAMP)
-
-# The family's menu (common/kernel_lib/family/menu.cu): one kernel per entry, linked into the tests
-# and the tuner only; its ptxas report (spills) is checked by tests/test_family.cpp.
-$(MENU_OBJ): common/kernel_lib/family/menu.cu $(HEADERS) | $(BUILD)/.deps-ok
-	@mkdir -p $(dir $@) $(BUILD)/ptxas
-	@echo "$(NVCC) ... $(HOPPER_GENCODE) -Xptxas -v -c $< -o $@"
-	@$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) -Xptxas -v -c $< -o $@ 2> $(BUILD)/ptxas/family_menu.txt \
-	  || { cat $(BUILD)/ptxas/family_menu.txt >&2; exit 1; }
-	@grep -iE "warning|error" $(BUILD)/ptxas/family_menu.txt >&2 || true
-
-# The test binary links every step (static registration), so it is rebuilt when any step changes.
-$(BUILD)/bin/tests: $(TEST_OBJS) $(KERNEL_OBJS) $(COMMON_OBJS) $(MENU_OBJ) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
-	@mkdir -p $(dir $@)
-	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
-
-# ---- The C API (common/capi/gemm_steps.h) and the Python package over it (python/) -------------------
-# build/lib/libgemmsteps.so: every step and the kernel library (position-independent objects, see PIC)
-# behind the C API; the CUDA runtime linked statically, as in the executables; only gemm_steps_*
-# exported (gemm_steps.map). -z defs: every symbol resolved at link time; -z text: no text relocations
-# (an object built without -fPIC fails here, not when Python loads the library).
-$(CAPI_OBJ): common/capi/gemm_steps.h
-
-#> make lib                  build/lib/libgemmsteps.so: the C API over every step (common/capi/gemm_steps.h; python/ uses it)
-.PHONY: lib
-lib: $(LIB_SO)
-
-$(LIB_SO): $(LIB_OBJS) common/capi/gemm_steps.map
-	@mkdir -p $(dir $@)
-	$(NVCC) -shared $(LIB_OBJS) -o $@ -cudart static -lcublas -ldl \
-	  -Xlinker --version-script=common/capi/gemm_steps.map -Xlinker -z,defs -Xlinker -z,text
 
 #> make clean                remove build/
 clean:
@@ -201,13 +162,6 @@ test-run:
 #> make run STEP=NN M= N= K=  check one step against cuBLAS, then time it paired with the references (ARGS= more flags)
 run: $(BUILD)/bin/$(RUN_STEP)
 	$(BUILD)/bin/$(RUN_STEP) --m $(M) --n $(N) --k $(K) $(ARGS)
-
-# A benchmark needs a GPU: say so before compiling for minutes (the GPU machine runs bench-run).
-need_gpu = $(if $(shell nvidia-smi -L 2>/dev/null | grep '^GPU'),,$(error make $(1) needs an NVIDIA GPU and \
-  nvidia-smi finds none here; nothing was built or written (`make` builds the steps; `make bench-run` runs built ones)))
-ifneq ($(filter bench bench-sweep bench-waves bench-shapes tune,$(MAKECMDGOALS)),)
-  $(foreach g,$(filter bench bench-sweep bench-waves bench-shapes tune,$(MAKECMDGOALS)),$(call need_gpu,$(g)))
-endif
 
 #> make bench                every step at 4096^3 and 8192^3, paired; sustained and stability -> results/, README table, figure
 bench: all
@@ -233,92 +187,7 @@ bench-shapes: all
 profile: $(BUILD)/bin/$(RUN_STEP)
 	python3 scripts/profile.py $(STEP) --m $(M) --n $(N) --k $(K) --build $(BUILD)
 
-# ---- Generated tables ------------------------------------------------------------------------------
-# The registry as JSON (scripts/registry_json.cpp): every kernel object linked, as in build/bin/tests.
-$(BUILD)/obj/scripts/registry_json.o: scripts/registry_json.cpp $(HEADERS) | $(BUILD)/.deps-ok
-	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) -c $< -o $@
-
-$(BUILD)/bin/registry_json: $(BUILD)/obj/scripts/registry_json.o $(KERNEL_OBJS) $(COMMON_OBJS)
-	@mkdir -p $(dir $@)
-	$(NVCC) $^ -o $@ $(LDLIBS)
-
-#> make steps-json           rewrite kernels/steps.json from the steps' registrations (builds every step; make test fails while it is stale)
-steps-json: $(BUILD)/bin/registry_json
-	@$(BUILD)/bin/registry_json > $(STEPS_JSON).tmp && mv $(STEPS_JSON).tmp $(STEPS_JSON)
-	@echo "wrote $(STEPS_JSON) ($$(grep -c '"id":' $(STEPS_JSON)) steps)"
-
-#> make steps-table          rewrite the README's step tree from kernels/steps.json (no build)
-steps-table:
-	python3 scripts/steps.py readme
-
-#> make results-tables       rewrite README.md's results rows, docs/results.md (with the shapes table when results/<gpu>_shapes.csv exists), the book's measured blocks and the FP8 outliers tables from the committed CSVs (no GPU)
-# After steps-table: both rewrite README.md, and make runs in parallel here (a race lost the results row).
-results-tables: steps-table
-	python3 scripts/results_table.py results/$(DOCS_GPU).csv --readme README.md --full docs/results.md > /dev/null
-	python3 scripts/book_numbers.py --csv results/$(DOCS_GPU).csv
-	@if [ -f results/$(DOCS_GPU)_fp8_outliers.csv ]; then \
-	  python3 scripts/plot_fp8_outliers.py results/$(DOCS_GPU)_fp8_outliers.csv --book docs/fp8.md; \
-	else \
-	  echo "docs/fp8.md: the outliers tables left as they are (no results/$(DOCS_GPU)_fp8_outliers.csv yet: scripts/gpu_session.sh outliers on a GPU)"; \
-	fi
-	@if [ -f results/$(DOCS_GPU)_shapes.csv ]; then \
-	  python3 scripts/shapes_table.py results/$(DOCS_GPU)_shapes.csv --full docs/results.md; \
-	else \
-	  echo "docs/results.md: shapes table left as it is (no results/$(DOCS_GPU)_shapes.csv yet: make bench-shapes on a GPU)"; \
-	fi
-
-#> make tables               every generated table that lists the steps: the README's tree and results rows, docs/results.md, docs/resources.md
-tables: steps-table results-tables resources
-
 #> make help                 this list
 help:
 	@echo "Targets (parallel by default; STEP=NN, A=NN B=NN, M/N/K as shown):"
 	@sed -n 's/^#> /  /p' $(MAKEFILE_LIST)
-
-# ---- Bad input -------------------------------------------------------------------------------------
-# Step ids named on the command line must exist: say so before make goes looking for a file that
-# cannot exist (build/bin/, build/obj/kernels/.o).
-check_step_id = $(if $(1),$(if $(call STEP_OF,$(1)),,$(error no step '$(1)' (steps: $(STEP_IDS)))),$(error $(2) (steps: $(STEP_IDS))))
-# A goal that starts with a digit names a step (`make 06`): an unknown one is one clear line.
-$(foreach g,$(filter-out $(STEP_IDS),$(filter 0% 1% 2% 3% 4% 5% 6% 7% 8% 9%,$(MAKECMDGOALS))),$(call check_step_id,$(g),no step))
-ifneq ($(filter run sass ptx profile trace,$(MAKECMDGOALS)),)
-  $(call check_step_id,$(STEP),STEP=NN names no step)
-endif
-ifneq ($(filter diff,$(MAKECMDGOALS)),)
-  $(call check_step_id,$(B),make diff needs B=NN (A=NN defaults to B's parent))
-  ifneq ($(A),)
-    $(call check_step_id,$(A),make diff A=NN names no step)
-  else ifeq ($(DIFF_A),)
-    $(error step $(B) is a root of the step tree (it has no parent): make diff A=NN B=$(B))
-  endif
-endif
-ifneq ($(filter sass-html,$(MAKECMDGOALS)),)
-  ifneq ($(A)$(B),)
-    $(call check_step_id,$(B),make sass-html A=NN needs B=NN too)
-    $(call check_step_id,$(HTML_A),step $(B) is a root of the step tree: make sass-html A=NN B=$(B))
-  else ifneq ($(HTML_STEP),)
-    $(call check_step_id,$(HTML_STEP),STEP=NN names no step)
-  endif
-endif
-
-# ---- The menu's tuner (issue 46) ---------------------------------------------------------------------
-# build/bin/tune (scripts/tune.cpp): the menu's kernels and every step (for --hand-step), linked as in
-# build/bin/tests. `make tune` runs scripts/tune.py on the GPU: the shape grid in batches, one process
-# each, rows to results/tuning/<gpu>_bf16.csv.
-$(BUILD)/obj/scripts/tune.o: scripts/tune.cpp $(HEADERS) | $(BUILD)/.deps-ok
-	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) -c $< -o $@
-
-$(BUILD)/bin/tune: $(BUILD)/obj/scripts/tune.o $(MENU_OBJ) $(KERNEL_OBJS) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
-	@mkdir -p $(dir $@)
-	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
-
-.PHONY: tune tune-run
-#> make tune                 the family's menu timed paired with cuBLAS over a grid of shapes (GPU; scripts/tune.py --help)
-tune: $(BUILD)/bin/tune
-	@$(MAKE) --no-print-directory tune-run
-
-#> make tune-run             the same, already built (what the GPU machine runs; TUNE_ARGS= passes options)
-tune-run:
-	python3 scripts/tune.py --build $(BUILD) $(TUNE_ARGS)

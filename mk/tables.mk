@@ -1,0 +1,42 @@
+# ---- Generated tables (included by the Makefile) ----------------------------------------------------
+# The tables that list the steps, rewritten from the registrations and the committed CSVs: the README's
+# step tree and results rows, docs/results.md, the book's measured blocks; `make test` fails while one
+# is stale.
+.PHONY: tables steps-table steps-json results-tables
+
+# The registry as JSON (scripts/registry_json.cpp): every kernel object linked, as in build/bin/tests.
+$(BUILD)/obj/scripts/registry_json.o: scripts/registry_json.cpp $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -c $< -o $@
+
+$(BUILD)/bin/registry_json: $(BUILD)/obj/scripts/registry_json.o $(KERNEL_OBJS) $(COMMON_OBJS)
+	@mkdir -p $(dir $@)
+	$(NVCC) $^ -o $@ $(LDLIBS)
+
+#> make steps-json           rewrite kernels/steps.json from the steps' registrations (builds every step; make test fails while it is stale)
+steps-json: $(BUILD)/bin/registry_json
+	@$(BUILD)/bin/registry_json > $(STEPS_JSON).tmp && mv $(STEPS_JSON).tmp $(STEPS_JSON)
+	@echo "wrote $(STEPS_JSON) ($$(grep -c '"id":' $(STEPS_JSON)) steps)"
+
+#> make steps-table          rewrite the README's step tree from kernels/steps.json (no build)
+steps-table:
+	python3 scripts/steps.py readme
+
+#> make results-tables       rewrite README.md's results rows, docs/results.md (with the shapes table when results/<gpu>_shapes.csv exists), the book's measured blocks and the FP8 outliers tables from the committed CSVs (no GPU)
+# After steps-table: both rewrite README.md, and make runs in parallel here (a race lost the results row).
+results-tables: steps-table
+	python3 scripts/results_table.py results/$(DOCS_GPU).csv --readme README.md --full docs/results.md > /dev/null
+	python3 scripts/book_numbers.py --csv results/$(DOCS_GPU).csv
+	@if [ -f results/$(DOCS_GPU)_fp8_outliers.csv ]; then \
+	  python3 scripts/plot_fp8_outliers.py results/$(DOCS_GPU)_fp8_outliers.csv --book docs/fp8.md; \
+	else \
+	  echo "docs/fp8.md: the outliers tables left as they are (no results/$(DOCS_GPU)_fp8_outliers.csv yet: scripts/gpu_session.sh outliers on a GPU)"; \
+	fi
+	@if [ -f results/$(DOCS_GPU)_shapes.csv ]; then \
+	  python3 scripts/shapes_table.py results/$(DOCS_GPU)_shapes.csv --full docs/results.md; \
+	else \
+	  echo "docs/results.md: shapes table left as it is (no results/$(DOCS_GPU)_shapes.csv yet: make bench-shapes on a GPU)"; \
+	fi
+
+#> make tables               every generated table that lists the steps: the README's tree and results rows, docs/results.md, docs/resources.md
+tables: steps-table results-tables resources

@@ -1,0 +1,29 @@
+# ---- The family's menu and its tuner (issue 46; included by the Makefile) ---------------------------
+# The family's menu (common/kernel_lib/family/menu.cu): one kernel per entry, linked into the tests,
+# the fuzzer and the tuner only; its ptxas report (spills) is checked by tests/test_family.cpp.
+$(MENU_OBJ): common/kernel_lib/family/menu.cu $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@) $(BUILD)/ptxas
+	@echo "$(NVCC) ... $(HOPPER_GENCODE) -Xptxas -v -c $< -o $@"
+	@$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) -Xptxas -v -c $< -o $@ 2> $(BUILD)/ptxas/family_menu.txt \
+	  || { cat $(BUILD)/ptxas/family_menu.txt >&2; exit 1; }
+	@grep -iE "warning|error" $(BUILD)/ptxas/family_menu.txt >&2 || true
+
+# build/bin/tune (scripts/tune.cpp): the menu's kernels and every step (for --hand-step), linked as in
+# build/bin/tests. `make tune` runs scripts/tune.py on the GPU: the shape grid in batches, one process
+# each, rows to results/tuning/<gpu>_bf16.csv.
+$(BUILD)/obj/scripts/tune.o: scripts/tune.cpp $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -c $< -o $@
+
+$(BUILD)/bin/tune: $(BUILD)/obj/scripts/tune.o $(MENU_OBJ) $(KERNEL_OBJS) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
+
+.PHONY: tune tune-run
+#> make tune                 the family's menu timed paired with cuBLAS over a grid of shapes (GPU; scripts/tune.py --help)
+tune: $(BUILD)/bin/tune
+	@$(MAKE) --no-print-directory tune-run
+
+#> make tune-run             the same, already built (what the GPU machine runs; TUNE_ARGS= passes options)
+tune-run:
+	python3 scripts/tune.py --build $(BUILD) $(TUNE_ARGS)
