@@ -82,6 +82,11 @@ docs: docs-deps schedule-figures swizzle-figure tile-menu-figure dispatch-figure
 	else \
 	  echo "docs/img/shapes.png not drawn (no results/$(DOCS_GPU)_shapes.csv yet: make bench-shapes on a GPU)"; \
 	fi
+	@if [ -f results/$(DOCS_GPU)_torch.csv ]; then \
+	  python3 scripts/plot_torch.py results/$(DOCS_GPU)_torch.csv --out docs/img/torch.png; \
+	else \
+	  echo "docs/img/torch.png not drawn (no results/$(DOCS_GPU)_torch.csv yet: make bench-torch on a GPU)"; \
+	fi
 	python3 scripts/plot_waves.py $(WAVES_CSVS)
 	python3 scripts/plot_power.py results/$(DOCS_GPU)_series.csv
 	python3 scripts/plot_roofline.py results/$(DOCS_GPU).csv

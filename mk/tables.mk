@@ -22,7 +22,7 @@ steps-json: $(BUILD)/bin/registry_json
 steps-table:
 	python3 scripts/steps.py readme
 
-#> make results-tables       rewrite README.md's results rows, docs/results.md (with the shapes table when results/<gpu>_shapes.csv exists), the book's measured blocks and the FP8 outliers tables from the committed CSVs (no GPU)
+#> make results-tables       rewrite README.md's results rows, docs/results.md (with the shapes table when results/<gpu>_shapes.csv exists), the book's measured blocks, the FP8 outliers and the PyTorch tables from the committed CSVs (no GPU)
 # After steps-table: both rewrite README.md, and make runs in parallel here (a race lost the results row).
 results-tables: steps-table
 	python3 scripts/results_table.py results/$(DOCS_GPU).csv --readme README.md --full docs/results.md > /dev/null
@@ -31,6 +31,11 @@ results-tables: steps-table
 	  python3 scripts/plot_fp8_outliers.py results/$(DOCS_GPU)_fp8_outliers.csv --book docs/fp8.md; \
 	else \
 	  echo "docs/fp8.md: the outliers tables left as they are (no results/$(DOCS_GPU)_fp8_outliers.csv yet: scripts/gpu_session.sh outliers on a GPU)"; \
+	fi
+	@if [ -f results/$(DOCS_GPU)_torch.csv ]; then \
+	  python3 scripts/plot_torch.py results/$(DOCS_GPU)_torch.csv --book docs/pytorch.md; \
+	else \
+	  echo "docs/pytorch.md: the torch tables left as they are (no results/$(DOCS_GPU)_torch.csv yet: make bench-torch on a GPU)"; \
 	fi
 	@if [ -f results/$(DOCS_GPU)_shapes.csv ]; then \
 	  python3 scripts/shapes_table.py results/$(DOCS_GPU)_shapes.csv --full docs/results.md; \
