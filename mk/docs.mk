@@ -66,6 +66,9 @@ $(BUILD)/bin/split_dump: $(BUILD)/obj/scripts/split_dump.o $(BUILD)/obj/kernels/
 	@mkdir -p $(dir $@)
 	$(NVCC) $^ -o $@ $(LDLIBS)
 
+# scripts/figures/draw.py reads only committed files: the kernels' sources and constants, the family's headers
+# (config.hpp, plan.hpp, menu.hpp, the generated tuned_bf16.hpp), results/ (the lab's accumulator output,
+# the traces), and the host tools' output built above.
 #> make docs                 redraw every figure of the book from committed results and code (no GPU): the concept figures of scripts/figures/, then the data figures
 docs: docs-deps schedule-figures swizzle-figure tile-menu-figure dispatch-figure $(BUILD)/bin/split_dump
 	python3 scripts/figures/draw.py

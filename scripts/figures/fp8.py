@@ -1,9 +1,18 @@
-"""Concept figure of the book's chapter "FP8" (step 30): what one-byte elements change in the K tile.
+"""Concept figures of the book's chapter "FP8" (steps 30 on): what one-byte elements change in the K tile,
+promotion and its overlap, which block scale multiplies which accumulator, and what the tensor core's
+accumulator keeps.
 
-Sizes come from the kernels' constants (step_constants.constants): step 23's bf16 K tile (BK, WGMMA_K)
-beside step 30's e4m3 one; the bytes per element are those of bf16 (2) and e4m3 (1)."""
+Sizes come from the kernels' constants (step_constants.constants, family): step 23's bf16 K tile (BK,
+WGMMA_K) beside step 30's e4m3 one; the bytes per element are those of bf16 (2) and e4m3 (1). The block
+scales' mapping restates the lines of family/mainloop.cuh it draws (SCALE_CODE, checked against the file)
+over the D fragment of hopper1.fragment_position, and lists what steps 32-36's configurations
+(step_constants.configurations) load. The accumulator's width is the accuracy lab's committed output
+(results/nvidia_h200_fp8_accumulator.md), checked against the harness's kUnitRoundoffFp8Accum."""
+import math
+import re
+
 import matplotlib.pyplot as plt
-from matplotlib.patches import Rectangle
+from matplotlib.patches import Patch, Rectangle
 
 import style
 from step_constants import constants, family
@@ -187,4 +196,289 @@ def fp8_overlap():
     ax.set_yticks([])
     ax.set_xlabel("SM clocks (model)")
     ax.spines[["left", "top", "right"]].set_visible(False)
+    return fig
+
+
+# ---- Block scales (step 32 on): which sfa and sfb multiply which accumulator -----------------------------
+MAINLOOP = "common/kernel_lib/family/mainloop.cuh"
+# The lines of the kernel library this picture restates; it refuses to draw once they change, so that a
+# changed mapping is redrawn by hand rather than shown wrong. (The D fragment itself is hopper1's
+# fragment_position, ptx::store_d_fragment_bf16's layout.)
+SCALE_CODE = [
+    "const int row0 = o.m0 + 16 * ((threadIdx.x % 128) / 32) + (threadIdx.x % 32) / 4;",  # warp's 16 rows, lane / 4
+    "const int row = row0 + slab_row<C>(i, me) + 8 * h;",                                  # h: the fragment's second row
+    "b = p.sfb + int64_t(o.tile_n) * p.k_tiles;",                                          # the tile's one row of sfb
+    "const float sb = __ldg(b + kb);",
+    "sc[i][h] = (a[i][h] ? __ldg(a[i][h] + kb * stride) : 0.0f) * sb;",
+    "acc[r] += C::spec.scales == Scales::block ? tc[r] * sc[(r / 2) % 2] : tc[r];",
+]
+WARP, LANE = 1, 5  # the thread picked out (T37), as in the wgmma_fragment figure
+SC_COLORS = {(0, 0): style.PURPLE, (0, 1): style.YELLOW, (1, 0): style.CYAN, (1, 1): style.GREEN}  # sc[i][h]
+
+
+def _slabs(spec):
+    """m64 slabs of the tile one consumer computes (config.hpp's slabs(): ping-pong all, cooperative half)."""
+    bm = int(spec.get("bm", "128"))
+    return bm // 64 if spec.get("consumers", "pingpong") == "pingpong" else bm // 128
+
+
+@style.figure("fp8_block_scales",
+              "Block scales (step 32 on) for one K tile kb of a 128 x 128 tile: every row i of A has its own "
+              "sfa[kb][i] (1 x 128), the whole tile shares one sfb[n / 128][kb] (BN = 128: one block of B), so "
+              "the K tile's partial in row i is multiplied by sfa[kb][i] * sfb as it is promoted. Which rows a "
+              "thread holds comes from the wgmma D fragment: warp w has 16 rows of each m64 slab, lane l the "
+              "rows 16w + l/4 and +8, two adjacent columns in every 8; so thread T37 (warp 1, lane 5) loads 4 "
+              "sfa values (2 rows x 2 slabs) and one sfb, and accumulator r takes sc[slab][(r/2) % 2]")
+def fp8_block_scales():
+    from hopper1 import fragment_position
+    from step_constants import configurations
+    code = (style.ROOT / MAINLOOP).read_text()
+    stale = [line for line in SCALE_CODE if line not in code]
+    assert not stale, f"{MAINLOOP} no longer has {stale}: redraw fp8_block_scales (scripts/figures/fp8.py) for the new mapping"
+    c = family("32")
+    bm, bn, bk, wm = c["BM"], c["BN"], c["BK"], c["WGMMA_M"]
+    assert bk == 128 and bn == 128, "one scale block per K tile and one block of B per tile: the picture's premise"
+    slabs, frag = bm // wm, bn // 2
+    mine = {}  # (row, col) of the tile -> (slab, h, r) for T37
+    for i in range(slabs):
+        for r in range(frag):
+            row, col = fragment_position(WARP, LANE, r)
+            mine[(i * wm + row, col)] = (i, (r // 2) % 2, r)
+    rows_of = sorted({(rc[0], v[0], v[1]) for rc, v in mine.items()})  # (row, slab, h): the 4 sfa T37 loads
+    fig = plt.figure(figsize=(16, 10))
+    ax = fig.add_axes((0.0, 0.12, 0.46, 0.88))
+    ax.set_aspect("equal")
+    ax.axis("off")
+    x0, y0 = 34, 26  # the tile's corner; 1 unit = 1 element
+    ax.set_xlim(-2, x0 + bn + 4)
+    ax.set_ylim(y0 + bm + 26, -4)
+    # sfb: one value over the tile's 128 columns.
+    ax.add_patch(Rectangle((x0, y0 - 14), bn, 8, fc=style.RED, ec="black", lw=1, alpha=0.55))
+    ax.text(x0 + bn / 2, y0 - 10, f"sfb[n0 / {bn}][kb]: one scale for all {bn} columns (a {bn} x {bk} block of B)",
+            ha="center", va="center", fontsize=9)
+    # sfa: one value per row.
+    for r in range(bm):
+        hit = [v for v in rows_of if v[0] == r]
+        color = SC_COLORS[(hit[0][1], hit[0][2])] if hit else "#c6d6ea"
+        ax.add_patch(Rectangle((x0 - 12, y0 + r), 8, 1, fc=color, ec="black" if hit else "white", lw=0.8 if hit else 0.2))
+    ax.text(x0 - 8, y0 - 2, f"sfa[kb][m0 + i]:\none per row\n(1 x {bk} of A)", ha="right", va="bottom", fontsize=9)
+    # The tile, its slabs and warp bands, and T37's accumulators.
+    ax.add_patch(Rectangle((x0, y0), bn, bm, fc="#eef5ef", ec="none"))
+    for s in range(slabs):
+        for w in range(4):
+            ax.add_patch(Rectangle((x0, y0 + s * wm + 16 * w), bn, 16, fc="#d9eedd" if w % 2 else "#eef5ef", ec="none"))
+            ax.text(x0 + bn + 1.5, y0 + s * wm + 16 * w + 8, f"warp {w}", va="center", fontsize=7.5)
+        ax.add_patch(Rectangle((x0, y0 + s * wm), bn, wm, fc="none", ec="black", lw=1.4))
+        ax.text(x0 - 14, y0 + s * wm + wm / 2, f"slab {s}\nrows\n{s * wm}-{s * wm + wm - 1}",
+                ha="right", va="center", fontsize=9)
+    for (row, col), (i, h, _) in mine.items():
+        ax.add_patch(Rectangle((x0 + col, y0 + row), 1, 1, fc=SC_COLORS[(i, h)], ec="none"))
+    for row, i, h in rows_of:
+        ax.annotate("", xy=(x0 - 0.5, y0 + row + 0.5), xytext=(x0 - 4, y0 + row + 0.5),
+                    arrowprops=dict(arrowstyle="-|>", color="black", lw=0.8))
+        ax.text(x0 - 27, y0 + row + 0.5, f"row {row}: sc[{i}][{h}]", ha="right", va="center", fontsize=8, color="black")
+    ax.text(x0 + bn / 2, y0 + bm + 3,
+            f"one K tile (kb) of step 32's {bm} x {bn} tile: the coloured cells\nare T{32 * WARP + LANE}'s {slabs * frag} "
+            f"accumulators (warp {WARP}, lane {LANE}: rows 16w + l/4\nand +8 of each slab, columns 8j + 2(l%4) and +1)",
+            ha="center", va="top", fontsize=9.5)
+    # Right, top: the corner of warp 1's band, lane and register of each accumulator.
+    az = fig.add_axes((0.47, 0.36, 0.27, 0.62))
+    az.set_aspect("equal")
+    az.axis("off")
+    band = 16 * WARP
+    for lane in range(32):
+        for r in range(4):  # the first 8-column block: d[0..3] of every lane
+            row, col = fragment_position(WARP, lane, r)
+            h = (r // 2) % 2
+            face = SC_COLORS[(0, h)] if lane == LANE else ("#f4f4f4" if h == 0 else "#e2e2e2")
+            az.add_patch(Rectangle((col, row - band), 1, 1, fc=face, ec="white", lw=0.8))
+            az.text(col + 0.5, row - band + 0.5, f"l{lane} r{r}", ha="center", va="center", fontsize=6.8)
+    for row in range(16):
+        az.text(-0.3, row + 0.5, f"{band + row}", ha="right", va="center", fontsize=7)
+    for col in range(8):
+        az.text(col + 0.5, -0.3, f"{col}", ha="center", va="bottom", fontsize=7)
+    az.set_xlim(-2.2, 8.2)
+    az.set_ylim(16.2, -2.6)
+    az.text(4, -1.6, f"warp {WARP}'s rows {band}-{band + 15}, columns 0-7 (lane l, register r)",
+            ha="center", va="bottom", fontsize=8.5)
+    # Right, top right: which configuration holds how many slabs a consumer, so how many sfa per K tile.
+    at = fig.add_axes((0.75, 0.36, 0.25, 0.62))
+    at.axis("off")
+    groups = {}  # (consumers, BM) -> the configurations of steps 32-36 that have them
+    for step in ("32", "33", "34", "35", "36"):
+        for cfg in configurations(step):
+            if cfg["fields"].get("scales") == "block":
+                key = (cfg["fields"].get("consumers", "pingpong"), int(cfg["fields"].get("bm", bm)))
+                groups.setdefault(key, []).append(f"{step} {cfg['name']}")
+    lines = ["what a thread loads per K tile:", ""]
+    for (kind, tile_m), names in groups.items():
+        s = _slabs({"consumers": kind, "bm": str(tile_m)})
+        lines += [", ".join(names) + ":", f"  {kind}, BM = {tile_m}",
+                  f"  {s} slab{'s' if s > 1 else ''} a consumer", f"  -> {2 * s} sfa + 1 sfb", ""]
+    lines += ["(cooperative: consumer c holds", " slab c, rows 64c + the same", " fragment rows)"]
+    at.text(0.0, 0.93, "\n".join(lines), ha="left", va="top", fontsize=9.5, family="monospace", transform=at.transAxes)
+    # Right, bottom: T37's registers, and the promotion that scales them.
+    ar = fig.add_axes((0.47, 0.0, 0.52, 0.33))
+    ar.axis("off")
+    ar.set_xlim(-9, frag + 1)
+    ar.set_ylim(9.5, -1.8)
+    for i in range(slabs):
+        y = 1 + 3.2 * i
+        for r in range(frag):
+            h = (r // 2) % 2
+            ar.add_patch(Rectangle((r, y), 1, 1.2, fc=SC_COLORS[(i, h)], ec="white", lw=0.6))
+            if r % 4 == 0:
+                ar.text(r + 0.1, y + 1.45, f"{r}", ha="left", va="top", fontsize=6.5)
+        ar.text(-0.5, y + 0.6, f"slab {i}:\ntc[r], acc[{i}][r]", ha="right", va="center", fontsize=8.5)
+    ar.text(frag / 2, -0.3, f"T{32 * WARP + LANE}'s {frag} tensor-core sums per slab, r = 0 .. {frag - 1}: "
+            "(r / 2) % 2 picks the row, so the scale", ha="center", va="bottom", fontsize=9)
+    ar.text(-8.5, 7.6,
+            "the promotion, per K tile kb and slab i (mainloop.cuh):\n"
+            "  sc[i][h]   = sfa[kb][row(i, h)] * sfb[n0 / 128][kb]   h = 0, 1: the two rows\n"
+            "  acc[i][r] += tc[r] * sc[i][(r / 2) % 2]               an FFMA, in fp32",
+            ha="left", va="top", fontsize=9.5, family="monospace")
+    return fig
+
+
+# ---- The FP8 tensor core's accumulator: what it keeps (the accuracy lab) and what promotion does ---------
+LAB_RESULT = "results/nvidia_h200_fp8_accumulator.md"  # build/bin/lab_fp8_accumulator's output on the H200
+COMPARE_HPP = "common/harness/compare.hpp"             # kUnitRoundoffFp8Accum: the tolerance's assumption
+FP32_BITS = 24      # fp32's significand: 23 stored bits and the implicit leading one (IEEE 754)
+E4M3_MANTISSA = 3   # e4m3's stored mantissa bits: a product of two has up to 2 x (1 + 3) = 8 significant bits
+LONG_K = 8192       # the chapter's long K (8192^3): one running sum over all of it, step 30
+
+
+def lab_accumulator():
+    """The lab's measurement, read from its committed output: ({placement: {"+": [status by e],
+    "-": [...]}}, the largest e every placement and sign kept): status "kept", "lost" or what arrived."""
+    text = (style.ROOT / LAB_RESULT).read_text()
+    out, cur = {}, None
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip().startswith("e  +s kept?"):
+            cur = lines[i - 1].strip()
+            out[cur] = {"+": [], "-": []}
+            continue
+        m = re.match(r"^\s*(\d+)\s+(\S+)\s+\S+\s+(\S+)\s+\S+\s*$", line)
+        if cur and m:
+            assert int(m.group(1)) == len(out[cur]["+"]), f"{LAB_RESULT}: e out of order under {cur!r}"
+            out[cur]["+"].append(m.group(2))
+            out[cur]["-"].append(m.group(3))
+    kept_to = [int(x) for x in re.findall(r"kept every e up to: \+s (-?\d+), -s (-?\d+)", text) for x in x]
+    if not out or not kept_to:
+        raise SystemExit(f"error: {LAB_RESULT}: no measurement read (scripts/gpu_session.sh lab writes it)")
+    return out, min(kept_to)
+
+
+def _bits(ax, y, hi, lo, color, label, positions, alpha=0.8, text=None, hatch=None):
+    """Bit cells for the powers 2^hi .. 2^lo on row y (x = the column of each power in `positions`)."""
+    for p in range(hi, lo - 1, -1):
+        x = positions.index(p)
+        ax.add_patch(Rectangle((x, y), 1, 0.8, fc=color, ec="black", lw=0.5, alpha=alpha, hatch=hatch))
+        if text:
+            ax.text(x + 0.5, y + 0.4, text, ha="center", va="center", fontsize=7)
+    ax.text(-0.4, y + 0.4, label, ha="right", va="center", fontsize=8.5)
+
+
+def _bit_axis(ax, positions, y):
+    for x, p in enumerate(positions):
+        if p % 2 == 0 or len(positions) < 26:
+            ax.text(x + 0.5, y, f"{p}", ha="center", va="bottom", fontsize=7)
+    ax.text(-0.4, y, "power of 2:", ha="right", va="bottom", fontsize=8)
+
+
+@style.figure("fp8_accumulator",
+              "What the FP8 tensor core's fp32 accumulator keeps. Top, the accuracy lab's measurement on the "
+              "H200 (2^16 plus one product 2^(16-e), in five placements, both signs): the small product "
+              "survives up to e = 13 and is lost from e = 14, inside a wgmma and across wgmmas alike: 14 "
+              "significant bits where fp32 has 24. Bottom left, what that means at the bit level: the addend is "
+              "shifted to the larger sum's exponent and cut below its 14th bit (2^16 - 2^2 fits in 14 bits and "
+              "is lost all the same: truncation, not rounding). Bottom right, why promotion helps: restarted "
+              "every 128 of K, the tensor cores' running sum stays near sqrt(128) and its 14 bits reach low "
+              "enough for a whole product; one sum over K = 8192 is near sqrt(8192), 3 bits higher, and cuts "
+              "the product's lowest bits; the promoted fp32 sum keeps 24")
+def fp8_accumulator():
+    lab, kept_e = lab_accumulator()
+    kept = kept_e + 1  # significant bits: the leading one and kept_e bits below it
+    assumed = re.search(r"kUnitRoundoffFp8Accum\s*=\s*1\.0\s*/\s*(\d+)\.0", (style.ROOT / COMPARE_HPP).read_text())
+    assert assumed and int(assumed.group(1)) == 2 ** (kept - 1), \
+        f"{COMPARE_HPP}'s kUnitRoundoffFp8Accum is not 2^-{kept - 1}, the lab's {kept} bits: one of them is stale"
+    c = family("31")
+    promote_k = c["PROMOTE_EVERY"] * c["WGMMA_K"]
+    fig = plt.figure(figsize=(15, 10))
+    # Top: the measurement.
+    ax = fig.add_axes((0.22, 0.64, 0.77, 0.29))
+    e_max = FP32_BITS + 1
+    rows = [(place, sign) for place in lab for sign in "+-"]
+    colors = {"kept": style.GREEN, "lost": style.RED}
+    for i, (place, sign) in enumerate(rows):
+        for e, status in enumerate(lab[place][sign][:e_max + 1]):
+            ax.add_patch(Rectangle((e, i), 1, 1, fc=colors.get(status, style.YELLOW), ec="white", lw=0.8, alpha=0.75))
+        ax.text(-0.3, i + 0.5, f"{place}, {sign}s" if sign == "+" else f"{sign}s", ha="right", va="center", fontsize=8)
+    ax.axvline(kept, color="black", lw=2)
+    ax.axvline(FP32_BITS, color="black", lw=1.2, ls="--")
+    ax.text(kept - 0.15, -0.25, f"kept up to e = {kept_e}: {kept} significant bits (measured)",
+            ha="right", va="bottom", fontsize=9.5)
+    ax.text(FP32_BITS - 0.15, -0.25, f"fp32 would keep up to e = {FP32_BITS - 1}", ha="right", va="bottom", fontsize=9)
+    ax.set_xlim(0, e_max + 1)
+    ax.set_ylim(len(rows), -1.1)
+    ax.set_xticks([e + 0.5 for e in range(e_max + 1)], [str(e) for e in range(e_max + 1)], fontsize=8)
+    ax.set_yticks([])
+    ax.set_xlabel("e: the small product is 2^(16 - e), added to 2^16", fontsize=9.5)
+    for s in ("top", "right", "left"):
+        ax.spines[s].set_visible(False)
+    ax.legend(handles=[Patch(fc=style.GREEN, alpha=0.75, label="kept: the result is 2^16 + s"),
+                       Patch(fc=style.RED, alpha=0.75, label="lost: the result is 2^16")],
+              loc="lower right", bbox_to_anchor=(1.0, 1.02), ncol=2, fontsize=9, frameon=False)
+    fig.text(0.01, 0.98, f"the accuracy lab on the H200 ({LAB_RESULT})", fontsize=10.5, weight="bold")
+    # Bottom left: the lab's add, bit by bit.
+    ab = fig.add_axes((0.0, 0.31, 0.8, 0.23))
+    ab.axis("off")
+    ab.set_aspect("equal")
+    big = 16
+    low = big - FP32_BITS + 1
+    pos = list(range(big, low - 1, -1))
+    ab.set_xlim(-18, len(pos) + 0.5)
+    ab.set_ylim(5.8, -1.8)
+    _bit_axis(ab, pos, -0.15)
+    cut = big - kept + 1  # the lowest power the tensor core keeps of a sum led by 2^16
+    ab.add_patch(Rectangle((0, -0.05), pos.index(cut) + 1, 5.25, fc=style.GREEN, alpha=0.12, ec=style.GREEN, lw=1.2))
+    ab.add_patch(Rectangle((pos.index(cut) + 1, -0.05), len(pos) - pos.index(cut) - 1, 5.25,
+                           fc="none", ec="black", lw=0.8, ls="--"))
+    ab.text((pos.index(cut) + 1) / 2, 5.35, f"the {kept} bits the tensor core keeps", ha="center", va="top", fontsize=8.5)
+    ab.text((pos.index(cut) + 1 + len(pos)) / 2, 5.35, f"fp32's other {FP32_BITS - kept}", ha="center", va="top", fontsize=8.5)
+    _bits(ab, 0.3, big, big, style.BLUE, "D = 2^16", pos, text="1")
+    _bits(ab, 1.5, cut, cut, style.GREEN, f"+ 2^{cut} (e = {kept - 1}): kept", pos, text="1")
+    _bits(ab, 2.7, cut - 1, cut - 1, style.RED, f"+ 2^{cut - 1} (e = {kept}): cut", pos, text="1")
+    _bits(ab, 3.9, big - 1, cut - 1, style.YELLOW, f"2^16 - 2^{cut - 1}: {kept} bits, yet lost too", pos, text="1")
+    ab.text(-17.5, -1.2, "the lab's sums at the bit level: the addend is aligned to the sum's exponent and cut "
+            f"below its {kept}th bit", ha="left",
+            va="center", fontsize=9, style="italic")
+    # Bottom right: promotion.
+    ap = fig.add_axes((0.0, 0.02, 1.0, 0.22))
+    ap.axis("off")
+    ap.set_aspect("equal")
+    short = int(math.floor(math.log2(math.sqrt(promote_k))))  # leading bit of a sum of promote_k unit products
+    long_ = int(math.floor(math.log2(math.sqrt(LONG_K))))
+    prod_hi, prod_bits = -2, 2 * (1 + E4M3_MANTISSA)  # a product near 1/4, all 8 of its significant bits
+    prod_lo = prod_hi - prod_bits + 1
+    hi, lo = long_ + 1, long_ - FP32_BITS + 1
+    pos = list(range(hi, lo - 1, -1))
+    ap.set_xlim(-18, len(pos) + 11)
+    ap.set_ylim(5.2, -1.8)
+    _bit_axis(ap, pos, -0.15)
+    _bits(ap, 0.3, prod_hi, prod_lo, style.BLUE, f"a product near 1/4 ({prod_bits} bits)", pos)
+    _bits(ap, 1.5, short, short - kept + 1, style.GREEN, f"tc, promoted every {promote_k} K: sum ~ sqrt({promote_k})",
+          pos, alpha=0.45)
+    _bits(ap, 2.7, long_, long_ - kept + 1, style.RED, f"tc, never promoted, K = {LONG_K}: sum ~ sqrt({LONG_K})",
+          pos, alpha=0.45)
+    lost = [p for p in range(prod_hi, prod_lo - 1, -1) if p < long_ - kept + 1]  # bits the long sum cannot hold
+    for p in lost:
+        ap.add_patch(Rectangle((pos.index(p), 2.7), 1, 0.8, fc="none", ec=style.RED, lw=1.5, hatch="xx"))
+    ap.text(len(pos) + 0.3, 3.1, f"the product's last {len(lost)} bits cut", ha="left", va="center", fontsize=8.5)
+    ap.text(len(pos) + 0.3, 1.9, "the whole product kept", ha="left", va="center", fontsize=8.5)
+    _bits(ap, 3.9, long_, lo, style.GREY, f"acc, fp32 on the CUDA cores: {FP32_BITS} bits", pos, alpha=0.6)
+    ap.text(-17.5, -1.2, "what promotion keeps (a model: unit-size products with random signs, so a sum of k of them "
+            "is near sqrt(k))",
+            ha="left", va="center", fontsize=8.5, style="italic")
     return fig
