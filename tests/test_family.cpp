@@ -334,9 +334,10 @@ TEST_CASE("family dispatch: the nearest measured shape's winner, in the query's 
   const Measured sparse[] = {{16, 4096, 4096, swap16, 1.02f}, {4096, 4096, 4096, wide, 1.01f}};
   CHECK(dispatch::pick(sparse, 2, menu::kBf16, 12, 4096, 4096) == swap16);
   CHECK(dispatch::pick(sparse, 2, menu::kBf16, 20, 4096, 4096) == wide);
-  // Outside the grid but within kReach of it: the nearest edge's winner; further out, or no table:
-  // -1, the caller's hand rule.
+  // Outside the grid but within reach of it (4x under, 2x over): the nearest edge's winner; further
+  // out, or no table: -1, the caller's hand rule.
   CHECK(dispatch::pick(table, rows, menu::kBf16, 8192, 8192, 8192) == wide);
+  CHECK(dispatch::pick(table, rows, menu::kBf16, 4096, 4096, 8224) == dispatch::kHandRule);  // K past 2 x 4104
   CHECK(dispatch::pick(table, rows, menu::kBf16, 65536, 65536, 65536) == dispatch::kHandRule);
   CHECK(dispatch::pick(table, rows, menu::kBf16, 4096, 1000, 4096) == dispatch::kHandRule);  // N under 4096 / 4
   CHECK(dispatch::pick(table, 0, menu::kBf16, 4096, 4096, 4096) == -1);

@@ -7,9 +7,13 @@
 // skipping winners that refuse the query (a swapped tile past M = its width). Why a neighbour and not a
 // fitted model: the winner changes in steps (a tile that fills the last wave, a swap that reads B
 // once), which a smooth model blurs and a neighbour keeps; and every pick can be traced to one row
-// of measurements. A shape more than kReach times outside the measured range of M, N or K takes the
-// hand rule: the table speaks only near where it measured (the grid spans the sizes a transformer
-// runs, M 1-16384, N and K 1024-16384, so N = 300 still takes N = 1024's winner).
+// of measurements. A shape more than kReachBelow times under, or kReachAbove times over, the measured
+// range of M, N or K takes the hand rule: the table speaks only near where it measured (the grid spans
+// the sizes a transformer runs, M 1-16384, N and K 1024-16384, so N = 300 still takes N = 1024's
+// winner). Above the grid the reach is half a grid step (K is measured every 4x): past the longest
+// measured K a tile's K loop grows without bound and the split it needs with it, which the hand rule
+// computes from K and a winner measured at K = 16384 cannot know (1024 x 1024 x 65536: the table's
+// pick ran 0.69x cuBLAS where step 28's rule ran 0.83x, results/nvidia_h200_shapes.csv).
 // Host code: pure, checked on the CPU (tests/test_family.cpp).
 #pragma once
 #include <algorithm>
@@ -22,7 +26,8 @@
 
 namespace gemm::family::dispatch {
 
-inline constexpr int kReach = 4;      ///< how far past the measured range (a factor, per side) the table still picks
+inline constexpr int kReachBelow = 4;  ///< how far under the measured range (a factor) the table still picks
+inline constexpr int kReachAbove = 2;  ///< how far over it (half of the grid's 4x step in K)
 inline constexpr int kHandRule = -1;  ///< a row's winner, or pick's answer: the step's hand rule (no table: also)
 
 /// One measured shape and what was fastest there: a menu entry, or the hand rule (kHandRule). Its
@@ -74,7 +79,8 @@ inline double log_distance(const double (&q)[3], const Measured& r) {
 /// The menu entry for C = A * B^T (m x n x k): the winner of the nearest measured shape of the same
 /// alignment class that takes the shape (menu::refusal), else of the nearest of any class that takes
 /// it; kHandRule (-1) when that winner is the hand rule, the table has no row, or the shape lies more
-/// than kReach times outside the table's range of M, N or K (the caller's hand rule then decides).
+/// than kReachBelow times under or kReachAbove times over the table's range of M, N or K (the caller's
+/// hand rule then decides).
 /// A tie between two nearest rows with different winners (a query halfway between grid points in log,
 /// K = 8192 between 4096 and 16384) is no measurement of the query: kHandRule.
 template <size_t N>
@@ -86,7 +92,7 @@ int pick(const Measured* table, size_t rows, const std::array<menu::Entry, N>& e
     lo_n = std::min(lo_n, table[i].n), hi_n = std::max(hi_n, table[i].n);
     lo_k = std::min(lo_k, table[i].k), hi_k = std::max(hi_k, table[i].k);
   }
-  const auto outside = [](int q, int lo, int hi) { return int64_t(q) * kReach < lo || q > int64_t(hi) * kReach; };
+  const auto outside = [](int q, int lo, int hi) { return int64_t(q) * kReachBelow < lo || q > int64_t(hi) * kReachAbove; };
   if (outside(m, lo_m, hi_m) || outside(n, lo_n, hi_n) || outside(k, lo_k, hi_k)) return kHandRule;
   const int cls = alignment_class(n, k);
   const double lq[3] = {std::log(double(m)), std::log(double(n)), std::log(double(k))};
