@@ -33,6 +33,7 @@ is missing and exits with status 2. Exit status 1 when a step's result disagrees
 import argparse
 import csv
 import datetime
+import importlib.util
 import math
 import os
 import statistics
@@ -42,9 +43,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# Python puts this script's folder first on sys.path, where scripts/profile.py would stand in for the
+# standard library's profile (which torch._dynamo imports through cProfile): take it out, and load the
+# sweep's shapes by path.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "scripts"]
 sys.path.insert(0, str(ROOT / "python"))
-sys.path.insert(0, str(ROOT / "scripts"))
-import shape_sweep  # noqa: E402  (the sweep's families: the same shapes as make bench-shapes)
+_spec = importlib.util.spec_from_file_location("shape_sweep", ROOT / "scripts" / "shape_sweep.py")
+shape_sweep = importlib.util.module_from_spec(_spec)  # the sweep's families: the same shapes as make bench-shapes
+_spec.loader.exec_module(shape_sweep)
 
 SQUARES = [(2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192)]
 FAMILIES = ("decode", "ragged", "square")
@@ -247,7 +253,7 @@ class Bench:
                 fn = self.compiled_fn("bf16", lambda x, y: torch.matmul(x, y.t()))
                 fn(a, b)
                 torch.cuda.synchronize()
-                contenders.append(("torch.compile", lambda: fn(a, b)))
+                contenders.append(("torch.compile", lambda f=fn: f(a, b)))
                 notes.append(f"max-autotune, Triton templates; compiled in {time.monotonic() - t0:.0f} s")
             except Exception as e:  # noqa: BLE001
                 print(f"  torch.compile failed at {m}x{n}x{k}: {type(e).__name__}: {str(e).splitlines()[0][:160]}")
@@ -255,8 +261,8 @@ class Bench:
             print(f"  torch.compile skipped at {m}x{n}x{k}: {self.left():.0f} s of the budget left")
         ref = torch.matmul(a, b.t())
         errs = []
-        for _, fn in contenders:
-            r = fn()
+        for _, call in contenders:
+            r = call()
             errs.append(self.rel_err(out if r is None else r, ref))
         if errs[0] > 4 * max(max(errs[1:]) if len(errs) > 1 else 0, 2 ** -8):
             print(f"  step {step} at {m}x{n}x{k}: relative error {errs[0]:.3g} against torch.matmul: WRONG")
@@ -302,7 +308,7 @@ class Bench:
                 smm(qa, qb, ta_, tb_)
                 torch.cuda.synchronize()
                 ta, tb = ta_, tb_
-                contenders.append(("torch._scaled_mm", lambda: smm(qa, qb, ta, tb)))
+                contenders.append(("torch._scaled_mm", lambda x=ta_, y=tb_: smm(qa, qb, x, y)))
                 notes.append("cuBLASLt through torch, the same scales")
                 break
             except (RuntimeError, NotImplementedError, ValueError, TypeError) as e:
@@ -319,7 +325,7 @@ class Bench:
                     fn = self.compiled_fn("fp8", smm)
                     fn(qa, qb, ta, tb)
                     torch.cuda.synchronize()
-                    contenders.append(("torch.compile", lambda: fn(qa, qb, ta, tb)))
+                    contenders.append(("torch.compile", lambda f=fn, x=ta, y=tb: f(qa, qb, x, y)))
                     notes.append(f"max-autotune of _scaled_mm, Triton templates; compiled in {time.monotonic() - t0:.0f} s")
                 except Exception as e:  # noqa: BLE001
                     print(f"  torch.compile of _scaled_mm failed at {m}x{n}x{k}: {type(e).__name__}: "
@@ -335,8 +341,8 @@ class Bench:
             rows_b = sb.repeat_interleave(128, dim=0)[:n].repeat_interleave(128, dim=1)[:, :k]  # N x K
             ref = (af * rows_a) @ (bf * rows_b).t()
         errs = []
-        for _, fn in contenders:
-            r = fn()
+        for _, call in contenders:
+            r = call()
             errs.append(self.rel_err(out if r is None else r, ref))
         if errs[0] > 4 * max(max(errs[1:]) if len(errs) > 1 else 0, 2 ** -8):
             print(f"  step {step} at {m}x{n}x{k} ({scaling}): relative error {errs[0]:.3g} against the fp32 oracle: WRONG")
