@@ -25,6 +25,7 @@
 #include <fstream>
 #include <memory>
 #include <random>
+#include <sstream>
 
 #include "../common/harness/compare.hpp"
 #include "../common/harness/cublaslt.hpp"
@@ -322,6 +323,68 @@ TEST_CASE("fp8 step executable: --exact past K = 1024 and --alpha are refused wi
   REQUIRE(r.exited);
   CHECK(r.status == 2);
   CHECK_THAT(r.output, Catch::Contains("K % 16 == 0"));
+}
+
+TEST_CASE("make profile on an fp8 step: cuBLASLt FP8 of the step's scaling is the reference side, and the step takes its flags", "[cpu][fp8][profile]") {
+  // ncu needs a GPU, so this checks what scripts/profile.py would run (--dry-run: its two ncu command
+  // lines) and that the step executable takes the reference side's flags as printed: on a machine
+  // without a GPU it gets as far as looking for one (exit 2, "no CUDA device found"), past the flags
+  // and the fp8 refusal below; with one, it runs them (exit 0). bf16 steps keep cuBLAS.
+  if (!gemm_test::have_repo("scripts/profile.py and kernels/steps.json")) return;
+  if (!gemm_test::have_executables({"23_pingpong_stream_k", "30_fp8_wgmma", "32_fp8_block_scaled"})) return;
+  if (gemm_test::run_command("python3 --version").status != 0) {
+    gemm_test::mark_skipped("no python3 on PATH");
+    return;
+  }
+  const auto repo = gemm_test::repo_dir();
+  const std::string build = gemm_test::binary_dir().parent_path().string();
+  struct Case {
+    const char *id, *exe, *what, *label;
+  };
+  for (const Case& c : {Case{"30", "30_fp8_wgmma", "cublaslt", "cuBLASLt FP8 per-tensor"},
+                        Case{"32", "32_fp8_block_scaled", "cublaslt", "cuBLASLt FP8 block-scaled (1x128 A, 128x128 B)"},
+                        Case{"23", "23_pingpong_stream_k", "cublas", "cuBLAS"}}) {
+    const std::string exe = (gemm_test::binary_dir() / c.exe).string();
+    const auto r = gemm_test::run_command("python3 '" + (repo / "scripts/profile.py").string() + "' " + c.id +
+                                          " --dry-run --m 256 --n 256 --k 256 --ncu ncu --build '" + build + "'");
+    INFO("step " << c.id << ": " << r.output);
+    REQUIRE(r.exited);
+    REQUIRE(r.status == 0);
+    std::string step_line, ref_line;
+    std::istringstream lines(r.output);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("step (", 0) == 0) step_line = line;
+      if (line.rfind("reference (", 0) == 0) ref_line = line;
+    }
+    const std::string flags = " --m 256 --n 256 --k 256 --profile-once ";
+    CHECK(step_line.rfind(std::string("step (") + c.exe + "): ncu --clock-control none ", 0) == 0);
+    CHECK_THAT(step_line, Catch::EndsWith(exe + flags + "step"));
+    CHECK(ref_line.rfind(std::string("reference (") + c.label + "): ncu --clock-control none ", 0) == 0);
+    CHECK_THAT(ref_line, Catch::EndsWith(exe + flags + c.what));
+    if (std::string(c.what) != "cublaslt") continue;
+    // The reference side's flags, as printed, given to the step executable.
+    const size_t at = ref_line.find(exe);
+    REQUIRE(at != std::string::npos);
+    const auto run = gemm_test::run_command(ref_line.substr(at) + " 2>&1");
+    INFO(run.output);
+    REQUIRE(run.exited);
+    if (gemm::cuda_device_count() == 0) {
+      CHECK(run.status == 2);
+      CHECK_THAT(run.output, Catch::Contains("no CUDA device found"));
+    } else {
+      CHECK(run.status == 0);
+    }
+  }
+  // cuBLAS has no FP8 GEMM: the bf16 steps' reference flag is refused for an fp8 step, before any GPU
+  // is looked for, with the flag to use and the step's scaling.
+  const auto r = gemm_test::run_command((gemm_test::binary_dir() / "32_fp8_block_scaled").string() +
+                                        " --m 256 --n 256 --k 256 --profile-once cublas 2>&1");
+  INFO(r.output);
+  REQUIRE(r.exited);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("cuBLAS has no FP8 GEMM") && Catch::Contains("--profile-once cublaslt") &&
+                           Catch::Contains("(block)"));
+  CHECK(parse_options_or_throw({"--profile-once", "cublaslt"}).profile_once == "cublaslt");
 }
 
 // ---- LLM-shaped inputs (--dist llm) and the outliers lab (docs/fp8.md, "What block scaling buys") ----
