@@ -183,7 +183,7 @@ bench-waves: all
 bench-shapes: all
 	python3 scripts/bench.py --build $(BUILD) --shapes
 
-#> make profile STEP=NN      ncu, clocks left as found: the step beside cuBLAS (M= N= K=, default 4096)
+#> make profile STEP=NN      ncu, clocks left as found: the step beside cuBLAS, an fp8 step beside cuBLASLt FP8 of its scaling (M= N= K=, default 4096)
 profile: $(BUILD)/bin/$(RUN_STEP)
 	python3 scripts/profile.py $(STEP) --m $(M) --n $(N) --k $(K) --build $(BUILD)
 

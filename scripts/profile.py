@@ -6,11 +6,12 @@ launches, which unlike the rates do not depend on the clock the launch got); `--
 raw ncu metric (summed over the launches when cuBLAS runs several kernels). Clocks are left as
 found (`--clock-control none`): on the H200 the clock a kernel meets is part of its result.
 
-An FP8 step is profiled beside cuBLASLt FP8 of its scaling (default accumulation, the heuristic's first
-algorithm), since cuBLAS has no FP8 GEMM; the column is still headed cuBLAS, and its kernel row names it.
+An FP8 step is profiled beside cuBLASLt FP8 of its scaling, per-tensor or block (kernels/steps.json says
+which), with default accumulation and the heuristic's first algorithm (`--profile-once cublaslt`): cuBLAS
+has no FP8 GEMM. The column is headed with what ran. fp32 and bf16 steps are profiled beside cuBLAS.
 
 Usage: scripts/profile.py STEP [--m M --n N --k K] [--build build] [--ncu ncu] [--out FILE] [--metric NAME ...]
-(`make profile STEP=14 M=8192 N=8192 K=8192`).
+(`make profile STEP=14 M=8192 N=8192 K=8192`); `--dry-run` prints the two ncu command lines and runs nothing.
        scripts/profile.py --roofline [--steps ID ...] --csv FILE [--m M --n N --k K]: every built step
 (cuBLAS once per ladder, from its last step's binary) with only the roofline's metrics: time, clock, and the bytes
 through L1, L2 and DRAM per GEMM; one CSV row each (scripts/plot_roofline.py draws it). The step binary checks its result first, then runs
@@ -21,6 +22,7 @@ import csv
 import io
 import pathlib
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -46,12 +48,35 @@ METRICS = [
 ]
 
 
+def ncu_command(ncu, binary, shape, what, metrics):
+    """The ncu command line that profiles one launch of `what` (the step executable's --profile-once:
+    "step", "cublas" or "cublaslt") at shape (M, N, K)."""
+    return [ncu, "--clock-control", "none", "--profile-from-start", "off", "--csv", "--page", "raw",
+            "--metrics", ",".join(m for _, m, _ in metrics), str(binary), "--m", str(shape[0]), "--n", str(shape[1]),
+            "--k", str(shape[2]), "--profile-once", what]
+
+
 def run_ncu(ncu, binary, shape, what, metrics):
-    cmd = [ncu, "--clock-control", "none", "--profile-from-start", "off", "--csv", "--page", "raw",
-           "--metrics", ",".join(m for _, m, _ in metrics), str(binary), "--m", str(shape[0]), "--n", str(shape[1]),
-           "--k", str(shape[2]), "--profile-once", what]
+    cmd = ncu_command(ncu, binary, shape, what, metrics)
     r = subprocess.run(cmd, capture_output=True, text=True)
     return r, cmd
+
+
+# How kernels/steps.json spells an fp8 step's scaling, and what the reference column says of it.
+SCALING_LABELS = {"per_tensor": "per-tensor", "block": "block-scaled (1x128 A, 128x128 B)"}
+
+
+def reference(step):
+    """What a step is profiled beside, as (the harness's --profile-once value, the column's label), from its
+    registration (a scripts/steps.py Step, or None for one kernels/steps.json does not list yet): cuBLAS for
+    fp32 and bf16; for fp8, which cuBLAS has no GEMM of, cuBLASLt FP8, which the harness runs with the
+    problem's scaling, the step's."""
+    if step is None or step.dtype != "fp8":
+        return "cublas", "cuBLAS"
+    if step.scaling not in SCALING_LABELS:
+        sys.exit(f"error: step {step.id}: kernels/steps.json gives scaling '{step.scaling}' "
+                 f"(profile.py knows {', '.join(SCALING_LABELS)})")
+    return "cublaslt", f"cuBLASLt FP8 {SCALING_LABELS[step.scaling]}"
 
 
 def parse(stdout):
@@ -133,6 +158,7 @@ def main():
     ap.add_argument("--out", help="also write the table here")
     ap.add_argument("--metric", action="append", default=[],
                     help="one more raw ncu metric to read, by its name (repeatable; shown as is, summed over launches)")
+    ap.add_argument("--dry-run", action="store_true", help="print the step's and the reference's ncu command lines; run nothing")
     args = ap.parse_args()
     if args.roofline:
         if not args.csv:
@@ -144,14 +170,25 @@ def main():
     if len(bins) != 1:
         sys.exit(f"error: no single {pathlib.Path(args.build) / 'bin'}/{args.step}_* binary (found {len(bins)}): "
                  f"run `make {args.step}` first (or pass --build)")
-    if not shutil.which(args.ncu) and not pathlib.Path(args.ncu).exists():
-        sys.exit(f"error: ncu not found ({args.ncu}): install Nsight Compute or pass --ncu")
+    import steps as step_table
+    registered = step_table.by_id(step_table.load()).get(args.step)
+    if registered is None:
+        print(f"note: step {args.step} is not in kernels/steps.json yet (make steps-json): profiled beside cuBLAS",
+              file=sys.stderr)
+    ref_what, ref_label = reference(registered)
     shape = (args.m, args.n, args.k)
-    table = {}
     builtin = {m for _, m, _ in METRICS}
     extra = [(name, name, 1) for name in dict.fromkeys(args.metric) if name not in builtin]
     raw = {name for name, _, _ in extra}  # shown unscaled, summed over the launches
-    for what in ("step", "cublas"):
+    sides = (("step", "step", bins[0].name), ("reference", ref_what, ref_label))
+    if args.dry_run:
+        for side, what, label in sides:
+            print(f"{side} ({label}): {shlex.join(ncu_command(args.ncu, bins[0], shape, what, list(METRICS) + extra))}")
+        return 0
+    if not shutil.which(args.ncu) and not pathlib.Path(args.ncu).exists():
+        sys.exit(f"error: ncu not found ({args.ncu}): install Nsight Compute or pass --ncu")
+    table = {}
+    for side, what, _ in sides:
         metrics = list(METRICS) + extra
         r, cmd = run_ncu(args.ncu, bins[0], shape, what, metrics)
         # A metric this GPU or ncu version does not know fails the whole run: drop it and say so.
@@ -181,12 +218,12 @@ def main():
                 col[label] = f"{v:.0f}"
             else:
                 col[label] = f"{v * scale:.1f}"
-        table[what] = col
+        table[side] = col
     labels = ["kernel", "launches"] + [l for l, _, _ in METRICS + extra]
-    out = [f"ncu --clock-control none, {bins[0].name} vs cuBLAS at M={args.m} N={args.n} K={args.k}", "",
-           f"| metric | {bins[0].name} | cuBLAS |", "|---|---:|---:|"]
+    out = [f"ncu --clock-control none, {bins[0].name} vs {ref_label} at M={args.m} N={args.n} K={args.k}", "",
+           f"| metric | {bins[0].name} | {ref_label} |", "|---|---:|---:|"]
     for l in labels:
-        out.append(f"| {l} | {table['step'].get(l, '')} | {table['cublas'].get(l, '')} |")
+        out.append(f"| {l} | {table['step'].get(l, '')} | {table['reference'].get(l, '')} |")
     text = "\n".join(out)
     print(text)
     if args.out:

@@ -16,6 +16,8 @@ sm_90a, before anything is built.
   scripts/steps.py sanitize-shapes NAME  the M:N:K shapes scripts/sanitize.sh runs for step executable NAME
   scripts/steps.py initcheck-shapes NAME the (smaller) shapes it runs initcheck at
   scripts/steps.py readme [--check]      rewrite (or check) the README's step tree between its markers
+  scripts/steps.py chapters [--check]    each step chapter of the book and its steps; --check: its title and
+                                         its entry in the book's index (docs/README.md) name that range
 """
 import argparse
 import json
@@ -33,6 +35,13 @@ ROLES = {"bench-also": "sustained and stability runs in make bench, beside the l
          "waves-figure": "its results/<gpu>_waves_<id>.csv is drawn in docs/img/waves.png"}
 CAPS = ("stream_k", "swap_ab", "tile_menu", "split_k", "swap_sized", "pad_pitch", "measured")  # gemm::Capabilities
 README_BEGIN, README_END = "<!-- steps:begin -->", "<!-- steps:end -->"
+# The book's step chapters: (file, ladder, first step, last step). A last step of None is the ladder's
+# last, so a new step at the end of a ladder lengthens its chapter, and `chapters --check` (make test)
+# fails until the chapter's title and its entry in the index say so.
+CHAPTERS = (("docs/fp32_ladder.md", "fp32", "01", None), ("docs/hopper_part1.md", "bf16", "10", "14"),
+            ("docs/hopper_part2.md", "bf16", "15", "23"), ("docs/every_shape.md", "bf16", "24", None),
+            ("docs/fp8.md", "fp8", "30", None))
+BOOK_INDEX = pathlib.Path("docs") / "README.md"
 
 
 class Step:
@@ -293,6 +302,42 @@ def rewrite_readme(steps, readme, check):
     return 0
 
 
+def chapter_ranges(steps):
+    """[(chapter file, first id, last id)] of CHAPTERS, the open ends filled from the ladders."""
+    out = []
+    for path, dtype, first, last in CHAPTERS:
+        ids = [s.id for s in ladder(steps, dtype)]
+        last = last or (ids[-1] if ids else None)
+        if first not in ids or last not in ids or sort_key(first) > sort_key(last):
+            sys.exit(f"error: steps.py's CHAPTERS gives {path} the {dtype} steps {first}-{last}, which the {dtype} "
+                     f"ladder ({' '.join(ids)}) does not hold")
+        out.append((path, first, last))
+    return out
+
+
+def check_chapters(steps, root):
+    """Problems with the chapters' titles and index entries (empty: none). Each must name its range as
+    "steps FIRST–LAST" (an en dash): the title on its first line, the index in the numbered entry that
+    links the chapter."""
+    problems = []
+    index = (root / BOOK_INDEX).read_text().splitlines()
+    for path, first, last in chapter_ranges(steps):
+        want = f"steps {first}–{last}"
+        text = (root / path).read_text().splitlines()
+        title = text[0] if text else ""
+        if not re.search(rf"\b{re.escape(want)}\b", title):
+            problems.append(f"{path}: the title `{title}` does not name the chapter's steps, `{want}`")
+        link = f"]({pathlib.Path(path).name})"
+        entry = next((i for i, line in enumerate(index) if re.match(r"\d+\. ", line) and link in line), None)
+        if entry is None:
+            problems.append(f"{BOOK_INDEX}: no numbered entry links {path}")
+            continue
+        lines = [index[entry]] + [line for line in index[entry + 1:entry + 3] if line.startswith("   ")]
+        if not re.search(rf"\b{re.escape(want)}\b", " ".join(lines)):
+            problems.append(f"{BOOK_INDEX}:{entry + 1}: the entry of {path} does not name its steps, `{want}`")
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--root", default=str(ROOT), help="the repository (default: this script's)")
@@ -309,6 +354,8 @@ def main():
     r = sub.add_parser("readme")
     r.add_argument("--check", action="store_true", help="exit 1 when the table differs, write nothing")
     r.add_argument("--file", default=None, help="the README (default: README.md of --root)")
+    c = sub.add_parser("chapters")
+    c.add_argument("--check", action="store_true", help="exit 1 when a title or index entry names other steps")
     args = ap.parse_args()
     root = pathlib.Path(args.root)
     steps = load(root)
@@ -337,6 +384,20 @@ def main():
         print("\n".join(sanitize_shapes(steps, args.name)))
     elif args.cmd == "initcheck-shapes":
         print("\n".join(initcheck_shapes(steps, args.name)))
+    elif args.cmd == "chapters":
+        if not args.check:
+            for path, first, last in chapter_ranges(steps):
+                print(f"{path}\t{first}\t{last}")
+            return 0
+        problems = check_chapters(steps, root)
+        for msg in problems:
+            print(msg)
+        if problems:
+            print("name each chapter's steps in its title and in its entry of the book's index (and say what the "
+                  "new steps teach there)")
+            return 1
+        print(f"chapters: {len(CHAPTERS)} titles and index entries name their steps")
+        return 0
     elif args.cmd == "readme":
         return rewrite_readme(steps, pathlib.Path(args.file) if args.file else root / "README.md", args.check)
     return 0

@@ -1,8 +1,10 @@
 // FP8 tests (steps with Dtype::fp8, from 30 on). CPU: the e4m3 quantizer (saturation, round to nearest
 // even, subnormals, amax scaling per tensor and per block, a round trip over every byte), the scale
-// grids' layouts, the fp8 tolerance and relative RMS error, the TMA checks for 1-byte elements, the
+// grids' layouts, the fp8 tolerance and relative RMS error, the bound on the relative RMS error and a
+// host model of the kernels (the tensor cores' truncation the lab measured) that passes honest FP8
+// arithmetic and fails a dropped K tile at K up to 65536, the TMA checks for 1-byte elements, the
 // registrations and refusals, the cuBLASLt FP8 reference's refusals, the step executable's --exact
-// bound. GPU (skipped without a device): the GPU quantizer equals the host one bit for bit, the GPU
+// bound, and make profile's command lines for an fp8 step (cuBLASLt FP8 of its scaling). GPU (skipped without a device): the GPU quantizer equals the host one bit for bit, the GPU
 // fp64 oracle equals the CPU one, each fp8 step in exact mode (==) and random mode against the oracle
 // on a suite built around its tile (ragged M and N, M = 1, N = 1, K tails), the block-scaled steps
 // with power-of-two scales that differ by up to 64x from block to block (==: an sfa or sfb index bug
@@ -25,6 +27,7 @@
 #include <fstream>
 #include <memory>
 #include <random>
+#include <sstream>
 
 #include "../common/harness/compare.hpp"
 #include "../common/harness/cublaslt.hpp"
@@ -324,6 +327,68 @@ TEST_CASE("fp8 step executable: --exact past K = 1024 and --alpha are refused wi
   CHECK_THAT(r.output, Catch::Contains("K % 16 == 0"));
 }
 
+TEST_CASE("make profile on an fp8 step: cuBLASLt FP8 of the step's scaling is the reference side, and the step takes its flags", "[cpu][fp8][profile]") {
+  // ncu needs a GPU, so this checks what scripts/profile.py would run (--dry-run: its two ncu command
+  // lines) and that the step executable takes the reference side's flags as printed: on a machine
+  // without a GPU it gets as far as looking for one (exit 2, "no CUDA device found"), past the flags
+  // and the fp8 refusal below; with one, it runs them (exit 0). bf16 steps keep cuBLAS.
+  if (!gemm_test::have_repo("scripts/profile.py and kernels/steps.json")) return;
+  if (!gemm_test::have_executables({"23_pingpong_stream_k", "30_fp8_wgmma", "32_fp8_block_scaled"})) return;
+  if (gemm_test::run_command("python3 --version").status != 0) {
+    gemm_test::mark_skipped("no python3 on PATH");
+    return;
+  }
+  const auto repo = gemm_test::repo_dir();
+  const std::string build = gemm_test::binary_dir().parent_path().string();
+  struct Case {
+    const char *id, *exe, *what, *label;
+  };
+  for (const Case& c : {Case{"30", "30_fp8_wgmma", "cublaslt", "cuBLASLt FP8 per-tensor"},
+                        Case{"32", "32_fp8_block_scaled", "cublaslt", "cuBLASLt FP8 block-scaled (1x128 A, 128x128 B)"},
+                        Case{"23", "23_pingpong_stream_k", "cublas", "cuBLAS"}}) {
+    const std::string exe = (gemm_test::binary_dir() / c.exe).string();
+    const auto r = gemm_test::run_command("python3 '" + (repo / "scripts/profile.py").string() + "' " + c.id +
+                                          " --dry-run --m 256 --n 256 --k 256 --ncu ncu --build '" + build + "'");
+    INFO("step " << c.id << ": " << r.output);
+    REQUIRE(r.exited);
+    REQUIRE(r.status == 0);
+    std::string step_line, ref_line;
+    std::istringstream lines(r.output);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("step (", 0) == 0) step_line = line;
+      if (line.rfind("reference (", 0) == 0) ref_line = line;
+    }
+    const std::string flags = " --m 256 --n 256 --k 256 --profile-once ";
+    CHECK(step_line.rfind(std::string("step (") + c.exe + "): ncu --clock-control none ", 0) == 0);
+    CHECK_THAT(step_line, Catch::EndsWith(exe + flags + "step"));
+    CHECK(ref_line.rfind(std::string("reference (") + c.label + "): ncu --clock-control none ", 0) == 0);
+    CHECK_THAT(ref_line, Catch::EndsWith(exe + flags + c.what));
+    if (std::string(c.what) != "cublaslt") continue;
+    // The reference side's flags, as printed, given to the step executable.
+    const size_t at = ref_line.find(exe);
+    REQUIRE(at != std::string::npos);
+    const auto run = gemm_test::run_command(ref_line.substr(at) + " 2>&1");
+    INFO(run.output);
+    REQUIRE(run.exited);
+    if (gemm::cuda_device_count() == 0) {
+      CHECK(run.status == 2);
+      CHECK_THAT(run.output, Catch::Contains("no CUDA device found"));
+    } else {
+      CHECK(run.status == 0);
+    }
+  }
+  // cuBLAS has no FP8 GEMM: the bf16 steps' reference flag is refused for an fp8 step, before any GPU
+  // is looked for, with the flag to use and the step's scaling.
+  const auto r = gemm_test::run_command((gemm_test::binary_dir() / "32_fp8_block_scaled").string() +
+                                        " --m 256 --n 256 --k 256 --profile-once cublas 2>&1");
+  INFO(r.output);
+  REQUIRE(r.exited);
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Catch::Contains("cuBLAS has no FP8 GEMM") && Catch::Contains("--profile-once cublaslt") &&
+                           Catch::Contains("(block)"));
+  CHECK(parse_options_or_throw({"--profile-once", "cublaslt"}).profile_once == "cublaslt");
+}
+
 // ---- LLM-shaped inputs (--dist llm) and the outliers lab (docs/fp8.md, "What block scaling buys") ----
 
 TEST_CASE("llm inputs: outlier channels and block sigmas are deterministic, pinned, in range and log-uniform", "[cpu][fp8][dist]") {
@@ -456,6 +521,135 @@ TEST_CASE("fp8 tolerance on other inputs than N(0,1): the running sum's size is 
   CHECK(t.at(0, 0) == Approx(100 * base));
   CHECK(rms({3.0f, -4.0f, NAN}) == Approx(std::sqrt(12.5)));
   CHECK(rms({}) == 0);
+}
+
+namespace {
+
+// The FP8 tensor cores' add as the accuracy lab measured it on the H200 (lab/fp8_accumulator.cu,
+// results/nvidia_h200_fp8_accumulator.md): one k32 wgmma aligns the accumulator and its products to the
+// largest one's exponent and drops every bit of each below 2^-13 of it (kUnitRoundoffFp8Accum), toward
+// zero, before it adds them. `p` are products of e4m3 values (exact in fp64); so is the result.
+double tensor_core_add(double acc, const double* p, int count) {
+  double big = std::fabs(acc);
+  for (int i = 0; i < count; ++i) big = std::max(big, std::fabs(p[i]));
+  if (big == 0) return 0;
+  const double step = std::ldexp(1.0, std::ilogb(big)) * kUnitRoundoffFp8Accum;
+  double sum = std::trunc(acc / step) * step;
+  for (int i = 0; i < count; ++i) sum += std::trunc(p[i] / step) * step;
+  return sum;
+}
+
+// An m x n x k FP8 problem on the host: N(0, 1) inputs quantized to e4m3 with `scaling`'s grids, and the
+// harness's oracle of its dequantized product (fp64, rounded once to bf16).
+struct HostFp8 {
+  int m, n, k;
+  Scaling scaling;
+  ScaleGrid ga, gb;
+  std::vector<float> qa, qb, sa, sb, want;
+
+  HostFp8(int m_, int n_, int k_, Scaling s, uint32_t seed)
+      : m(m_), n(n_), k(k_), scaling(s), ga(scale_grid(s, false, m_, k_)), gb(scale_grid(s, true, n_, k_)) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> a(size_t(m) * k), b(size_t(n) * k);
+    for (float& v : a) v = normal(rng);
+    for (float& v : b) v = normal(rng);
+    for (const __nv_fp8_storage_t q : quantize_host(a, ga, sa)) qa.push_back(e4m3_value(q));
+    for (const __nv_fp8_storage_t q : quantize_host(b, gb, sb)) qb.push_back(e4m3_value(q));
+    const std::vector<double> c = cpu_gemm_dequant(dequantize_host(qa, sa, ga), dequantize_host(qb, sb, gb), m, n, k);
+    for (double v : c) want.push_back(__bfloat162float(__double2bfloat16(v)));
+  }
+
+  // What an FP8 kernel stores, modelled: each k32 group of e4m3 products added into the tensor cores'
+  // accumulator (tensor_core_add); `promoted`: that accumulator restarted every K tile of kFp8KTile and
+  // its partial added into an fp32 sum, times the tile's block scales where there are any (the FFMA
+  // of steps 32-36; step 31's FADD), else over the whole of K (step 30); per-tensor scales multiplied
+  // in at the end (the epilogue); rounded to bf16. K tile `skip` (-1: none) is left out, as a K loop
+  // that loses one iteration would.
+  std::vector<float> kernel(bool promoted, int64_t skip) const {
+    std::vector<float> out(size_t(m) * n);
+    std::vector<double> p(32);
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) {
+        double tc = 0;
+        float acc = 0;
+        for (int kt = 0; kt * kFp8KTile < k; ++kt) {
+          if (kt == skip) continue;
+          if (promoted) tc = 0;
+          for (int g = kt * kFp8KTile; g < std::min(k, (kt + 1) * kFp8KTile); g += 32) {
+            const int count = std::min(32, k - g);
+            for (int x = 0; x < count; ++x) p[x] = double(qa[size_t(i) * k + g + x]) * qb[size_t(j) * k + g + x];
+            tc = tensor_core_add(tc, p.data(), count);
+          }
+          if (!promoted) continue;
+          const float block = scaling == Scaling::block
+                                  ? sa[size_t(ga.index(i, kt * kFp8KTile))] * sb[size_t(gb.index(j, kt * kFp8KTile))]
+                                  : 1.0f;
+          acc = std::fma(float(tc), block, acc);
+        }
+        float c = promoted ? acc : float(tc);
+        if (scaling == Scaling::per_tensor) c *= sa[0] * sb[0];
+        out[size_t(i) * n + j] = __bfloat162float(__float2bfloat16(c));
+      }
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("fp8 relative RMS bound: half of one K tile's share up to K = 2^16, then 4x the accumulation model; N(0,1) only", "[cpu][fp8][tolerance]") {
+  const auto bound = [](int k, int64_t elements = 256) { return Tolerance{Dtype::fp8, false, k}.rel_rms_bound(elements); };
+  CHECK(bound(8192) == Approx(0.5 * std::sqrt(128.0 / 8192)));                  // 0.0625
+  CHECK(bound(65536) == Approx(std::ldexp(1.0, -6) * std::sqrt(2.0)).epsilon(1e-12));  // 2^-5.5: both terms
+  CHECK(bound(65536) == Approx(4.0 / 8192 * std::sqrt(65536 / 32.0)).epsilon(1e-12));
+  CHECK(bound(1 << 18) == Approx(4.0 / 8192 * std::sqrt((1 << 18) / 32.0)));    // the accumulation term past 2^16
+  CHECK(bound(1 << 18) > 0.5 * std::sqrt(128.0 / (1 << 18)));
+  CHECK(bound(65536, kRmsBoundMinElements - 1) == 0);  // too few elements for an RMS
+  CHECK(Tolerance{Dtype::fp8, true, 65536}.rel_rms_bound(256) == 0);  // exact mode: ==
+  Tolerance llm{Dtype::fp8, false, 65536};
+  llm.sum_rms = 1000;  // inputs not N(0, 1): no bound
+  CHECK(llm.rel_rms_bound(256) == 0);
+  CHECK(Tolerance{Dtype::bf16, false, 65536}.rel_rms_bound(256) == 0);
+  CHECK(Tolerance{Dtype::fp32, false, 65536}.rel_rms_bound(256) == 0);
+  // The K tile the bound counts is the FP8 steps' BK.
+  for (const Step& s : registered_steps())
+    if (s.dtype == Dtype::fp8) CHECK(s.tile.bk == kFp8KTile);
+}
+
+TEST_CASE("fp8 check on host data at K up to 65536: honest FP8 arithmetic passes, a kernel that drops one K tile fails", "[cpu][fp8][tolerance]") {
+  // 16 x 16 outputs (at K = 65536 the per-element tolerance alone rejects only a few percent of a
+  // dropped tile's elements), inputs N(0, 1) quantized per tensor and per block, the oracle
+  // of the dequantized product, and the kernels modelled by HostFp8::kernel under the tensor-core
+  // truncation the lab measured: whole K in the tensor cores (step 30), promoted every K tile
+  // (31; 32-36 with block scales), and promoted with one K tile (the middle one) left out.
+  const int m = 16, n = 16;
+  for (int k : {1024, 16384, 65536}) {
+    for (Scaling s : {Scaling::per_tensor, Scaling::block}) {
+      const HostFp8 h(m, n, k, s, 47);
+      const Tolerance tol{Dtype::fp8, false, k};
+      struct Case {
+        const char* what;
+        bool promoted, honest;
+      };
+      for (const Case& c : {Case{"whole K in the tensor cores", false, true}, Case{"promoted every K tile", true, true},
+                            Case{"promoted, one K tile dropped", true, false}}) {
+        if (!c.promoted && s == Scaling::block) continue;  // block scales are applied as each K tile is promoted
+        const CheckReport r = compare(h.kernel(c.promoted, c.honest ? -1 : k / kFp8KTile / 2), h.want, {}, {}, m, n, tol);
+        INFO("K = " << k << ", " << scaling_name(s) << ", " << c.what << ": " << r.summary() << "; " << r.mismatches
+                    << " elements outside the per-element tolerance, relative RMS error " << r.rel_rms_err << ", bound "
+                    << r.rel_rms_bound);
+        CHECK(r.rel_rms_bound > 0);
+        if (c.honest) {
+          CHECK(r.passed);
+          CHECK(r.rel_rms_err < r.rel_rms_bound / 3);  // honest arithmetic is far inside the bound
+        } else {
+          CHECK_FALSE(r.passed);
+          CHECK(r.rel_rms_err > 1.5 * r.rel_rms_bound);  // about sqrt(128 / K), twice the bound
+          CHECK_THAT(r.summary(), Catch::Contains("relative RMS error") && Catch::Contains("above its bound"));
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("--dist: normal by default, llm for fp8 steps; refused with --exact, for other dtypes and as an unknown name", "[cpu][fp8][dist][cli]") {

@@ -1,7 +1,8 @@
 // The shape of the project, checked on the CPU: the steps form a tree (each registers its parent),
 // kernels/steps.json is what the registry prints (the file the Makefile and the scripts read), the
 // scripts read it as the harness sees the registrations (scripts/steps.py), the README's step tree is
-// the registrations', the kernel library never includes the harness and common/ has no include circle,
+// the registrations', each step chapter of the book names its steps in its title and in the book's
+// index (scripts/steps.py chapters), the kernel library never includes the harness and common/ has no include circle,
 // and scripts/docs_deps.sh gives the install advice that fits the python3 it finds.
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -176,6 +177,52 @@ TEST_CASE("scripts/steps.py: the sanitizer shapes follow the registrations; a ba
   bad = gemm_test::run_command(py + " --root " + quote(tmp.string()) + " tree");
   CHECK(bad.status != 0);
   CHECK_THAT(bad.output, Catch::Contains("step 12: parent '13' is not an earlier registered step"));
+  fs::remove_all(tmp);
+}
+
+TEST_CASE("scripts/steps.py chapters: each step chapter's title and index entry name its steps, the open ends from the ladders", "[cpu][steps][docs]") {
+  if (!gemm_test::have_repo("scripts/steps.py and docs/")) return;
+  const fs::path repo = gemm_test::repo_dir();
+  const std::string py = "python3 " + quote((repo / "scripts/steps.py").string());
+  // The FP8 chapter runs to the fp8 ladder's last step, the every-shape chapter to the bf16 ladder's.
+  const auto listed = gemm_test::run_command(py + " chapters");
+  INFO(listed.output);
+  REQUIRE(listed.status == 0);
+  std::string last_fp8, last_bf16;
+  for (const Step& s : real_steps()) {
+    if (s.dtype == gemm::Dtype::fp8 && s.id > last_fp8) last_fp8 = s.id;  // two-digit ids: string order
+    if (s.dtype == gemm::Dtype::bf16 && s.id > last_bf16) last_bf16 = s.id;
+  }
+  CHECK_THAT(listed.output, Catch::Contains("docs/fp8.md\t30\t" + last_fp8 + "\n") &&
+                                Catch::Contains("docs/every_shape.md\t24\t" + last_bf16 + "\n"));
+  const auto ok = gemm_test::run_command(py + " chapters --check");
+  INFO(ok.output);
+  CHECK(ok.status == 0);
+  // A title that stops a step short, and an index entry that does, are each named.
+  const fs::path tmp = gemm_test::binary_dir().parent_path() / "steps-chapters-test";
+  fs::remove_all(tmp);
+  fs::create_directories(tmp / "docs");
+  fs::copy(repo / "kernels", tmp / "kernels", fs::copy_options::recursive);
+  for (const auto& e : fs::directory_iterator(repo / "docs"))
+    if (e.path().extension() == ".md") fs::copy(e.path(), tmp / "docs" / e.path().filename());
+  const std::string range = "steps 30–" + last_fp8, short_range = "steps 30–35";
+  auto replace_in = [&](const fs::path& f, const std::string& from, const std::string& to) {
+    std::string text = slurp(f);
+    const size_t at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    std::ofstream(f) << text.replace(at, from.size(), to);
+  };
+  replace_in(tmp / "docs/fp8.md", range, short_range);
+  auto bad = gemm_test::run_command(py + " --root " + quote(tmp.string()) + " chapters --check");
+  CHECK(bad.status == 1);
+  CHECK_THAT(bad.output, Catch::Contains("docs/fp8.md: the title") && Catch::Contains("`" + range + "`") &&
+                             !Catch::Contains("docs/README.md:"));
+  replace_in(tmp / "docs/fp8.md", short_range, range);
+  replace_in(tmp / "docs/README.md", range, short_range);
+  bad = gemm_test::run_command(py + " --root " + quote(tmp.string()) + " chapters --check");
+  CHECK(bad.status == 1);
+  CHECK_THAT(bad.output, Catch::Contains("the entry of docs/fp8.md does not name its steps") &&
+                             !Catch::Contains("docs/fp8.md: the title"));
   fs::remove_all(tmp);
 }
 

@@ -19,6 +19,13 @@ double Tolerance::at(double want, double c0) const {
   return accum * std::fabs(alpha) + 4.0 * kUnitRoundoffFp32 * std::fabs(beta * c0);
 }
 
+double Tolerance::rel_rms_bound(int64_t elements) const {
+  if (dtype != Dtype::fp8 || exact || sum_rms > 0 || elements < kRmsBoundMinElements) return 0.0;
+  const double dropped_tile = std::sqrt(double(kFp8KTile) / double(k));  // one K tile's share, relative RMS
+  const double accumulation = kUnitRoundoffFp8Accum * std::sqrt(std::ceil(double(k) / 32.0));  // the model's
+  return std::max(0.5 * dropped_tile, 4.0 * accumulation);
+}
+
 double rms(const std::vector<float>& v) {
   double sum2 = 0;
   int64_t count = 0;
@@ -52,7 +59,9 @@ CheckReport compare(const std::vector<float>& got, const std::vector<float>& wan
   for (float v : guard)
     if (!std::isnan(v)) ++r.guard_writes;
   r.rel_rms_err = want2 > 0 ? std::sqrt(err2 / want2) : 0.0;
-  r.passed = r.mismatches == 0 && r.guard_writes == 0;
+  r.rel_rms_bound = tol.rel_rms_bound(m * n);
+  const bool rms_ok = !(r.rel_rms_bound > 0 && r.rel_rms_err > r.rel_rms_bound);
+  r.passed = r.mismatches == 0 && r.guard_writes == 0 && rms_ok;
   return r;
 }
 
@@ -61,6 +70,9 @@ std::string CheckReport::summary() const {
   std::string s = "FAIL:";
   if (mismatches) s += fmt::format(" {} elements outside tolerance;", mismatches);
   if (guard_writes) s += fmt::format(" {} writes past the end of C (guard band);", guard_writes);
+  if (rel_rms_bound > 0 && rel_rms_err > rel_rms_bound)
+    s += fmt::format(" relative RMS error {:.3g} above its bound {:.3g} (compare.hpp, Tolerance::rel_rms_bound: "
+                     "a lost K tile of 128 makes sqrt(128 / K));", rel_rms_err, rel_rms_bound);
   for (const Mismatch& x : first)
     s += fmt::format("\n  (row {}, col {}): got {:.9g}, want {:.9g}, tol {:.3g}", x.row, x.col, x.got,
                      x.want, x.tol);

@@ -34,6 +34,20 @@ struct Contenders {
   std::vector<DeviceBuffer<char>> cutlass_workspaces;
 };
 
+// The problem's A, B and C as the references take them, whatever its dtype.
+struct Operands {
+  const void* a;
+  const void* b;
+  void* c;
+};
+Operands operands(const ProblemBuffers& ws) {
+  switch (ws.problem().dtype) {
+    case Dtype::fp32: { const Fp32Gemm g = ws.fp32_args(); return {g.a, g.b, g.c}; }
+    case Dtype::bf16: { const Bf16Gemm g = ws.bf16_args(); return {g.a, g.b, g.c}; }
+    default: { const Fp8Gemm g = ws.fp8_args(); return {g.a, g.b, g.c}; }
+  }
+}
+
 // cuBLASLt's fastest of its top candidates for the shape (chosen by a short paired run of the
 // candidates, each after the same flush), as the contender `name`.
 Contender fastest_lt(const LtGemm* lt, const char* name, const char* what, const Problem& p, const void* a,
@@ -61,15 +75,9 @@ Contender fastest_lt(const LtGemm* lt, const char* name, const char* what, const
 void gather_contenders(Contenders& c, const Step& step, ProblemBuffers& ws, const Options& o,
                        const std::string& program) {
   const Problem& p = ws.problem();
-  const Fp32Gemm f32 = ws.fp32_args();
   const Bf16Gemm b16 = ws.bf16_args();
   const Fp8Gemm f8 = ws.fp8_args();
-  const void* a = p.dtype == Dtype::fp32 ? static_cast<const void*>(f32.a)
-                  : p.dtype == Dtype::bf16 ? static_cast<const void*>(b16.a) : static_cast<const void*>(f8.a);
-  const void* b = p.dtype == Dtype::fp32 ? static_cast<const void*>(f32.b)
-                  : p.dtype == Dtype::bf16 ? static_cast<const void*>(b16.b) : static_cast<const void*>(f8.b);
-  void* out = p.dtype == Dtype::fp32 ? static_cast<void*>(f32.c)
-              : p.dtype == Dtype::bf16 ? static_cast<void*>(b16.c) : static_cast<void*>(f8.c);
+  const auto [a, b, out] = operands(ws);
   c.all.push_back({"step", program, [&step, &ws](cudaStream_t s) { launch_step(step, ws, s); }});
   if (p.dtype == Dtype::fp8) {
     for (const char* ref : {"cublas", "cutlass"})
@@ -240,13 +248,18 @@ std::vector<Row> time_sustained_rows(const std::vector<Contender>& all, double s
 }  // namespace
 
 void profile_once(const Step& step, ProblemBuffers& ws, const std::string& what) {
-  // FP8: cuBLAS has no FP8 GEMM, so the reference side is cuBLASLt FP8 of the problem's scaling, default
-  // accumulation, its heuristic's first algorithm (the one a caller gets without timing a list).
+  // "cublaslt": its heuristic's first algorithm (the one a caller gets without timing a list); for fp8,
+  // which cuBLAS has no GEMM of, cuBLASLt FP8 of the problem's scaling (the step's), default accumulation.
+  const Problem& p = ws.problem();
+  if (what == "cublas" && p.dtype == Dtype::fp8)
+    throw Error("--profile-once cublas: cuBLAS has no FP8 GEMM (--profile-once cublaslt profiles cuBLASLt FP8)");
   std::unique_ptr<LtGemm> lt;
-  const Fp8Gemm f8 = ws.fp8_args();
-  if (what != "step" && ws.problem().dtype == Dtype::fp8) lt = std::make_unique<LtGemm>(f8, false, 1);
+  if (what == "cublaslt")
+    lt = p.dtype == Dtype::fp8 ? std::make_unique<LtGemm>(ws.fp8_args(), false, 1)
+                               : std::make_unique<LtGemm>(p.dtype, p.m, p.n, p.k, p.alpha, p.beta, 1);
+  const Operands io = operands(ws);
   const Launch launch = what == "step" ? Launch([&](cudaStream_t s) { launch_step(step, ws, s); })
-                        : lt           ? Launch([&](cudaStream_t s) { lt->run(0, f8.a, f8.b, f8.c, s); })
+                        : lt           ? Launch([&](cudaStream_t s) { lt->run(0, io.a, io.b, io.c, s); })
                                        : Launch([&](cudaStream_t s) { launch_cublas(ws, s); });
   for (int i = 0; i < 3; ++i) launch(nullptr);  // warm: module load, cuBLAS heuristics
   CUDA_CHECK(cudaDeviceSynchronize());

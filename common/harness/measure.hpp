@@ -21,9 +21,11 @@ namespace gemm {
 int measure_step(const Step& step, ProblemBuffers& ws, const Options& o, const DeviceInfo& dev,
                  const std::string& program, const std::string& check);
 
-/// --profile-once: runs `what` ("step" or "cublas") once inside cudaProfilerStart/Stop. For an fp8
-/// problem "cublas" is cuBLASLt FP8 of the problem's scaling (default accumulation, the heuristic's
-/// first algorithm): cuBLAS has no FP8 GEMM. Throws gemm::Error where cuBLASLt has no algorithm.
+/// --profile-once: runs `what` once inside cudaProfilerStart/Stop: "step", "cublas" (cuBLAS's default
+/// heuristic; fp32 and bf16 only: cuBLAS has no FP8 GEMM, and step_main refuses it for an fp8 step) or
+/// "cublaslt" (the first algorithm of cuBLASLt's heuristic, the one a caller gets without timing a list;
+/// for an fp8 problem cuBLASLt FP8 of the problem's scaling, the step's, default accumulation:
+/// scripts/profile.py's reference for an fp8 step). Throws gemm::Error where cuBLASLt has no algorithm.
 void profile_once(const Step& step, ProblemBuffers& ws, const std::string& what);
 
 /// Runs the step once with its pipeline trace armed and writes the trace to `path` (Chrome-trace

@@ -43,8 +43,9 @@ static void build_app(CLI::App& app, Options& o) {
       ->check(cli::finite)->check(CLI::Range(0.0, 600.0));
   app.add_option("--series", o.series, "sustained mode: write every clock/power sample to this CSV");
   app.add_option("--trace", o.trace, "check, then run the step once and write its pipeline trace (make trace builds)");
-  app.add_option("--profile-once", o.profile_once, "check, then run this kernel once inside cudaProfilerStart/Stop")
-      ->check(CLI::IsMember({"step", "cublas"}));
+  app.add_option("--profile-once", o.profile_once, "check, then run this kernel once inside cudaProfilerStart/Stop "
+                 "(cublaslt: cuBLASLt's first heuristic algorithm; for an fp8 step, cuBLASLt FP8 of its scaling)")
+      ->check(CLI::IsMember({"step", "cublas", "cublaslt"}));
 }
 
 static void validate(const Options& o) {

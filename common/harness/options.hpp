@@ -34,7 +34,8 @@ struct Options {
   std::string series;        ///< sustained mode: write every NVML sample to this CSV
   std::string trace;         ///< check, then run the step once with tracing into this Chrome-trace
                              ///< JSON (binaries of `make trace` only; common/kernel_lib/trace.hpp)
-  std::string profile_once;  ///< "step" or "cublas": check, then run it once between
+  std::string profile_once;  ///< "step", "cublas" or "cublaslt" (fp8: cuBLASLt FP8 of the step's scaling;
+                             ///< cuBLAS has none): check, then run it once between
                              ///< cudaProfilerStart/Stop (for ncu --profile-from-start off), no timing
 };
 

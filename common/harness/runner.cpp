@@ -75,6 +75,12 @@ int step_main(int argc, const char* const* argv) {
                  "in the FP8 tensor cores' ~14-bit accumulator; common/harness/fp8.hpp)\n", program, o.k, kMaxExactKFp8);
       return 2;
     }
+    if (o.profile_once == "cublas" && step.dtype == Dtype::fp8) {  // before the check, not after it
+      fmt::print(stderr, "error: {}: --profile-once cublas: cuBLAS has no FP8 GEMM; --profile-once cublaslt profiles "
+                 "cuBLASLt FP8 with this step's scaling ({}), as scripts/profile.py does\n", program,
+                 scaling_name(step.scaling));
+      return 2;
+    }
     if (!o.csv.empty() && !std::ofstream(o.csv, std::ios::app)) {  // before minutes of work, not after
       fmt::print(stderr, "error: {}: cannot open --csv {} for appending\n", program, o.csv);
       return 2;
