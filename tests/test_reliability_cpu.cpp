@@ -252,7 +252,7 @@ TEST_CASE("bad input to make: an unknown step id is one clear line and a non-zer
     INFO("make " << goal << "\n" << r.output);
     CHECK(r.status != 0);
     CHECK_THAT(r.output, Catch::Contains("no step '"));
-    CHECK(lines_with_prefix(r.output, "Makefile:").size() == 1);
+    CHECK(lines_with_prefix(r.output, "mk/goals.mk:").size() == 1);  // the goal checks live in mk/goals.mk
   }
 }
 
