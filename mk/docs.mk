@@ -75,8 +75,8 @@ docs: docs-deps schedule-figures swizzle-figure tile-menu-figure dispatch-figure
 	python3 scripts/plot_steps.py results/$(DOCS_GPU).csv
 	python3 scripts/plot_sweep.py results/$(DOCS_GPU)_sweep.csv
 	@if [ -f results/$(DOCS_GPU)_fp8_lab.csv ]; then python3 scripts/plot_fp8_lab.py results/$(DOCS_GPU)_fp8_lab.csv; fi
-	@if [ -f results/$(DOCS_GPU)_fp8_outliers.csv ]; then \
-	  python3 scripts/plot_fp8_outliers.py results/$(DOCS_GPU)_fp8_outliers.csv; \
+	@if [ -n "$(OUTLIERS_CSV)" ]; then \
+	  python3 scripts/plot_fp8_outliers.py $(OUTLIERS_CSV); \
 	else \
 	  echo "docs/img/fp8_outliers.png not drawn (no results/$(DOCS_GPU)_fp8_outliers.csv yet: scripts/gpu_session.sh outliers on a GPU)"; \
 	fi
@@ -85,8 +85,8 @@ docs: docs-deps schedule-figures swizzle-figure tile-menu-figure dispatch-figure
 	else \
 	  echo "docs/img/shapes.png not drawn (no results/$(DOCS_GPU)_shapes.csv yet: make bench-shapes on a GPU)"; \
 	fi
-	@if [ -f results/$(DOCS_GPU)_torch.csv ]; then \
-	  python3 scripts/plot_torch.py results/$(DOCS_GPU)_torch.csv --out docs/img/torch.png; \
+	@if [ -n "$(TORCH_RESULTS)" ]; then \
+	  python3 scripts/plot_torch.py $(TORCH_RESULTS) --out docs/img/torch.png; \
 	else \
 	  echo "docs/img/torch.png not drawn (no results/$(DOCS_GPU)_torch.csv yet: make bench-torch on a GPU)"; \
 	fi

@@ -22,18 +22,23 @@ steps-json: $(BUILD)/bin/registry_json
 steps-table:
 	python3 scripts/steps.py readme
 
+# The FP8 outliers lab and make bench-torch: the H200's run when committed, else another GPU's (the lab's
+# accuracy is the same on every sm_90 tensor core; a torch table names its GPU).
+OUTLIERS_CSV  := $(firstword $(wildcard results/$(DOCS_GPU)_fp8_outliers.csv) $(wildcard results/*_fp8_outliers.csv))
+TORCH_RESULTS := $(firstword $(wildcard results/$(DOCS_GPU)_torch.csv) $(wildcard results/*_torch.csv))
+
 #> make results-tables       rewrite README.md's results rows, docs/results.md (with the shapes table when results/<gpu>_shapes.csv exists), the book's measured blocks, the FP8 outliers and the PyTorch tables from the committed CSVs (no GPU)
 # After steps-table: both rewrite README.md, and make runs in parallel here (a race lost the results row).
 results-tables: steps-table
 	python3 scripts/results_table.py results/$(DOCS_GPU).csv --readme README.md --full docs/results.md > /dev/null
 	python3 scripts/book_numbers.py --csv results/$(DOCS_GPU).csv
-	@if [ -f results/$(DOCS_GPU)_fp8_outliers.csv ]; then \
-	  python3 scripts/plot_fp8_outliers.py results/$(DOCS_GPU)_fp8_outliers.csv --book docs/fp8.md; \
+	@if [ -n "$(OUTLIERS_CSV)" ]; then \
+	  python3 scripts/plot_fp8_outliers.py $(OUTLIERS_CSV) --book docs/fp8.md; \
 	else \
 	  echo "docs/fp8.md: the outliers tables left as they are (no results/$(DOCS_GPU)_fp8_outliers.csv yet: scripts/gpu_session.sh outliers on a GPU)"; \
 	fi
-	@if [ -f results/$(DOCS_GPU)_torch.csv ]; then \
-	  python3 scripts/plot_torch.py results/$(DOCS_GPU)_torch.csv --book docs/pytorch.md; \
+	@if [ -n "$(TORCH_RESULTS)" ]; then \
+	  python3 scripts/plot_torch.py $(TORCH_RESULTS) --book docs/pytorch.md; \
 	else \
 	  echo "docs/pytorch.md: the torch tables left as they are (no results/$(DOCS_GPU)_torch.csv yet: make bench-torch on a GPU)"; \
 	fi

@@ -15,10 +15,13 @@ Two parts, one process, one GPU:
    torch.compile(mode="max-autotune") of the same matmul restricted to Inductor's Triton GEMM templates;
    the last FP8 steps (per-tensor and block-scaled) against torch._scaled_mm with the same scales and,
    for per-tensor scales, its max-autotune compile. Paired as the harness pairs (common/harness/timing.cu,
-   time_paired): each round runs every contender once, in turn, each launch after an L2 flush, timed by
-   CUDA events; and since a Python call costs more host time than a small kernel runs, each round first
-   queues a GPU sleep long enough for the host to enqueue the whole round, so the events time the
-   kernels and not the host (part 1 measures the host). Ratio = contender's time / step's time per
+   time_paired): each round runs every contender once, in turn (reversed every other round), each launch
+   after an L2 flush, timed by CUDA events; and since a Python call costs more host time than a small
+   kernel runs, each round first queues a GPU sleep about as long as the host needs to enqueue the
+   round, so the events time the kernels and not the host (part 1 measures the host). The sleep is kept
+   that short on purpose: a longer idle gap lets a power-capped GPU clock up, which favours whichever
+   contender is bound by the clock (a 2 ms sleep per round moved torch.matmul at 8192^3 on an H100 from
+   1536 to 1373 us and left the step's 1900 us where it was; docs/notebook/measuring.md). Ratio = contender's time / step's time per
    round (> 1: the step is faster); its median and quartiles over the rounds, the SM clock read from
    nvidia-smi after the shape. Rows with mode "paired".
 
@@ -190,16 +193,24 @@ class Bench:
         return self.compiled[key]
 
     def paired(self, contenders, rounds):
-        """contenders: [(name, fn)], the step first. Returns per contender its times (ms) per round."""
+        """contenders: [(name, fn)], the step first. Returns per contender its times (ms) per round.
+        Each round opens with a GPU sleep as long as the host took to queue the round before (1.5x,
+        counted at 2 GHz, above the SM clock), so the events time kernels and not the host; and no
+        longer, since idle time lets a power-capped GPU clock up for the next launch (--sleep-cycles
+        fixes it instead)."""
         torch = self.torch
+        t0 = time.perf_counter()
         for _, fn in contenders:
             for _ in range(3):
                 fn()
+        host_s = (time.perf_counter() - t0) / 3
         torch.cuda.synchronize()
         ev = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
                for _ in contenders] for _ in range(rounds)]
         for r in range(rounds):
-            torch.cuda._sleep(self.args.sleep_cycles)  # the host queues the round while the GPU sleeps
+            cycles = self.args.sleep_cycles or int(min(max(1.5 * host_s * 2.0e9, 50_000), 20_000_000))
+            torch.cuda._sleep(cycles)  # the host queues the round while the GPU sleeps
+            t0 = time.perf_counter()
             order = range(len(contenders)) if r % 2 == 0 else reversed(range(len(contenders)))
             for i in order:
                 self.flush_buf.zero_()
@@ -207,6 +218,7 @@ class Bench:
                 s.record()
                 contenders[i][1]()
                 e.record()
+            host_s = time.perf_counter() - t0
             torch.cuda.synchronize()
         return [[ev[r][i][0].elapsed_time(ev[r][i][1]) for r in range(rounds)] for i in range(len(contenders))]
 
@@ -361,7 +373,8 @@ def main():
     ap.add_argument("--compile-reserve-s", type=float, default=150.0,
                     help="no new torch.compile once less than this is left of the budget")
     ap.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
-    ap.add_argument("--sleep-cycles", type=int, default=4_000_000, help="the GPU sleep that opens a round")
+    ap.add_argument("--sleep-cycles", type=int, default=0,
+                    help="the GPU sleep that opens a round (0: as long as the host took to queue the last round)")
     ap.add_argument("--quick", action="store_true", help="a few shapes, for a check of the script")
     args = ap.parse_args()
     if args.rounds < 3:
