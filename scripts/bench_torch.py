@@ -168,6 +168,11 @@ class Bench:
             (f"gemm_steps.linear, out given (step {step})", lambda: gs.linear(a, b, out=out, step=step)),
             (f"gemm_steps.linear, out allocated (step {step})", lambda: gs.linear(a, b, step=step)),
             (f"bare C call gemm_steps_bf16 (step {step}, ctypes)", bare),
+            # The package's layers alone, no launch: where its share of a call goes.
+            ("  of which: the package's checks of a, b, out", lambda: [gs._arrays.matrix(t, nm, "bf16") for t, nm in
+                                                                      ((a, "a"), (b, "b"), (out, "out"))]),
+            ("  of which: one check and the call's stream and device", lambda: gs._placement(
+                [gs._arrays.matrix(a, "a", "bf16")], None)),
             ("torch._scaled_mm per-tensor", lambda: torch._scaled_mm(q[0], q[1].t(), scale_a=one, scale_b=one,
                                                                        out_dtype=torch.bfloat16)),
             (f"gemm_steps.linear_fp8 per-tensor (step {fp8_step})",
