@@ -286,8 +286,11 @@ class Bench:
             r = call()
             errs.append(self.rel_err(out if r is None else r, ref))
         if errs[0] > WRONG:
-            print(f"  step {step} at {m}x{n}x{k}: relative error {errs[0]:.3g} against torch.matmul: WRONG")
+            print(f"  step {step} at {m}x{n}x{k}: relative error {errs[0]:.3g} against torch.matmul: WRONG, not timed")
             self.status = 1
+            self.row(mode="paired", dtype="bf16", family=fam, m=m, n=n, k=k, contender=f"step {step}",
+                     rel_err=f"{errs[0]:.3g}", note="wrong: not timed")
+            return
         times = self.paired(contenders, self.args.rounds)
         self.report("bf16", "", fam, shape, contenders, times, errs, notes)
 
@@ -366,8 +369,12 @@ class Bench:
             r = call()
             errs.append(self.rel_err(out if r is None else r, ref))
         if errs[0] > WRONG:
-            print(f"  step {step} at {m}x{n}x{k} ({scaling}): relative error {errs[0]:.3g} against the fp32 oracle: WRONG")
+            print(f"  step {step} at {m}x{n}x{k} ({scaling}): relative error {errs[0]:.3g} against the fp32 oracle: "
+                  "WRONG, not timed")
             self.status = 1
+            self.row(mode="paired", dtype="fp8", scaling=scaling, family=fam, m=m, n=n, k=k, contender=f"step {step}",
+                     rel_err=f"{errs[0]:.3g}", note="wrong: not timed")
+            return
         times = self.paired(contenders, self.args.rounds)
         self.report("fp8", scaling, fam, shape, contenders, times, errs, notes)
 

@@ -89,6 +89,12 @@ def tables(rows, source):
             lines.append(f"| {fam} | {m}×{n}×{k} | {float(step['ms']) * 1e3:.1f} | " + " | ".join(cells) +
                          f" | {step['clock_mhz']} |")
         lines.append("")
+    wrong = [r for r in rows if r["mode"] == "paired" and r["note"].startswith("wrong")]
+    if wrong:
+        lines.append("**Wrong results (not timed):** " + "; ".join(
+            f"{r['dtype']} {r['scaling'] or ''} {r['m']}×{r['n']}×{r['k']} {r['contender']}, relative error {r['rel_err']}"
+            .replace("  ", " ") for r in wrong) + ".")
+        lines.append("")
     refused = refusals(rows)
     if refused:
         lines.append("Refused (no time): " + "; ".join(
