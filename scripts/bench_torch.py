@@ -118,14 +118,21 @@ class Bench:
         self.meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton_version,
                      "date": datetime.date.today().isoformat()}
         self.compiled = {}
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        self.csv_file = open(args.out, "w", newline="")
+        self.writer = csv.DictWriter(self.csv_file, fieldnames=COLUMNS, extrasaction="raise")
+        self.writer.writeheader()
 
     def left(self):
         return self.args.budget_s - (time.monotonic() - self.start)
 
     def row(self, **kw):
+        """One CSV row, written and flushed at once: a run stopped by its time limit keeps what it measured."""
         r = dict(self.meta)
         r.update(kw)
         self.rows.append(r)
+        self.writer.writerow({c: r.get(c, "") for c in COLUMNS})
+        self.csv_file.flush()
 
     # ---- part 1: per-call cost ---------------------------------------------------------------------
     def per_call_us(self, fn, calls):
@@ -168,7 +175,7 @@ class Bench:
         fp8_step = gs.last_step("fp8", "per_tensor")
         cases = [
             ("torch F.linear (torch.matmul)", lambda: F.linear(a, b)),
-            ("torch F.linear, out given", lambda: torch.matmul(a, b.t(), out=out)),
+            ("torch.matmul, out given", lambda: torch.matmul(a, b.t(), out=out)),
             (f"gemm_steps.linear, out given (step {step})", lambda: gs.linear(a, b, out=out, step=step)),
             (f"gemm_steps.linear, out allocated (step {step})", lambda: gs.linear(a, b, step=step)),
             (f"bare C call gemm_steps_bf16 (step {step}, ctypes)", bare),
@@ -198,7 +205,9 @@ class Bench:
     def compiled_fn(self, key, fn):
         torch = self.torch
         if key not in self.compiled:
-            self.compiled[key] = torch.compile(fn, mode="max-autotune", dynamic=False, fullgraph=True)
+            # max-autotune without CUDA graphs: a graph replay copies its (non-static) inputs into the graph's
+            # own buffers first, and that copy would land inside the events (torch/_inductor/cudagraph_trees.py).
+            self.compiled[key] = torch.compile(fn, mode="max-autotune-no-cudagraphs", dynamic=False, fullgraph=True)
         return self.compiled[key]
 
     def paired(self, contenders, rounds):
@@ -281,11 +290,12 @@ class Bench:
         elif not self.args.no_compile:
             print(f"  torch.compile skipped at {m}x{n}x{k}: {self.left():.0f} s of the budget left")
         ref = torch.matmul(a, b.t())
+        out.fill_(float("nan"))  # an element the step does not write fails the check
         errs = []
         for _, call in contenders:
             r = call()
             errs.append(self.rel_err(out if r is None else r, ref))
-        if errs[0] > WRONG:
+        if not errs[0] <= WRONG:  # (a NaN fails too)
             print(f"  step {step} at {m}x{n}x{k}: relative error {errs[0]:.3g} against torch.matmul: WRONG, not timed")
             self.status = 1
             self.row(mode="paired", dtype="bf16", family=fam, m=m, n=n, k=k, contender=f"step {step}",
@@ -364,11 +374,12 @@ class Bench:
             rows_a = sa.t().repeat_interleave(128, dim=1)[:, :k]                  # M x K
             rows_b = sb.repeat_interleave(128, dim=0)[:n].repeat_interleave(128, dim=1)[:, :k]  # N x K
             ref = (af * rows_a) @ (bf * rows_b).t()
+        out.fill_(float("nan"))  # an element the step does not write fails the check
         errs = []
         for _, call in contenders:
             r = call()
             errs.append(self.rel_err(out if r is None else r, ref))
-        if errs[0] > WRONG:
+        if not errs[0] <= WRONG:  # (a NaN fails too)
             print(f"  step {step} at {m}x{n}x{k} ({scaling}): relative error {errs[0]:.3g} against the fp32 oracle: "
                   "WRONG, not timed")
             self.status = 1
@@ -435,12 +446,7 @@ def main():
                 bench.bf16_shape(fam, shape)
             else:
                 bench.fp8_shape(fam, shape, scaling)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    with open(args.out, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="raise")
-        w.writeheader()
-        for r in bench.rows:
-            w.writerow({c: r.get(c, "") for c in COLUMNS})
+    bench.csv_file.close()
     print(f"# {len(bench.rows)} rows -> {args.out} in {time.monotonic() - bench.start:.0f} s")
     return bench.status
 

@@ -24,9 +24,20 @@ KIND_TITLE = {("bf16", ""): "bf16, C = A·Bᵀ", ("fp8", "per_tensor"): "FP8 e4m
               ("fp8", "block"): "FP8 e4m3, 1×128 / 128×128 block scales"}
 
 
+NEEDED = {"gpu", "torch", "triton", "date", "mode", "dtype", "scaling", "family", "m", "n", "k", "contender", "ms",
+          "ratio", "ratio_q25", "ratio_q75", "us_per_call", "rel_err", "note", "clock_mhz"}
+
+
 def read(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            missing = NEEDED - set(reader.fieldnames or [])
+            if missing:
+                sys.exit(f"error: {path} is not make bench-torch's CSV (no column {', '.join(sorted(missing))})")
+            return list(reader)
+    except OSError as e:
+        sys.exit(f"error: cannot read {path}: {e.strerror}")
 
 
 def paired(rows):
@@ -38,9 +49,6 @@ def paired(rows):
         key = (r["dtype"], r["scaling"])
         shape = (r["family"], int(r["m"]), int(r["n"]), int(r["k"]))
         out.setdefault(key, {}).setdefault(shape, {})[r["contender"]] = r
-    for kind in out.values():  # decode first, then ragged, squares; by M within a family
-        for shape in list(kind):
-            kind[shape] = kind.pop(shape)
     return {k: dict(sorted(v.items(), key=lambda s: (FAMILY_ORDER.index(s[0][0]) if s[0][0] in FAMILY_ORDER else 9,
                                                      s[0][1:]))) for k, v in out.items()}
 
@@ -131,6 +139,8 @@ def plot(rows, out):
     import matplotlib.pyplot as plt
     data = paired(rows)
     kinds = [k for k in KINDS if k in data]
+    if not kinds:
+        sys.exit("error: no timed bf16 or fp8 rows to draw")
     fig, axes = plt.subplots(len(kinds), 1, figsize=(11, 3.2 * len(kinds)), squeeze=False)
     style = {"torch.matmul": ("o", "tab:blue"), "torch._scaled_mm": ("o", "tab:blue"),
              "torch.compile": ("s", "tab:orange")}
@@ -158,7 +168,7 @@ def plot(rows, out):
             if fam != prev:
                 ax.text(i - 0.4, 0.98, fam, transform=ax.get_xaxis_transform(), va="top", fontsize=8, color="dimgray")
             prev = fam
-        ax.legend(fontsize=8, loc="lower right")
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # outside: the squares sit bottom right
         ax.grid(axis="y", alpha=0.3)
     meta = rows[0]
     fig.suptitle(f"The last steps called from PyTorch, paired per round ({meta['gpu']}, torch {meta['torch']}): "
@@ -169,7 +179,10 @@ def plot(rows, out):
 
 
 def rewrite(book, body, check):
-    text = book.read_text()
+    try:
+        text = book.read_text(encoding="utf-8")
+    except OSError as e:
+        sys.exit(f"error: cannot read {book}: {e.strerror}")
     m = BLOCK.search(text)
     if not m:
         sys.exit(f"error: {book}: no <!-- torch:table --> ... <!-- /torch --> block")
@@ -179,7 +192,7 @@ def rewrite(book, body, check):
     if check:
         print(f"{book}: the torch block is not what the CSV says (scripts/plot_torch.py CSV --book {book})")
         return 1
-    book.write_text(text[:m.start(2)] + body + text[m.end(2):])
+    book.write_text(text[:m.start(2)] + body + text[m.end(2):], encoding="utf-8")
     print(f"wrote the torch block of {book}")
     return 0
 
@@ -192,6 +205,8 @@ def main():
     ap.add_argument("--check", action="store_true", help="with --book: exit 1 when the block is not current")
     ap.add_argument("--summary", action="store_true", help="print the geometric means and the five worst shapes")
     a = ap.parse_args()
+    if a.check and not a.book:
+        sys.exit("error: --check checks the block of --book FILE: name the chapter")
     rows = read(a.csv)
     if not rows:
         sys.exit(f"error: {a.csv} has no rows")
