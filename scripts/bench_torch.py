@@ -38,7 +38,6 @@ import csv
 import datetime
 import importlib.util
 import math
-import os
 import statistics
 import subprocess
 import sys
@@ -151,7 +150,6 @@ class Bench:
 
     def overhead(self):
         torch, gs, F = self.torch, self.gs, self.torch.nn.functional
-        import ctypes
         m, n, k = 16, 256, 256  # a kernel of a few microseconds: the host is what the loop waits on
         a = torch.randn(m, k, device="cuda").to(torch.bfloat16)
         b = torch.randn(n, k, device="cuda").to(torch.bfloat16)
@@ -262,14 +260,56 @@ class Bench:
         got, want = got.float(), want.float()
         return float((got - want).norm() / max(float(want.norm()), 1e-30))
 
+    def refused(self, dtype, scaling, fam, shape, step):
+        """Whether `step` refuses the shape; its reason recorded and printed."""
+        m, n, k = shape
+        why = self.gs.refusal(step, m, n, k)
+        if why:
+            self.row(mode="paired", dtype=dtype, scaling=scaling, family=fam, m=m, n=n, k=k, contender=f"step {step}",
+                     note=f"refused: {why}")
+            print(f"{'bf16' if dtype == 'bf16' else ' fp8 ' + scaling} {fam} {m}x{n}x{k}: step {step} refuses: {why}")
+        return bool(why)
+
+    def add_compiled(self, contenders, notes, key, fn, args, shape, what, note):
+        """torch.compile's contender of `fn` on `args`, when the budget leaves room for its autotuning."""
+        m, n, k = shape
+        if self.left() <= self.args.compile_reserve_s:
+            print(f"  torch.compile skipped at {m}x{n}x{k}: {self.left():.0f} s of the budget left")
+            return
+        try:
+            t0 = time.monotonic()
+            compiled = self.compiled_fn(key, fn)
+            compiled(*args)
+            self.torch.cuda.synchronize()
+            contenders.append(("torch.compile", lambda f=compiled: f(*args)))
+            notes.append(f"{note}; compiled in {time.monotonic() - t0:.0f} s")
+        except Exception as e:  # noqa: BLE001  (a failed compile is reported, the others still run)
+            print(f"  torch.compile{what} failed at {m}x{n}x{k}: {type(e).__name__}: {str(e).splitlines()[0][:160]}")
+
+    def check_and_time(self, dtype, scaling, fam, shape, step, contenders, notes, out, ref, against):
+        """Every contender's result against `ref`; the step's (into `out`, filled with NaN first, so an
+        element it does not write fails) past WRONG is recorded and not timed; else the paired rounds."""
+        m, n, k = shape
+        out.fill_(float("nan"))
+        errs = []
+        for _, call in contenders:
+            r = call()
+            errs.append(self.rel_err(out if r is None else r, ref))
+        if not errs[0] <= WRONG:  # (a NaN fails too)
+            print(f"  step {step} at {m}x{n}x{k}{f' ({scaling})' if scaling else ''}: relative error {errs[0]:.3g} "
+                  f"against {against}: WRONG, not timed")
+            self.status = 1
+            self.row(mode="paired", dtype=dtype, scaling=scaling, family=fam, m=m, n=n, k=k, contender=f"step {step}",
+                     rel_err=f"{errs[0]:.3g}", note="wrong: not timed")
+            return
+        times = self.paired(contenders, self.args.rounds)
+        self.report(dtype, scaling, fam, shape, contenders, times, errs, notes)
+
     def bf16_shape(self, fam, shape):
-        torch, gs, F = self.torch, self.gs, self.torch.nn.functional
+        torch, gs = self.torch, self.gs
         m, n, k = shape
         step = gs.last_step("bf16")
-        why = gs.refusal(step, m, n, k)
-        if why:
-            self.row(mode="paired", dtype="bf16", family=fam, m=m, n=n, k=k, contender=f"step {step}", note=f"refused: {why}")
-            print(f"bf16 {fam} {m}x{n}x{k}: step {step} refuses: {why}")
+        if self.refused("bf16", "", fam, shape, step):
             return
         a = torch.randn(m, k, generator=self.gen, device="cuda").to(torch.bfloat16)
         b = torch.randn(n, k, generator=self.gen, device="cuda").to(torch.bfloat16)
@@ -277,42 +317,17 @@ class Bench:
         contenders = [(f"step {step}", lambda: gs.linear(a, b, out=out, step=step)),
                       ("torch.matmul", lambda: torch.matmul(a, b.t()))]
         notes = ["gemm_steps.linear", "cuBLAS through torch"]
-        if not self.args.no_compile and self.left() > self.args.compile_reserve_s:
-            try:
-                t0 = time.monotonic()
-                fn = self.compiled_fn("bf16", lambda x, y: torch.matmul(x, y.t()))
-                fn(a, b)
-                torch.cuda.synchronize()
-                contenders.append(("torch.compile", lambda f=fn: f(a, b)))
-                notes.append(f"max-autotune, Triton templates; compiled in {time.monotonic() - t0:.0f} s")
-            except Exception as e:  # noqa: BLE001
-                print(f"  torch.compile failed at {m}x{n}x{k}: {type(e).__name__}: {str(e).splitlines()[0][:160]}")
-        elif not self.args.no_compile:
-            print(f"  torch.compile skipped at {m}x{n}x{k}: {self.left():.0f} s of the budget left")
-        ref = torch.matmul(a, b.t())
-        out.fill_(float("nan"))  # an element the step does not write fails the check
-        errs = []
-        for _, call in contenders:
-            r = call()
-            errs.append(self.rel_err(out if r is None else r, ref))
-        if not errs[0] <= WRONG:  # (a NaN fails too)
-            print(f"  step {step} at {m}x{n}x{k}: relative error {errs[0]:.3g} against torch.matmul: WRONG, not timed")
-            self.status = 1
-            self.row(mode="paired", dtype="bf16", family=fam, m=m, n=n, k=k, contender=f"step {step}",
-                     rel_err=f"{errs[0]:.3g}", note="wrong: not timed")
-            return
-        times = self.paired(contenders, self.args.rounds)
-        self.report("bf16", "", fam, shape, contenders, times, errs, notes)
+        if not self.args.no_compile:
+            self.add_compiled(contenders, notes, "bf16", lambda x, y: torch.matmul(x, y.t()), (a, b), shape, "",
+                              "max-autotune, Triton templates")
+        self.check_and_time("bf16", "", fam, shape, step, contenders, notes, out, torch.matmul(a, b.t()),
+                            "torch.matmul")
 
     def fp8_shape(self, fam, shape, scaling):
         torch, gs = self.torch, self.gs
         m, n, k = shape
         step = gs.last_step("fp8", scaling)
-        why = gs.refusal(step, m, n, k)
-        if why:
-            self.row(mode="paired", dtype="fp8", scaling=scaling, family=fam, m=m, n=n, k=k, contender=f"step {step}",
-                     note=f"refused: {why}")
-            print(f" fp8 {scaling} {fam} {m}x{n}x{k}: step {step} refuses: {why}")
+        if self.refused("fp8", scaling, fam, shape, step):
             return
         qa = (torch.randn(m, k, generator=self.gen, device="cuda")).to(torch.float8_e4m3fn)
         qb = (torch.randn(n, k, generator=self.gen, device="cuda")).to(torch.float8_e4m3fn)
@@ -353,19 +368,8 @@ class Bench:
             self.row(mode="paired", dtype="fp8", scaling=scaling, family=fam, m=m, n=n, k=k, contender="torch._scaled_mm",
                      note=f"refused: {msg}")
         if scaling == "per_tensor" and len(contenders) > 1 and not self.args.no_compile:
-            if self.left() > self.args.compile_reserve_s:
-                try:
-                    t0 = time.monotonic()
-                    fn = self.compiled_fn("fp8", smm)
-                    fn(qa, qb, ta, tb)
-                    torch.cuda.synchronize()
-                    contenders.append(("torch.compile", lambda f=fn, x=ta, y=tb: f(qa, qb, x, y)))
-                    notes.append(f"max-autotune of _scaled_mm, Triton templates; compiled in {time.monotonic() - t0:.0f} s")
-                except Exception as e:  # noqa: BLE001
-                    print(f"  torch.compile of _scaled_mm failed at {m}x{n}x{k}: {type(e).__name__}: "
-                          f"{str(e).splitlines()[0][:160]}")
-            else:
-                print(f"  torch.compile skipped at {m}x{n}x{k}: {self.left():.0f} s of the budget left")
+            self.add_compiled(contenders, notes, "fp8", smm, (qa, qb, ta, tb), shape, " of _scaled_mm",
+                              "max-autotune of _scaled_mm, Triton templates")
         # The oracle: the dequantized product in fp32 (scales applied per block for block scaling).
         af, bf = qa.float(), qb.float()
         if scaling == "per_tensor":
@@ -374,20 +378,7 @@ class Bench:
             rows_a = sa.t().repeat_interleave(128, dim=1)[:, :k]                  # M x K
             rows_b = sb.repeat_interleave(128, dim=0)[:n].repeat_interleave(128, dim=1)[:, :k]  # N x K
             ref = (af * rows_a) @ (bf * rows_b).t()
-        out.fill_(float("nan"))  # an element the step does not write fails the check
-        errs = []
-        for _, call in contenders:
-            r = call()
-            errs.append(self.rel_err(out if r is None else r, ref))
-        if not errs[0] <= WRONG:  # (a NaN fails too)
-            print(f"  step {step} at {m}x{n}x{k} ({scaling}): relative error {errs[0]:.3g} against the fp32 oracle: "
-                  "WRONG, not timed")
-            self.status = 1
-            self.row(mode="paired", dtype="fp8", scaling=scaling, family=fam, m=m, n=n, k=k, contender=f"step {step}",
-                     rel_err=f"{errs[0]:.3g}", note="wrong: not timed")
-            return
-        times = self.paired(contenders, self.args.rounds)
-        self.report("fp8", scaling, fam, shape, contenders, times, errs, notes)
+        self.check_and_time("fp8", scaling, fam, shape, step, contenders, notes, out, ref, "the fp32 oracle")
 
 
 def main():

@@ -25,11 +25,11 @@ import collections
 import csv
 import os
 import pathlib
-import re
 import sys
 
+import results_table  # the book's generated blocks (rewrite_block)
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-BLOCK = re.compile(r"(<!-- outliers:table -->\n)(.*?)(<!-- /outliers -->)", re.S)
 PLACEHOLDER = ("*Not measured yet: `scripts/gpu_session.sh outliers` on an H100 or H200 writes "
                "`results/<gpu>_fp8_outliers.csv`, and `make results-tables` writes the tables here.*\n")
 
@@ -138,19 +138,8 @@ def tables(rows, source):
 
 
 def rewrite(book, body, check):
-    text = book.read_text()
-    m = BLOCK.search(text)
-    if not m:
-        sys.exit(f"error: {book}: no <!-- outliers:table --> ... <!-- /outliers --> block")
-    if m.group(2) == body:
-        print(f"{book}: the outliers block is current")
-        return 0
-    if check:
-        print(f"{book}: the outliers block is not what the CSV says (scripts/plot_fp8_outliers.py CSV --book {book})")
-        return 1
-    book.write_text(text[:m.start(2)] + body + text[m.end(2):])
-    print(f"wrote the outliers block of {book}")
-    return 0
+    return results_table.rewrite_block(book, "outliers", body, check,
+                                       f"scripts/plot_fp8_outliers.py CSV --book {book}")
 
 
 def draw(rows, out):

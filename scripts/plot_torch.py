@@ -14,10 +14,10 @@ import csv
 import math
 import os
 import pathlib
-import re
 import sys
 
-BLOCK = re.compile(r"(<!-- torch:table -->\n)(.*?)(<!-- /torch -->)", re.S)
+import results_table  # the book's generated blocks (rewrite_block)
+
 FAMILY_ORDER = ["decode", "ragged", "square"]
 KINDS = [("bf16", ""), ("fp8", "per_tensor"), ("fp8", "block")]
 KIND_TITLE = {("bf16", ""): "bf16, C = A·Bᵀ", ("fp8", "per_tensor"): "FP8 e4m3, per-tensor scales",
@@ -179,22 +179,7 @@ def plot(rows, out):
 
 
 def rewrite(book, body, check):
-    try:
-        text = book.read_text(encoding="utf-8")
-    except OSError as e:
-        sys.exit(f"error: cannot read {book}: {e.strerror}")
-    m = BLOCK.search(text)
-    if not m:
-        sys.exit(f"error: {book}: no <!-- torch:table --> ... <!-- /torch --> block")
-    if m.group(2) == body:
-        print(f"{book}: the torch block is current")
-        return 0
-    if check:
-        print(f"{book}: the torch block is not what the CSV says (scripts/plot_torch.py CSV --book {book})")
-        return 1
-    book.write_text(text[:m.start(2)] + body + text[m.end(2):], encoding="utf-8")
-    print(f"wrote the torch block of {book}")
-    return 0
+    return results_table.rewrite_block(book, "torch", body, check, f"scripts/plot_torch.py CSV --book {book}")
 
 
 def main():

@@ -207,6 +207,30 @@ def rewrite(path, text, begin=BEGIN, end=END, what="the table"):
     print(f"rewrote {what} in {path}")
 
 
+
+def rewrite_block(book, name, body, check, command):
+    """The chapter `book`'s generated block `name`: what stands between `<!-- {name}:table -->` and
+    `<!-- /{name} -->` becomes `body` (the FP8 outliers and the PyTorch tables). With `check`, writes
+    nothing and returns 1 when the block is not `body` (`command` says how to rewrite it); else 0.
+    Exits with one line when the chapter cannot be read or has no such block."""
+    book = pathlib.Path(book)
+    try:
+        text = book.read_text(encoding="utf-8")
+    except OSError as e:
+        sys.exit(f"error: cannot read {book}: {e.strerror}")
+    m = re.search(rf"(<!-- {name}:table -->\n)(.*?)(<!-- /{name} -->)", text, re.S)
+    if not m:
+        sys.exit(f"error: {book}: no <!-- {name}:table --> ... <!-- /{name} --> block")
+    if m.group(2) == body:
+        print(f"{book}: the {name} block is current")
+        return 0
+    if check:
+        print(f"{book}: the {name} block is not what the CSV says ({command})")
+        return 1
+    book.write_text(text[:m.start(2)] + body + text[m.end(2):], encoding="utf-8")
+    print(f"wrote the {name} block of {book}")
+    return 0
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("csv", nargs="+")
