@@ -2,11 +2,13 @@
 // shapes nobody tuned them for (28: about 0.89x the best reference off its sweep); a library times a
 // wide menu on a grid of shapes and picks by measurement. This step runs the family's menu
 // (family/menu.hpp: BM 64-256, BN 40-256 and not only powers of two, clusters of two, stmatrix, swapped
-// widths 8-64) and takes, for each shape, the winner of the nearest shape `make tune` timed, in log
-// (M, N, K) within its alignment class (family/dispatch.hpp; the table, family/tuned_bf16.hpp, is
-// generated from results/tuning/ by scripts/gen_tuned_table.py). Where step 28 was as fast there
-// (within 1 %), the table is silent (no row, a tie, a shape 4x past its range) or the pick would pass
-// the tile limit, 28's rule runs on the menu's kernels (their stages the most that fit), copy included.
+// widths 8-64). `make tune` times every entry on a grid (results/tuning/; the table,
+// family/tuned_bf16.hpp, is generated from it by scripts/gen_tuned_table.py); a shape takes the nearest
+// timed shape in log (M, N, K) within its alignment class, and each entry's ratio there carried to it
+// by the plan's arithmetic (family/dispatch.hpp: efficiency(), a roofline of the plan that sees padded
+// tiles, waves, splits and idle SMs). Where step 28's rule, carried the same way, is within 1 %, where
+// the table is silent (a shape 4x under or 2x over its range) or the pick would pass the tile limit,
+// 28's rule runs on the menu's kernels (menu::hand_plan), copy included.
 // Prediction: large squares within 1-2 % (clusters and 160-wide tiles win there by 1-10 % in the
 // tuner); M = 65-127 moves to 64-row tiles (0.67-0.85x to about 0.95x, bounded by HBM); K % 16 == 8
 // takes cluster pairs that move fewer L2 sectors per FLOP (0.71x to about 0.87x in the tuner).
@@ -31,43 +33,19 @@ namespace menu = gemm::family::menu;
 namespace hand = gemm::tile_menu;  // step 28's rules (step 28 calls this namespace `menu`)
 constexpr char ID[] = "29";
 
-/// The menu entry whose configuration is `s` with the stages its shared memory holds (-1: none).
-constexpr int entry_of(fam::Spec s) {
-  for (size_t i = 0; i < menu::kBf16.size(); ++i)
-    if (menu::kBf16[i].spec == menu::fit(s)) return int(i);
-  return -1;
-}
-// Step 28's tiles, as entries of the menu (their stages the menu's: the most that fit).
-constexpr int kWide = entry_of({.bn = 128}), kNarrow = entry_of({.bn = 64});
-constexpr int kSwapped8 = entry_of({.bn = 8, .swap = true}), kSwapped16 = entry_of({.bn = 16, .swap = true}),
-              kSwapped32 = entry_of({.bn = 32, .swap = true}), kSwapped64 = entry_of({.bn = 64, .swap = true});
-static_assert(kWide >= 0 && kNarrow >= 0 && kSwapped8 >= 0 && kSwapped16 >= 0 && kSwapped32 >= 0 && kSwapped64 >= 0,
-              "step 28's tiles are on the menu");
-
-/// The table, its winners' names resolved against the menu once.
-const auto kTable = fam::dispatch::resolve(fam::dispatch::kTunedBf16, menu::kBf16);
-
-/// The hand rule (step 28's plan, on the menu's kernels): tile_menu::plan's tile and split, the copy at
-/// a padded pitch where tile_menu::repack_pitch says.
-fam::Plan hand_plan(int m, int n, int k, int sms) {
-  const hand::Plan mp = hand::plan(m, n, k, sms);
-  const int w = hand::swap_bn(m);
-  const int e = !mp.tile.swap ? (mp.tile.bn == 64 ? kNarrow : kWide)
-                              : w == 8 ? kSwapped8 : w == 16 ? kSwapped16 : w == 32 ? kSwapped32 : kSwapped64;
-  return fam::make_plan({m, n, k}, menu::kBf16[size_t(e)].spec,
-                        {.wave_limits = !mp.tile.swap, .split_k = true, .planned = mp.split}, hand::repack_pitch(m, n, k), sms);
-}
+/// The table, each row's ratios resolved against the menu once.
+const auto kTable = fam::dispatch::resolve(fam::dispatch::kTunedBf16, fam::dispatch::kTunedEntries, menu::kBf16);
 
 /// The policy: the plan for C = A * B^T (M x N x K) on `sms` SMs: the measured table's pick
 /// (dispatch::pick), planned as the menu plans that entry (its split policy, no copy; a cluster's units
 /// capped at the clusters that fit), or the hand rule where the table says so, has no row, or the
 /// picked tile would pass the schedule's tile limit.
 fam::Plan plan(int m, int n, int k, int sms) {
-  const int e = fam::dispatch::pick(kTable.data(), kTable.size(), menu::kBf16, m, n, k);
-  if (e == fam::dispatch::kHandRule) return hand_plan(m, n, k, sms);
+  const int e = fam::dispatch::pick(kTable.data(), kTable.size(), menu::kBf16, m, n, k, sms, menu::hand_plan);
+  if (e == fam::dispatch::kHandRule) return menu::hand_plan(m, n, k, sms);
   const fam::Spec s = menu::kBf16[size_t(e)].spec;
   if (s.swap ? gemm::tma_persistent_gemm_refusal(n, m, k, s.bm, s.bn) : gemm::tma_persistent_gemm_refusal(m, n, k, s.bm, s.bn))
-    return hand_plan(m, n, k, sms);
+    return menu::hand_plan(m, n, k, sms);
   return menu::plan(menu::kBf16[size_t(e)], m, n, k, menu::plan_sms_of(size_t(e), sms));
 }
 
@@ -95,7 +73,7 @@ const bool registered = gemm::register_step({
     .unsupported = &unsupported,
     .required_cc = 90,
     .workspace_bytes = &fam::step_workspace_bytes<plan>,  // the plan's
-    .tile = {fam::kBM, 128, 64, menu::kBf16[kWide].spec.stages},
+    .tile = {fam::kBM, 128, 64, menu::kBf16[size_t(menu::entry_of({.bn = 128}))].spec.stages},
     .threads = fam::kThreads,
     .persistent = true,
     .caps = {.stream_k = true, .swap_ab = true, .tile_menu = true, .split_k = true, .swap_sized = true, .pad_pitch = true, .measured = true},

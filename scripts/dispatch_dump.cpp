@@ -5,21 +5,64 @@
 // One line per (m, n) on a geometric grid of about 48 points per axis from 1 to M_MAX and N_MAX:
 // m,n,k,pick,hand: pick is the menu entry the table picks (menu::name) or "hand" where the hand rule
 // runs; hand is the hand rule's tile (swap<W>, 128x64 or 128x128) and whether it copies (+pad).
+//   build/bin/dispatch_dump --explain SMS M:N:K ...
+// One line per shape: m,n,k, the measured shape the ratios were carried from, the hand rule's carried
+// ratio, the pick and its carried ratio, and every entry's carried ratio, highest first (family/dispatch.hpp's
+// carry(): what the pick saw).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "../common/kernel_lib/family/dispatch.hpp"
 #include "../common/kernel_lib/family/tuned_bf16.hpp"
 #include "../common/kernel_lib/tile_menu.hpp"
 
+namespace fam = gemm::family;
+
+static int explain(int sms, int argc, char** argv) {
+  const auto table = fam::dispatch::resolve(fam::dispatch::kTunedBf16, fam::dispatch::kTunedEntries, fam::menu::kBf16);
+  std::printf("m,n,k,from,hand,pick,pick_ratio,carried\n");
+  for (int i = 0; i < argc; ++i) {
+    int m = 0, n = 0, k = 0;
+    char tail = 0;
+    if (std::sscanf(argv[i], "%d:%d:%d%c", &m, &n, &k, &tail) != 3 || m < 1 || n < 1 || k < 8 || k % 8 != 0) {
+      std::fprintf(stderr, "error: %s: a shape is M:N:K with M, N >= 1, K >= 8 and K %% 8 == 0\n", argv[i]);
+      return 2;
+    }
+    const auto c = fam::dispatch::carry(table.data(), table.size(), fam::menu::kBf16, m, n, k, sms, fam::menu::hand_plan);
+    const int e = fam::dispatch::pick(table.data(), table.size(), fam::menu::kBf16, m, n, k, sms, fam::menu::hand_plan);
+    std::vector<std::pair<double, std::string>> top;
+    for (size_t j = 0; j < c.entry.size(); ++j)
+      if (c.entry[j] > 0) top.push_back({c.entry[j], fam::menu::name(fam::menu::kBf16[j].spec)});
+    std::sort(top.rbegin(), top.rend());
+    std::string best;
+    for (size_t j = 0; j < top.size(); ++j) best += (j ? " " : "") + top[j].second + "=" + std::to_string(top[j].first).substr(0, 5);
+    const std::string from = c.inside ? std::to_string(c.from_m) + "x" + std::to_string(c.from_n) + "x" + std::to_string(c.from_k) : "outside";
+    const std::string pick = e == fam::dispatch::kHandRule ? "hand" : fam::menu::name(fam::menu::kBf16[size_t(e)].spec);
+    std::printf("%d,%d,%d,%s,%.3f,%s,%.3f,%s\n", m, n, k, from.c_str(), c.hand, pick.c_str(),
+                e == fam::dispatch::kHandRule ? c.hand : c.entry[size_t(e)], best.c_str());
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
-  namespace fam = gemm::family;
   namespace tm = gemm::tile_menu;
+  if (argc >= 3 && std::string(argv[1]) == "--explain") {
+    char* end = nullptr;
+    const long sms = std::strtol(argv[2], &end, 10);
+    if (*end != '\0' || sms < 1 || sms > 4096) {
+      std::fprintf(stderr, "error: SMS must be a decimal integer from 1 to 4096\n");
+      return 2;
+    }
+    return explain(int(sms), argc - 3, argv + 3);
+  }
   if (argc != 5) {
-    std::fprintf(stderr, "usage: %s SMS K M_MAX N_MAX\n", argv[0]);
+    std::fprintf(stderr, "usage: %s SMS K M_MAX N_MAX\n       %s --explain SMS M:N:K ...\n", argv[0], argv[0]);
     return 2;
   }
   auto number = [](const char* s, long& v) {  // a whole decimal argument, nothing trailing
@@ -42,11 +85,12 @@ int main(int argc, char** argv) {
     for (int i = 0; i <= 48; ++i) v.insert(std::lround(std::pow(double(max), i / 48.0)));
     return v;
   };
-  const auto table = fam::dispatch::resolve(fam::dispatch::kTunedBf16, fam::menu::kBf16);
+  const auto table = fam::dispatch::resolve(fam::dispatch::kTunedBf16, fam::dispatch::kTunedEntries, fam::menu::kBf16);
   std::printf("m,n,k,pick,hand\n");
   for (long m : axis(m_max))
     for (long n : axis(n_max)) {
-      const int e = fam::dispatch::pick(table.data(), table.size(), fam::menu::kBf16, int(m), int(n), int(k));
+      const int e = fam::dispatch::pick(table.data(), table.size(), fam::menu::kBf16, int(m), int(n), int(k), int(sms),
+                                           fam::menu::hand_plan);
       const tm::Plan hp = tm::plan(m, n, k, int(sms));
       const std::string hand = (hp.tile.swap ? "swap" + std::to_string(tm::swap_bn(m)) : "128x" + std::to_string(hp.tile.bn)) +
                                (tm::repack_pitch(m, n, k) ? "+pad" : "");

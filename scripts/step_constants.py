@@ -174,7 +174,8 @@ def plan_policy(step):
     written: {"spec": the configuration argument, "split": the SplitPolicy initializer, "pad": the padded-
     copy flag}, a local named there replaced by the expression it was given (a build-time macro's
     condition resolved to its default's branch). A step that picks by measurement (29) adds "pick": the
-    dispatch call, and its make_plan is that of the hand rule it falls back to (hand_plan)."""
+    dispatch call, and its make_plan is that of the hand rule it falls back to (menu::hand_plan, in
+    family/menu.hpp)."""
     src = next((ROOT / "kernels").glob(f"{step}_*.cu"))
     text = _strip(src.read_text())
     macros = constants(step)
@@ -185,7 +186,8 @@ def plan_policy(step):
     pick = re.search(r"(fam::dispatch::pick)\(", body)
     if pick:
         out["pick"] = pick.group(1)
-        body = _function_body(text, r"fam::Plan\s+hand_plan\s*\(") or body
+        menu_text = _strip((ROOT / "common" / "kernel_lib" / "family" / "menu.hpp").read_text())
+        body = _function_body(menu_text, r"inline\s+Plan\s+hand_plan\s*\(") or body
     call = re.search(r"make_plan\((.*?)\);", body, re.S)
     if not call:
         raise SystemExit(f"error: {src.name}: plan() calls no make_plan")

@@ -5,6 +5,10 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <initializer_list>
+#include <tuple>
+#include <utility>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -308,71 +312,120 @@ TEST_CASE("family menu: no kernel of the menu spills or has its wgmmas serialize
   CHECK(kernels == int(menu::kBf16.size()));
 }
 
-TEST_CASE("family dispatch: the nearest measured shape's winner, in the query's alignment class", "[cpu][family][menu]") {
-  using dispatch::Measured;
-  const int wide = 2, narrow_m = 5, swap16 = 23;  // indices into menu::kBf16 (checked below)
-  REQUIRE(menu::kBf16[wide].spec.bn == 128);
-  REQUIRE(menu::kBf16[narrow_m].spec.bm == 64);
-  REQUIRE(menu::kBf16[swap16].spec.swap);
-  REQUIRE(menu::kBf16[swap16].spec.bn == 16);
-  const Measured table[] = {
-      {4096, 4096, 4096, wide, 1.01f},     // aligned, large
-      {96, 4096, 4096, narrow_m, 0.97f},   // aligned, M = 96
-      {16, 4096, 4096, swap16, 1.02f},     // aligned, M = 16
-      {4096, 4096, 4104, narrow_m, 0.9f},  // K % 16 == 8
+namespace {
+constexpr size_t kMenu = menu::kBf16.size();
+/// A measured row for the dispatch tests: the hand rule's ratio and {entry, ratio} pairs.
+dispatch::Measured<kMenu> row(int m, int n, int k, float hand, std::initializer_list<std::pair<int, float>> ratios) {
+  dispatch::Measured<kMenu> r;
+  r.m = m, r.n = n, r.k = k, r.hand = hand;
+  for (const auto& [e, x] : ratios) r.ratio[size_t(e)] = x;
+  r.lm = std::log(double(m)), r.ln = std::log(double(n)), r.lk = std::log(double(k));
+  return r;
+}
+int pick(const std::vector<dispatch::Measured<kMenu>>& t, int m, int n, int k) {
+  return dispatch::pick(t.data(), t.size(), menu::kBf16, m, n, k, 132, menu::hand_plan);
+}
+}  // namespace
+
+TEST_CASE("family dispatch: efficiency sees padding, waves and idle SMs", "[cpu][family][menu]") {
+  const auto eff = [](int e, int m, int n, int k) { return dispatch::efficiency(menu::plan(menu::kBf16[size_t(e)], m, n, k, 132), 132); };
+  const int pp64x64 = menu::entry_of({.bn = 64, .bm = 64}), wide = menu::entry_of({.bn = 128});
+  REQUIRE(pp64x64 >= 0);
+  REQUIRE(wide >= 0);
+  const std::vector<std::tuple<int, int, int>> shapes = {{1, 1024, 1024}, {4096, 4096, 4096}, {67, 1472, 26192}, {5000, 5000, 5000}};
+  for (const int e : {pp64x64, wide})
+    for (const auto& [m, n, k] : shapes) {
+      CAPTURE(e, m, n, k);
+      CHECK(eff(e, m, n, k) > 0);
+      CHECK(eff(e, m, n, k) <= 1.0);
+    }
+  // A 64-row tile at M = 67 needs a second row of tiles: 46 of them, between a quarter wave and one.
+  // Unsplit (the entry's own policy: split-K under a quarter wave only), 46 SMs run 410 K tiles each
+  // and 86 idle (the random set's worst shape once: 0.38x cuBLAS).
+  const menu::Entry& e64 = menu::kBf16[size_t(pp64x64)];
+  const Plan unsplit = make_plan({67, 1472, 26192}, e64.spec, e64.split, false, 132);
+  CHECK(unsplit.split.blocks == 46);
+  CHECK(dispatch::efficiency(unsplit, 132) < 0.5 * eff(pp64x64, 64, 1024, 16384));
+  // menu::plan prices the split as step 26 does: two segments a tile, 92 blocks, and a better plan.
+  CHECK(menu::plan(e64, 67, 1472, 26192, 132).split.blocks == 92);
+  CHECK(eff(pp64x64, 67, 1472, 26192) > 1.3 * dispatch::efficiency(unsplit, 132));
+  // A 128-row tile: one row of 23 tiles, split over 115 blocks.
+  CHECK(eff(wide, 67, 1472, 26192) > 0.9 * eff(wide, 64, 1024, 16384));
+  // 4096^2 on 128 x 128 tiles: 1024 tiles on 132 SMs, stream-K evens the last wave: nearly the floor.
+  CHECK(eff(wide, 4096, 4096, 4096) > 0.9);
+}
+
+TEST_CASE("family dispatch: the nearest measured shape's ratios, carried to the query", "[cpu][family][menu]") {
+  const int wide = menu::entry_of({.bn = 128}), narrow_m = menu::entry_of({.bn = 96, .bm = 64}),
+            pp64x64 = menu::entry_of({.bn = 64, .bm = 64}), pp128x64 = menu::entry_of({.bn = 64}),
+            swap16 = menu::entry_of({.bn = 16, .swap = true});
+  REQUIRE(std::min({wide, narrow_m, pp64x64, pp128x64, swap16}) >= 0);
+  const std::vector table = {
+      row(4096, 4096, 4096, 1.0f, {{wide, 1.05f}, {narrow_m, 0.9f}}),      // aligned, large
+      row(96, 4096, 4096, 0.9f, {{wide, 0.85f}, {narrow_m, 0.97f}}),       // aligned, M = 96
+      row(16, 4096, 4096, 0.95f, {{wide, 0.5f}, {swap16, 1.02f}}),         // aligned, M = 16
+      row(4096, 4096, 4104, 0.8f, {{wide, 0.85f}, {narrow_m, 0.9f}}),      // K % 16 == 8
+      row(64, 1024, 16384, 0.6f, {{pp64x64, 0.87f}, {pp128x64, 0.75f}}),   // small M, long K
   };
-  const size_t rows = std::size(table);
-  // Exact hits and near neighbours of the same class.
-  CHECK(dispatch::pick(table, rows, menu::kBf16, 4096, 4096, 4096) == wide);
-  CHECK(dispatch::pick(table, rows, menu::kBf16, 5000, 3000, 6000) == wide);
-  CHECK(dispatch::pick(table, rows, menu::kBf16, 100, 4096, 4096) == narrow_m);
-  CHECK(dispatch::pick(table, rows, menu::kBf16, 12, 8192, 4096) == swap16);
-  // The misaligned class takes its own measurement even where an aligned one is nearer in size.
-  CHECK(dispatch::pick(table, rows, menu::kBf16, 4096, 4096, 4120) == narrow_m);
-  // A winner that refuses the query is skipped: at M = 20 the nearest measured shape of this table is
-  // M = 16, whose swapped winner takes M <= 16 only, so the next nearest's winner runs.
-  const Measured sparse[] = {{16, 4096, 4096, swap16, 1.02f}, {4096, 4096, 4096, wide, 1.01f}};
-  CHECK(dispatch::pick(sparse, 2, menu::kBf16, 12, 4096, 4096) == swap16);
-  CHECK(dispatch::pick(sparse, 2, menu::kBf16, 20, 4096, 4096) == wide);
-  // Outside the grid but within reach of it (4x under, 2x over): the nearest edge's winner; further
-  // out, or no table: -1, the caller's hand rule.
-  CHECK(dispatch::pick(table, rows, menu::kBf16, 8192, 8192, 8192) == wide);
-  CHECK(dispatch::pick(table, rows, menu::kBf16, 4096, 4096, 8224) == dispatch::kHandRule);  // K past 2 x 4104
-  CHECK(dispatch::pick(table, rows, menu::kBf16, 65536, 65536, 65536) == dispatch::kHandRule);
-  CHECK(dispatch::pick(table, rows, menu::kBf16, 4096, 1000, 4096) == dispatch::kHandRule);  // N under 4096 / 4
-  CHECK(dispatch::pick(table, 0, menu::kBf16, 4096, 4096, 4096) == -1);
-  // A class with no measurement falls back to the nearest of any class (N % 8 != 0 here).
-  CHECK(dispatch::pick(table, rows, menu::kBf16, 4096, 4095, 4096) == wide);
+  // At a measured shape the carried ratios are the measured ones: the best entry, or the hand rule
+  // where no entry beats it by kMargin.
+  CHECK(pick(table, 4096, 4096, 4096) == wide);
+  CHECK(pick(table, 96, 4096, 4096) == narrow_m);
+  CHECK(pick(table, 16, 4096, 4096) == swap16);
+  auto close = table;
+  close[0].ratio[size_t(wide)] = 1.005f;  // within 1 % of the hand rule's 1.0
+  CHECK(pick(close, 4096, 4096, 4096) == dispatch::kHandRule);
+  // Near neighbours; the misaligned class takes its own row even where an aligned one is as near.
+  CHECK(pick(table, 5000, 3000, 6000) == wide);
+  CHECK(pick(table, 100, 4096, 4096) == narrow_m);
+  CHECK(pick(table, 4096, 4096, 4120) == narrow_m);
+  // An entry that refuses the query is not carried: the swapped 16-wide tile takes M <= 16 only, so at
+  // M = 20 (nearest row M = 16) the best carried ratio that takes it is wide's 0.5 against the hand
+  // rule's 0.95: the hand rule.
+  CHECK(pick(table, 20, 4096, 4096) == dispatch::kHandRule);
+  // The step a distance cannot see: at 67 x 1472 x 26192 the nearest row is 64 x 1024 x 16384, where a
+  // 64 x 64 tile won; carried, it needs a second row of tiles (above), so the 128-row tile runs.
+  CHECK(pick(table, 64, 1024, 16384) == pp64x64);
+  CHECK(pick(table, 67, 1472, 26192) == pp128x64);
+  const auto c = dispatch::carry(table.data(), table.size(), menu::kBf16, 67, 1472, 26192, 132, menu::hand_plan);
+  CHECK(c.inside);
+  CHECK(c.from_m == 64);
+  CHECK(c.entry[size_t(pp64x64)] < 0.7);
+  CHECK(c.entry[size_t(wide)] < 0);  // not measured there
+  // Outside the table's reach (4x under, 2x over its range), or no table: the hand rule.
+  CHECK(pick(table, 8192, 8192, 8192) == wide);
+  CHECK(pick(table, 4096, 4096, 33000) == dispatch::kHandRule);  // K past 2 x 16384
+  CHECK(pick(table, 65536, 65536, 65536) == dispatch::kHandRule);
+  CHECK(pick(table, 4096, 200, 4096) == dispatch::kHandRule);  // N under 1024 / 4
+  CHECK(!dispatch::carry(table.data(), table.size(), menu::kBf16, 4096, 200, 4096, 132, menu::hand_plan).inside);
+  CHECK(dispatch::pick(table.data(), 0, menu::kBf16, 4096, 4096, 4096, 132, menu::hand_plan) == dispatch::kHandRule);
+  // A class with no measurement falls back to the nearest row of any class (N % 8 != 0 here).
+  CHECK(pick(table, 4096, 4095, 4096) == wide);
   CHECK(dispatch::alignment_class(4095, 4104) == 3);
-  // Halfway in log between two measured shapes with different winners: no measurement, the hand rule.
-  const Measured halves[] = {{96, 4096, 4096, narrow_m, 1.0f}, {96, 4096, 16384, wide, 1.0f}};
-  CHECK(dispatch::pick(halves, 2, menu::kBf16, 96, 4096, 8192) == dispatch::kHandRule);
-  CHECK(dispatch::pick(halves, 2, menu::kBf16, 96, 4096, 7000) == narrow_m);
+  // Two rows equally near: each entry's lower carried ratio.
+  const std::vector halves = {row(96, 4096, 4096, 0.9f, {{narrow_m, 1.0f}, {wide, 0.8f}}),
+                              row(96, 4096, 16384, 0.9f, {{narrow_m, 0.8f}, {wide, 1.0f}})};
+  CHECK(pick(halves, 96, 4096, 8192) == dispatch::kHandRule);
+  CHECK(pick(halves, 96, 4096, 7000) == narrow_m);
 }
 
-TEST_CASE("family dispatch: a hand-rule row picks the hand rule; a table's names resolve against the menu", "[cpu][family][menu]") {
-  using dispatch::Measured;
-  const int wide = 2;
-  const Measured table[] = {{4096, 4096, 4096, dispatch::kHandRule, 1.0f}, {96, 4096, 4096, wide, 1.1f}};
-  CHECK(dispatch::pick(table, 2, menu::kBf16, 4000, 4096, 4096) == dispatch::kHandRule);
-  CHECK(dispatch::pick(table, 2, menu::kBf16, 90, 4096, 4096) == wide);
-  const std::array<dispatch::TunedRow, 3> rows = {{{1, 2, 8, "", 1.0f},
-                                                    {3, 4, 16, "pp128x128-s6", 1.05f},
-                                                    {5, 6, 24, "no-such-entry", 1.2f}}};
-  const auto got = dispatch::resolve(rows, menu::kBf16);
-  CHECK(got[0].entry == dispatch::kHandRule);
-  CHECK(got[1].entry == wide);
-  CHECK(got[1].m == 3);
-  CHECK(got[2].entry == int(menu::kBf16.size()));  // past the menu: pick skips it
-  CHECK(dispatch::pick(got.data(), 3, menu::kBf16, 3, 4, 16) == wide);
-  CHECK(dispatch::pick(got.data(), 3, menu::kBf16, 5, 6, 24) == dispatch::kHandRule);  // its class: (1, 2, 8)
+TEST_CASE("family dispatch: a table's names resolve against the menu; unknown names speak for nothing", "[cpu][family][menu]") {
+  const int wide = menu::entry_of({.bn = 128});
+  const std::array<const char*, 2> names = {"no-such-entry", "pp128x128-s6"};
+  const std::array<dispatch::TunedShape, 1> rows = {{{3, 4, 16, 0.9f, {1.2f, 1.05f}}}};
+  const auto got = dispatch::resolve(rows, names, menu::kBf16);
+  CHECK(got[0].m == 3);
+  CHECK(got[0].hand == 0.9f);
+  CHECK(got[0].ratio[size_t(wide)] == 1.05f);
+  CHECK(std::count_if(got[0].ratio.begin(), got[0].ratio.end(), [](float x) { return x > 0; }) == 1);
+  CHECK(dispatch::pick(got.data(), 1, menu::kBf16, 3, 4, 16, 132, menu::hand_plan) == wide);
 }
 
-TEST_CASE("step 29's table: every winner is an entry of this menu, and it is what gen_tuned_table.py writes", "[cpu][family][menu]") {
-  const auto got = dispatch::resolve(dispatch::kTunedBf16, menu::kBf16);
-  for (size_t i = 0; i < got.size(); ++i) {
-    INFO(dispatch::kTunedBf16[i].winner << " at " << got[i].m << "x" << got[i].n << "x" << got[i].k);
-    CHECK(got[i].entry < int(menu::kBf16.size()));
+TEST_CASE("step 29's table: a column for every menu entry, and it is what gen_tuned_table.py writes", "[cpu][family][menu]") {
+  for (const menu::Entry& e : menu::kBf16) {
+    const std::string n = menu::name(e.spec);
+    INFO(n);
+    CHECK(std::count(dispatch::kTunedEntries.begin(), dispatch::kTunedEntries.end(), n) == 1);
   }
   if (!gemm_test::have_repo("scripts/gen_tuned_table.py")) return;
   const std::filesystem::path repo = gemm_test::repo_dir();

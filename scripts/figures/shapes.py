@@ -314,8 +314,8 @@ def family_parts():
             entries = menu_entries()
             rows = [(f"the menu\n({len(entries)} entries,\nmenu.hpp)",
                      [_menu_text(entries, defaults, names) for _, _, names in KERNEL_PARTS])]
-            policy = [f"{pol['pick'].split('::')[-1]}: the nearest", "measured shape's winner", "(tuned_bf16.hpp); else",
-                      "step 28's rule (hand_plan)"]
+            policy = [f"{pol['pick'].split('::')[-1]}: the nearest", "measured shape's ratios,", "carried (efficiency);",
+                      "else step 28's rule", "(menu::hand_plan)"]
             plan = [f"the entry's own split;", f"hand rule: {pol['split']}", f"pad = {pol['pad']}"]
         else:
             rows = []
@@ -420,7 +420,9 @@ def family_parts():
 
 # ---- Step 29's measured table (common/kernel_lib/family/tuned_bf16.hpp) --------------------------------
 TUNED_HPP = "common/kernel_lib/family/tuned_bf16.hpp"
-TUNED_ROW = re.compile(r'TunedRow\{(\d+), (\d+), (\d+), "([^"]*)", ([-\d.]+)f\}')
+TUNED_SHAPE = re.compile(r"TunedShape\{(\d+), (\d+), (\d+), ([-\d.]+)f?, \{([^}]*)\}\}")
+TUNED_NAMES = re.compile(r"kTunedEntries\{\{(.*?)\}\};", re.S)
+MARGIN = 0.01  # family/dispatch.hpp's kMargin: an entry wins a shape only past the hand rule's ratio by this much
 ENTRY_NAME = re.compile(r"(?P<c>pp|co)(?P<bm>\d+)x(?P<bn>\d+)(?P<swap>-swap)?(?P<cl>-c2[mn])?(?P<stm>-stm)?-s(?P<st>\d+)")
 # The winners by kind (menu::name spells each entry: consumers, BM x BN, swap, cluster, stmatrix, stages).
 KINDS = [("step 28's rule", "#eeeeee"), ("swapped (C^T, 8-64 wide)", style.PURPLE), ("ping-pong, 64 rows", style.BLUE),
@@ -429,11 +431,24 @@ KINDS = [("step 28's rule", "#eeeeee"), ("swapped (C^T, 8-64 wide)", style.PURPL
 
 
 def tuned_table():
-    """The rows of the generated table step 29 dispatches from: [(m, n, k, winner or "" for the hand rule,
-    its paired ratio over cuBLAS)], read from the header itself (scripts/gen_tuned_table.py writes it)."""
+    """The shapes of the generated table step 29 dispatches from, each with its winner: [(m, n, k, the
+    fastest entry or "" where step 28's rule was within MARGIN, its paired ratio over cuBLAS)], read from
+    the header itself (scripts/gen_tuned_table.py writes it)."""
     text = (style.ROOT / TUNED_HPP).read_text()
-    rows = [(int(m), int(n), int(k), w, float(r)) for m, n, k, w, r in TUNED_ROW.findall(text)]
-    declared = re.search(r"std::array<TunedRow, (\d+)>", text)
+    names_block = TUNED_NAMES.search(text)
+    names = re.findall(r'"([^"]+)"', names_block.group(1)) if names_block else []
+    rows = []
+    for m, n, k, hand, cells in TUNED_SHAPE.findall(text):
+        ratios = [float(c.strip().rstrip("f")) for c in cells.split(",")]
+        if len(ratios) != len(names):
+            raise SystemExit(f"error: {TUNED_HPP}: a row of {len(ratios)} ratios for {len(names)} entries")
+        best = max(range(len(names)), key=lambda i: ratios[i]) if names else None
+        hand = float(hand)
+        if best is None or ratios[best] <= 0 or (hand > 0 and ratios[best] <= hand * (1 + MARGIN)):
+            rows.append((int(m), int(n), int(k), "", hand))
+        else:
+            rows.append((int(m), int(n), int(k), names[best], ratios[best]))
+    declared = re.search(r"std::array<TunedShape, (\d+)>", text)
     if not rows or not declared or int(declared.group(1)) != len(rows):
         raise SystemExit(f"error: {TUNED_HPP}: read {len(rows)} rows, the array declares "
                          f"{declared.group(1) if declared else '?'} (scripts/gen_tuned_table.py writes it)")
@@ -467,7 +482,7 @@ def _kind(winner):
               "and the table overrules it mostly at small M: swapped tiles at M <= 32, 64-row tiles up to "
               "M = 256-512; at K + 8 the rule loses almost everywhere, and from M = 192 up tiles in cluster "
               "pairs (B or A multicast, fewer L2 sectors per FLOP) win most shapes. dispatch::pick answers any "
-              "other shape with the nearest row of its alignment class")
+              "other shape from the nearest row of its alignment class, every entry's ratio there carried to it")
 def dispatch_table():
     rows = tuned_table()
     ms = sorted({r[0] for r in rows})

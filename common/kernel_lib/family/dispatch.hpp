@@ -1,19 +1,21 @@
 // The measured dispatch (issue 46): which menu entry (family/menu.hpp) runs a shape, read off a table
-// of the tuner's measurements (build/bin/tune, results/tuning/). The rule is the nearest measured
-// neighbour in log space: the table holds, for each shape the tuner timed, the entry that was fastest
-// there (paired with cuBLAS); a query takes the winner of the measured shape closest to it in
-// (ln M, ln N, ln K), among the measured shapes of its own alignment class (K % 16 == 8 or not, N % 8
+// of the tuner's measurements (build/bin/tune, results/tuning/): for each shape it timed, every entry's
+// paired ratio over cuBLAS there, and the hand rule's (step 28). A query takes the measured shape
+// nearest to it in (ln M, ln N, ln K) among those of its own alignment class (K % 16 == 8 or not, N % 8
 // == 0 or not: the classes where the best entry changes for reasons a distance in size cannot see),
-// skipping winners that refuse the query (a swapped tile past M = its width). Why a neighbour and not a
-// fitted model: the winner changes in steps (a tile that fills the last wave, a swap that reads B
-// once), which a smooth model blurs and a neighbour keeps; and every pick can be traced to one row
-// of measurements. A shape more than kReachBelow times under, or kReachAbove times over, the measured
-// range of M, N or K takes the hand rule: the table speaks only near where it measured (the grid spans
-// the sizes a transformer runs, M 1-16384, N and K 1024-16384, so N = 300 still takes N = 1024's
-// winner). Above the grid the reach is half a grid step (K is measured every 4x): past the longest
-// measured K a tile's K loop grows without bound and the split it needs with it, which the hand rule
-// computes from K and a winner measured at K = 16384 cannot know (1024 x 1024 x 65536: the table's
-// pick ran 0.69x cuBLAS where step 28's rule ran 0.83x, results/nvidia_h200_shapes.csv).
+// and from that row the entry whose ratio, carried to the query, is highest. Carried how: a ratio
+// measured at one shape is scaled by how close the entry's plan comes to the shape's floor at the query
+// against at the measured shape (efficiency(): a roofline of the plan, its tiles padded at the edges,
+// its waves and splits rounded, its idle SMs idle). Why: the winner changes in steps (a tile that fills
+// the last wave, a 64-row tile that needs a second row of tiles at M = 67 where it needed one at
+// M = 64), which a distance in size cannot see and the plan's arithmetic can; the measurement supplies
+// what the arithmetic cannot (which tile streams faster, what a cluster saves).
+// Where the hand rule's carried ratio is within kMargin of the best, the hand rule runs. A shape more
+// than kReachBelow times under, or kReachAbove times over, the measured range of M, N or K takes the
+// hand rule: the table speaks only near where it measured. Above the grid the reach is half a grid step
+// (K is measured every 4x): past the longest measured K the split a tile needs grows without bound
+// (1024 x 1024 x 65536: the winner measured at K = 16384 ran 0.69x cuBLAS where step 28's rule ran 0.83x,
+// results/nvidia_h200_shapes.csv).
 // Host code: pure, checked on the CPU (tests/test_family.cpp).
 #pragma once
 #include <algorithm>
@@ -28,40 +30,52 @@ namespace gemm::family::dispatch {
 
 inline constexpr int kReachBelow = 4;  ///< how far under the measured range (a factor) the table still picks
 inline constexpr int kReachAbove = 2;  ///< how far over it (half of the grid's 4x step in K)
-inline constexpr int kHandRule = -1;  ///< a row's winner, or pick's answer: the step's hand rule (no table: also)
+inline constexpr int kHandRule = -1;  ///< pick's answer where the step's hand rule runs
+/// An entry overrules the hand rule only where its carried ratio is this much higher: a paired ratio
+/// moves by about 1 % between runs of the same kernel (docs/benchmarking.md).
+inline constexpr double kMargin = 0.01;
+inline constexpr size_t kMaxEntries = 32;  ///< the most entries a generated table's rows hold
 
-/// One measured shape and what was fastest there: a menu entry, or the hand rule (kHandRule). Its
-/// log coordinates are taken once, when the row is made: a pick reads every row, and 3 logs a row cost
-/// about 15 us a pick over a 360-row table (a launch plans twice), as long as a decode-shape GEMM runs.
+/// One row of a generated table (scripts/gen_tuned_table.py): a shape, the hand rule's paired ratio
+/// over cuBLAS there, and each entry's, in the order of the table's names (kTunedEntries); 0 where
+/// that entry was not timed there (it refused the shape) or failed its check.
+struct TunedShape {
+  int m, n, k;
+  float hand;
+  std::array<float, kMaxEntries> ratio;
+};
+
+/// One measured shape, its ratios by menu index. Its log coordinates are taken once, when the row is
+/// made: a pick reads every row, and 3 logs a row cost about 15 us a pick over a 360-row table.
+template <size_t N>
 struct Measured {
   int m = 0, n = 0, k = 0;
-  int entry = kHandRule;  ///< index into the menu, or kHandRule
-  float ratio = 0;        ///< its paired speed over cuBLAS's there (> 1: faster), for the record
+  float hand = 0;              ///< the hand rule's paired ratio over cuBLAS (0: not timed)
+  std::array<float, N> ratio{};  ///< menu entry i's (0: not timed, or not on the table)
   double lm = 0, ln = 0, lk = 0;  ///< ln M, ln N, ln K
-  Measured() = default;
-  Measured(int m_, int n_, int k_, int entry_, float ratio_)
-      : m(m_), n(n_), k(k_), entry(entry_), ratio(ratio_), lm(std::log(double(m_))), ln(std::log(double(n_))), lk(std::log(double(k_))) {}
 };
 
-/// One row of a generated table (scripts/gen_tuned_table.py): the winner by name, menu::name of an
-/// entry or "" for the hand rule, so that a table written for another menu cannot pick the wrong entry.
-struct TunedRow {
-  int m, n, k;
-  const char* winner;
-  float ratio;
-};
-
-/// The rows of `table` as Measured, names resolved against `entries`; a name the menu does not have
-/// resolves to N (past the menu: pick skips it; tests/test_family.cpp requires none).
-template <size_t R, size_t N>
-std::array<Measured, R> resolve(const std::array<TunedRow, R>& table, const std::array<menu::Entry, N>& entries) {
-  std::array<Measured, R> out{};
+/// The rows of `table` by menu index: each of the table's names (`names`, menu::name of an entry) is
+/// matched against `entries`; a name the menu does not have is dropped, so that a table written for
+/// another menu cannot speak for the wrong entry (tests/test_family.cpp requires none for step 29's).
+template <size_t R, size_t E, size_t N>
+std::array<Measured<N>, R> resolve(const std::array<TunedShape, R>& table, const std::array<const char*, E>& names,
+                                   const std::array<menu::Entry, N>& entries) {
+  static_assert(E <= kMaxEntries, "a table row holds kMaxEntries ratios");
+  std::array<int, E> index{};
+  for (size_t c = 0; c < E; ++c) {
+    index[c] = -1;
+    for (size_t j = 0; j < N; ++j)
+      if (menu::name(entries[j].spec) == names[c]) index[c] = int(j);
+  }
+  std::array<Measured<N>, R> out{};
   for (size_t i = 0; i < R; ++i) {
-    const TunedRow& t = table[i];
-    int e = t.winner[0] == '\0' ? kHandRule : int(N);
-    for (size_t j = 0; j < N && e == int(N); ++j)
-      if (menu::name(entries[j].spec) == t.winner) e = int(j);
-    out[i] = {t.m, t.n, t.k, e, t.ratio};
+    const TunedShape& t = table[i];
+    Measured<N>& r = out[i];
+    r.m = t.m, r.n = t.n, r.k = t.k, r.hand = t.hand;
+    for (size_t c = 0; c < E; ++c)
+      if (index[c] >= 0) r.ratio[size_t(index[c])] = t.ratio[c];
+    r.lm = std::log(double(t.m)), r.ln = std::log(double(t.n)), r.lk = std::log(double(t.k));
   }
   return out;
 }
@@ -70,22 +84,69 @@ std::array<Measured, R> resolve(const std::array<TunedRow, R>& table, const std:
 /// bit 1 when N % 8 != 0 (C's rows are not 16-byte aligned: no TMA store).
 constexpr int alignment_class(int n, int k) { return (k % 16 == 8 ? 1 : 0) | (n % 8 != 0 ? 2 : 0); }
 
+/// The H200's roofs in efficiency()'s model (docs/machine.md): the dense bf16 peak, FLOP/s (989
+/// TFLOP/s at 1.83 GHz, datasheet); HBM's bandwidth, bytes/s (4.3 TB/s, a device-to-device copy on it);
+/// L2's, bytes/s (15.3 TB/s, ncu's model: 116 GB/s an SM, the most an SM's tiles can stream in at).
+inline constexpr double kPeakFlops = 989e12, kHbmBytesPerS = 4.3e12, kL2BytesPerS = 15.3e12;
+/// What a launch costs whatever its size, seconds: the fastest GEMM the tuner timed took 7.3 us (cuBLAS,
+/// 8 x 1024 x 1024, results/tuning/nvidia_h200_bf16.csv), its bytes 0.5 us of it at kHbmBytesPerS.
+inline constexpr double kLaunchS = 6e-6;
+
+/// How close plan `p` on `sms` SMs comes to the shape's floor, in (0, 1]: the floor (kLaunchS and the
+/// longer of 2 M N K FLOP at kPeakFlops and reading A and B and writing C once at kHbmBytesPerS) over
+/// the plan's modelled time (kLaunchS and the longer of the same bytes and its longest unit's K tiles,
+/// each the longer of 2 BM BN BK FLOP at an SM's share of the peak and (BM + BN) BK elements of A and B
+/// at an SM's share of kL2BytesPerS). The longest unit runs ceil(whole tiles / units) tiles of K tiles
+/// and its even share of the split's iterations; tiles past the matrix's edge count as run. So a plan
+/// that leaves SMs idle pays twice, in arithmetic and in the bytes the idle SMs do not stream: 46
+/// unsplit 64 x 64 tiles of 67 x 1472 x 26192 (410 K tiles each, 116 GB/s an SM) model 64 us against
+/// a 25 us floor, 0.39; measured, 0.38x the best reference (results/nvidia_h200_shapes.csv). A model of what differs
+/// between entries at one shape (padding, waves, splits, idle SMs), not of their speed: the measurement
+/// supplies that.
+inline double efficiency(const Plan& p, int sms) {
+  const stream_k::Split& s = p.split;
+  const int n_sms = sms < 1 ? 1 : sms;
+  const double m = p.shape.m, n = p.shape.n, k = p.shape.k;
+  const int64_t units = s.blocks < 1 ? 1 : s.blocks;
+  const int64_t longest = (s.dp_tiles + units - 1) / units * p.k_tiles + (s.iters + units - 1) / units;
+  const double k_tile = std::max(2.0 * p.spec.bm * p.spec.bn * bk(p.spec) / (kPeakFlops / n_sms),
+                                 double(p.spec.bm + p.spec.bn) * bk(p.spec) * elem_bytes(p.spec) / (kL2BytesPerS / n_sms));
+  const double bytes = 2.0 * (m * k + n * k + m * n) / kHbmBytesPerS;
+  const double floor = kLaunchS + std::max(2.0 * m * n * k / kPeakFlops, bytes);
+  const double run = kLaunchS + std::max(double(longest) * k_tile, bytes);
+  return floor / run;
+}
+
 /// Squared distance in (ln M, ln N, ln K) from a query's logs to a row.
-inline double log_distance(const double (&q)[3], const Measured& r) {
+template <size_t N>
+double log_distance(const double (&q)[3], const Measured<N>& r) {
   const double dm = q[0] - r.lm, dn = q[1] - r.ln, dk = q[2] - r.lk;
   return dm * dm + dn * dn + dk * dk;
 }
 
-/// The menu entry for C = A * B^T (m x n x k): the winner of the nearest measured shape of the same
-/// alignment class that takes the shape (menu::refusal), else of the nearest of any class that takes
-/// it; kHandRule (-1) when that winner is the hand rule, the table has no row, or the shape lies more
-/// than kReachBelow times under or kReachAbove times over the table's range of M, N or K (the caller's
-/// hand rule then decides).
-/// A tie between two nearest rows with different winners (a query halfway between grid points in log,
-/// K = 8192 between 4096 and 16384) is no measurement of the query: kHandRule.
+/// What the table says of one query: the hand rule's ratio and each menu entry's, carried to the query
+/// (-1: no measurement speaks for it there, or it refuses the query), and the measured shape they came
+/// from. inside: false when the query lies outside the table's reach (then nothing was carried).
 template <size_t N>
-int pick(const Measured* table, size_t rows, const std::array<menu::Entry, N>& entries, int m, int n, int k) {
-  if (rows == 0) return kHandRule;
+struct Carried {
+  bool inside = false;
+  int from_m = 0, from_n = 0, from_k = 0;
+  double hand = -1;
+  std::array<double, N> entry{};
+};
+
+/// The ratios for C = A * B^T (m x n x k) on `sms` SMs, carried from the nearest measured shape of
+/// the same alignment class (else of any class; rows equally near: each entry's lowest): each entry's
+/// ratio there that takes the query (menu::refusal), times occupancy at the query over occupancy there
+/// (plans by menu::plan), and the hand rule's, carried the same way with its plans (`hand_plan(m, n, k,
+/// sms)`, a Plan). Nothing is carried when the table has no row or the shape lies more than kReachBelow
+/// times under or kReachAbove times over the table's range of M, N or K.
+template <size_t N, class HandPlan>
+Carried<N> carry(const Measured<N>* table, size_t rows, const std::array<menu::Entry, N>& entries, int m, int n, int k,
+                 int sms, HandPlan hand_plan) {
+  Carried<N> out;
+  out.entry.fill(-1);
+  if (rows == 0) return out;
   int lo_m = table[0].m, hi_m = lo_m, lo_n = table[0].n, hi_n = lo_n, lo_k = table[0].k, hi_k = lo_k;
   for (size_t i = 1; i < rows; ++i) {
     lo_m = std::min(lo_m, table[i].m), hi_m = std::max(hi_m, table[i].m);
@@ -93,28 +154,46 @@ int pick(const Measured* table, size_t rows, const std::array<menu::Entry, N>& e
     lo_k = std::min(lo_k, table[i].k), hi_k = std::max(hi_k, table[i].k);
   }
   const auto outside = [](int q, int lo, int hi) { return int64_t(q) * kReachBelow < lo || q > int64_t(hi) * kReachAbove; };
-  if (outside(m, lo_m, hi_m) || outside(n, lo_n, hi_n) || outside(k, lo_k, hi_k)) return kHandRule;
+  if (outside(m, lo_m, hi_m) || outside(n, lo_n, hi_n) || outside(k, lo_k, hi_k)) return out;
+  out.inside = true;
   const int cls = alignment_class(n, k);
   const double lq[3] = {std::log(double(m)), std::log(double(n)), std::log(double(k))};
-  int best[2] = {-1, -1};  // [0]: same class, [1]: any class
-  double dist[2] = {0, 0};
-  bool tie[2] = {false, false};  // the nearest distance is shared by a row with another winner
+  double nearest[2] = {-1, -1};  // [0]: same class, [1]: any class
   for (size_t i = 0; i < rows; ++i) {
-    const Measured& r = table[i];
-    if (r.entry < kHandRule || r.entry >= int(N)) continue;  // not a winner of this menu
-    const double d = log_distance(lq, r);
-    const bool same = alignment_class(r.n, r.k) == cls;
-    const auto farther = [&](int w) { return best[w] >= 0 && d > dist[w] + 1e-12; };
-    if (farther(1) && (!same || farther(0))) continue;  // nearer rows are known (most rows: no refusal check)
-    if (r.entry != kHandRule && menu::refusal(entries[size_t(r.entry)], m, n, k)) continue;
-    for (int w = 0; w < 2; ++w) {
-      if (w == 0 && !same) continue;
-      if (best[w] < 0 || d < dist[w] - 1e-12) best[w] = int(i), dist[w] = d, tie[w] = false;
-      else if (d <= dist[w] + 1e-12 && r.entry != table[best[w]].entry) tie[w] = true;
+    const double d = log_distance(lq, table[i]);
+    for (int w = alignment_class(table[i].n, table[i].k) == cls ? 0 : 1; w < 2; ++w)
+      if (nearest[w] < 0 || d < nearest[w]) nearest[w] = d;
+  }
+  const int w = nearest[0] >= 0 ? 0 : 1;
+  const double q_hand = efficiency(hand_plan(m, n, k, sms), sms);
+  const auto keep = [](double& slot, double x) { slot = slot < 0 ? x : std::min(slot, x); };
+  for (size_t i = 0; i < rows; ++i) {
+    const Measured<N>& r = table[i];
+    if ((w == 0 && alignment_class(r.n, r.k) != cls) || log_distance(lq, r) > nearest[w] + 1e-12) continue;
+    out.from_m = r.m, out.from_n = r.n, out.from_k = r.k;
+    const double hand_there = r.hand > 0 ? efficiency(hand_plan(r.m, r.n, r.k, sms), sms) : 0;
+    if (hand_there > 0) keep(out.hand, r.hand * q_hand / hand_there);
+    for (size_t e = 0; e < N; ++e) {
+      if (!(r.ratio[e] > 0) || menu::refusal(entries[e], m, n, k)) continue;
+      const double there = efficiency(menu::plan(entries[e], r.m, r.n, r.k, sms), sms);
+      if (there > 0) keep(out.entry[e], r.ratio[e] * efficiency(menu::plan(entries[e], m, n, k, sms), sms) / there);
     }
   }
-  const int w = best[0] >= 0 ? 0 : 1;
-  return best[w] < 0 || tie[w] ? kHandRule : table[best[w]].entry;
+  return out;
+}
+
+/// The menu entry for C = A * B^T (m x n x k) on `sms` SMs: the entry whose carried ratio (carry()) is
+/// highest, or kHandRule (-1) where the hand rule's is within kMargin of it, no entry's was carried, or
+/// the query lies outside the table's reach.
+template <size_t N, class HandPlan>
+int pick(const Measured<N>* table, size_t rows, const std::array<menu::Entry, N>& entries, int m, int n, int k,
+         int sms, HandPlan hand_plan) {
+  const Carried<N> c = carry(table, rows, entries, m, n, k, sms, hand_plan);
+  int best = kHandRule;
+  for (size_t e = 0; e < N; ++e)
+    if (c.entry[e] > 0 && (best < 0 || c.entry[e] > c.entry[size_t(best)])) best = int(e);
+  if (best < 0 || (c.hand > 0 && c.entry[size_t(best)] <= c.hand * (1 + kMargin))) return kHandRule;
+  return best;
 }
 
 }  // namespace gemm::family::dispatch

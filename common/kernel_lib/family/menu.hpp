@@ -15,6 +15,7 @@
 // Host code: pure, for the tuner, the dispatcher and the tests (tests/test_family.cpp checks every
 // entry assembles, names are unique, and the plans). family/menu.cu instantiates the kernels.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <string>
@@ -70,9 +71,21 @@ inline std::string name(Spec s) {
   return n + "-s" + std::to_string(s.stages);
 }
 
-/// Entry i's plan for C = A * B^T (m x n x k) on `sms` SMs (no padded copies: the menu reads A and B
-/// where they are).
-inline Plan plan(const Entry& e, int m, int n, int k, int sms) { return make_plan({m, n, k}, e.spec, e.split, false, sms); }
+/// Entry e's plan for C = A * B^T (m x n x k) on `sms` SMs (no padded copies: the menu reads A and B
+/// where they are). Under one wave an unswapped entry splits K into equal segments wherever step 26's
+/// price says the split pays (tile_menu::split_factor >= 2 segments, and a segment's K tiles plus
+/// kSplitFixupKTiles under a whole tile's), not only under a quarter wave: 46 unsplit 64 x 64 tiles of
+/// 67 x 1472 x 26192 left 86 SMs idle and ran at 0.38x cuBLAS (results/nvidia_h200_shapes.csv).
+inline Plan plan(const Entry& e, int m, int n, int k, int sms) {
+  SplitPolicy sp = e.split;
+  if (sp.split_k && sp.wave_limits) {
+    const Plan whole = make_plan({m, n, k}, e.spec, sp, false, sms);
+    const int units = std::max(1, (sms < 1 ? 1 : sms) / cluster_size(e.spec));
+    const int64_t s = tile_menu::split_factor(whole.items, whole.k_tiles, units);
+    sp.planned = whole.items < units && s >= 2 && (whole.k_tiles + s - 1) / s + tile_menu::kSplitFixupKTiles < whole.k_tiles;
+  }
+  return make_plan({m, n, k}, e.spec, sp, false, sms);
+}
 
 /// The menu's own rule for whether entry e takes C = A * B^T (m x n x k), past the rules every TMA
 /// kernel of the family shares (K % 8 == 0, the schedule's tile limit: refusals.hpp's
@@ -83,6 +96,32 @@ inline const char* refusal(const Entry& e, int m, int n, int k) {
   if (m < 1 || n < 1 || k < 1) return "M, N and K must be at least 1";
   if (e.spec.swap && m > e.spec.bn) return "a swapped tile is for M <= its width BN (C^T's one tile column)";
   return nullptr;
+}
+
+/// The menu entry whose configuration is `s` with the stages its shared memory holds (-1: none).
+constexpr int entry_of(Spec s) {
+  for (size_t i = 0; i < kBf16.size(); ++i)
+    if (kBf16[i].spec == fit(s)) return int(i);
+  return -1;
+}
+
+/// Step 28's hand rule on the menu's kernels, the baseline the measured dispatch must beat (step 29's
+/// fallback and family/dispatch.hpp's yardstick): tile_menu::plan's tile and split, its 128 x 64 or
+/// 128 x 128 tile or swapped tile of tile_menu::swap_bn(M) run as the menu's entry of that
+/// configuration (its stages the most that fit), A and B read from copies at a padded pitch where
+/// tile_menu::repack_pitch says.
+inline Plan hand_plan(int m, int n, int k, int sms) {
+  namespace hand = gemm::tile_menu;
+  constexpr int wide = entry_of({.bn = 128}), narrow = entry_of({.bn = 64});
+  constexpr int swapped[4] = {entry_of({.bn = 8, .swap = true}), entry_of({.bn = 16, .swap = true}),
+                              entry_of({.bn = 32, .swap = true}), entry_of({.bn = 64, .swap = true})};
+  static_assert(wide >= 0 && narrow >= 0 && swapped[0] >= 0 && swapped[1] >= 0 && swapped[2] >= 0 && swapped[3] >= 0,
+                "step 28's tiles are on the menu");
+  const hand::Plan mp = hand::plan(m, n, k, sms);
+  const int w = hand::swap_bn(m);
+  const int e = !mp.tile.swap ? (mp.tile.bn == 64 ? narrow : wide) : swapped[w == 8 ? 0 : w == 16 ? 1 : w == 32 ? 2 : 3];
+  return make_plan({m, n, k}, kBf16[size_t(e)].spec, {.wave_limits = !mp.tile.swap, .split_k = true, .planned = mp.split},
+                   hand::repack_pitch(m, n, k), sms);
 }
 
 }  // namespace gemm::family::menu
