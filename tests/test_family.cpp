@@ -405,8 +405,20 @@ TEST_CASE("family dispatch: the nearest measured shape's ratios, carried to the 
   // Two rows equally near: each entry's lower carried ratio.
   const std::vector halves = {row(96, 4096, 4096, 0.9f, {{narrow_m, 1.0f}, {wide, 0.8f}}),
                               row(96, 4096, 16384, 0.9f, {{narrow_m, 0.8f}, {wide, 1.0f}})};
-  CHECK(pick(halves, 96, 4096, 8192) == dispatch::kHandRule);
-  CHECK(pick(halves, 96, 4096, 7000) == narrow_m);
+  const auto carry = [](const std::vector<dispatch::Measured<kMenu>>& t, int m, int n, int k) {
+    return dispatch::carry(t.data(), t.size(), menu::kBf16, m, n, k, 132, menu::hand_plan);
+  };
+  const auto both = carry(halves, 96, 4096, 8192), low = carry({halves[0]}, 96, 4096, 8192),
+             high = carry({halves[1]}, 96, 4096, 8192);
+  for (const int e : {narrow_m, wide}) {
+    CAPTURE(e);
+    CHECK(both.entry[size_t(e)] == Approx(std::min(low.entry[size_t(e)], high.entry[size_t(e)])));
+  }
+  CHECK(both.hand == Approx(std::min(low.hand, high.hand)));
+  // Nearer one row (K = 7000 is nearer 4096 in log), that row alone speaks.
+  const auto near_low = carry(halves, 96, 4096, 7000), only_low = carry({halves[0]}, 96, 4096, 7000);
+  CHECK(near_low.from_k == 4096);
+  CHECK(near_low.entry[size_t(narrow_m)] == Approx(only_low.entry[size_t(narrow_m)]));
 }
 
 TEST_CASE("family dispatch: a table's names resolve against the menu; unknown names speak for nothing", "[cpu][family][menu]") {

@@ -97,7 +97,8 @@ inline constexpr double kLaunchS = 6e-6;
 /// the plan's modelled time (kLaunchS and the longer of the same bytes and its longest unit's K tiles,
 /// each the longer of 2 BM BN BK FLOP at an SM's share of the peak and (BM + BN) BK elements of A and B
 /// at an SM's share of kL2BytesPerS). The longest unit runs ceil(whole tiles / units) tiles of K tiles
-/// and its even share of the split's iterations; tiles past the matrix's edge count as run. So a plan
+/// and its even share of the split's iterations, plus, where tiles are split, the fixup's price of
+/// kFixupKTiles K tiles (step 21's); tiles past the matrix's edge count as run. So a plan
 /// that leaves SMs idle pays twice, in arithmetic and in the bytes the idle SMs do not stream: 46
 /// unsplit 64 x 64 tiles of 67 x 1472 x 26192 (410 K tiles each, 116 GB/s an SM) model 64 us against
 /// a 25 us floor, 0.39; measured, 0.38x the best reference (results/nvidia_h200_shapes.csv). A model of what differs
@@ -108,7 +109,8 @@ inline double efficiency(const Plan& p, int sms) {
   const int n_sms = sms < 1 ? 1 : sms;
   const double m = p.shape.m, n = p.shape.n, k = p.shape.k;
   const int64_t units = s.blocks < 1 ? 1 : s.blocks;
-  const int64_t longest = (s.dp_tiles + units - 1) / units * p.k_tiles + (s.iters + units - 1) / units;
+  const int64_t fixup = s.sk_tiles > 0 ? kFixupKTiles : 0;  // a split tile's pieces are summed (plan.hpp)
+  const int64_t longest = (s.dp_tiles + units - 1) / units * p.k_tiles + (s.iters + units - 1) / units + fixup;
   const double k_tile = std::max(2.0 * p.spec.bm * p.spec.bn * bk(p.spec) / (kPeakFlops / n_sms),
                                  double(p.spec.bm + p.spec.bn) * bk(p.spec) * elem_bytes(p.spec) / (kL2BytesPerS / n_sms));
   const double bytes = 2.0 * (m * k + n * k + m * n) / kHbmBytesPerS;
