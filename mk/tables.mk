@@ -37,6 +37,9 @@ results-tables: steps-table
 	else \
 	  echo "docs/fp8.md: the outliers tables left as they are (no results/$(DOCS_GPU)_fp8_outliers.csv yet: scripts/gpu_session.sh outliers on a GPU)"; \
 	fi
+	@if [ -f results/nvidia_h100_80gb_hbm3_shapes.csv ]; then \
+	  python3 scripts/shapes_table.py results/nvidia_h100_80gb_hbm3_shapes.csv --book docs/every_shape.md --block shapes_h100 --steps 29,28; \
+	fi
 	@if [ -n "$(TORCH_RESULTS)" ]; then \
 	  python3 scripts/plot_torch.py $(TORCH_RESULTS) --book docs/pytorch.md; \
 	else \

@@ -182,11 +182,54 @@ def dates(csv_path):
 
 
 
+def classes_table(csv_path, steps):
+    """A Markdown table, one column per step of `steps` (ids, in order): over the sweep, the geometric mean
+    of its ratio to the best reference with the number of shapes at or above FLOOR, and over each class of
+    the random set, the geometric mean; "–" where the step ran none of those shapes."""
+    res = sw.read_results(csv_path)
+    missing = [sid for sid in steps if not any(r["step"] == sid for r in res)]
+    if missing:
+        sys.exit(f"error: {csv_path}: no rows of step {', '.join(missing)}")
+
+    def cell(group, with_floor):
+        ok = [r["ratio"] for r in group if r["ratio"] is not None]
+        gm = sw.geomean(ok)
+        if gm is None:
+            return "–"
+        return f"{gm:.3f}× ({sum(x >= FLOOR for x in ok)})" if with_floor else f"{gm:.3f}×"
+
+    swept = [r for r in res if r["family"] != sw.RANDOM_FAMILY]
+    rand = [r for r in res if r["family"] == sw.RANDOM_FAMILY]
+    n_swept = len({(r["m"], r["n"], r["k"]) for r in swept})
+    lines = ["| against the best reference | " + " | ".join(f"step {sid}" for sid in steps) + " |",
+             "|---|" + "---:|" * len(steps),
+             f"| the sweep, {n_swept} shapes: geometric mean (at or above {FLOOR}×) | "
+             + " | ".join(cell([r for r in swept if r["step"] == sid], True) for sid in steps) + " |"]
+    for cls in sw.RANDOM_CLASSES:
+        group = [r for r in rand if class_of(r) == cls]
+        if group:
+            n = len({(r["m"], r["n"], r["k"]) for r in group})
+            label = {"K%16==8": "K % 16 == 8", "N%8!=0": "N % 8 != 0"}.get(cls, cls)
+            lines.append(f"| random, {label}, {n} shapes | "
+                         + " | ".join(cell([r for r in group if r["step"] == sid], False) for sid in steps) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("csv")
     ap.add_argument("--full", help="write the table between the shapes markers of this file (docs/results.md)")
+    ap.add_argument("--book", help="write classes_table() of --steps into this chapter's block --block")
+    ap.add_argument("--block", default="shapes", help="the block's name: <!-- NAME:table --> ... <!-- /NAME -->")
+    ap.add_argument("--steps", help="the steps of the --book table, comma-separated (e.g. 29,28)")
+    ap.add_argument("--check", action="store_true", help="with --book: exit 1 when the block is not current")
     args = ap.parse_args()
+    if args.book:
+        if not args.steps:
+            sys.exit("error: --book needs --steps (e.g. --steps 29,28)")
+        body = classes_table(args.csv, args.steps.split(","))
+        command = f"python3 scripts/shapes_table.py {args.csv} --book {args.book} --block {args.block} --steps {args.steps}"
+        sys.exit(results_table.rewrite_block(args.book, args.block, body, args.check, command))
     # The figure is linked only where it exists beside the file written (a link to a missing image fails
     # scripts/check_links.py).
     figure = bool(args.full) and (pathlib.Path(args.full).parent / FIGURE).exists()

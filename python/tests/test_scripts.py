@@ -96,5 +96,33 @@ class PlotTorch(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
 
+
+class ShapesTable(unittest.TestCase):
+    CSV = ROOT / "results/nvidia_h100_80gb_hbm3_shapes.csv"
+
+    def test_the_chapter_block_is_what_the_committed_csv_says(self):
+        if not self.CSV.exists():
+            self.skipTest("no results/nvidia_h100_80gb_hbm3_shapes.csv")
+        r = run(SCRIPTS / "shapes_table.py", self.CSV, "--book", ROOT / "docs/every_shape.md", "--block", "shapes_h100",
+                "--steps", "29,28", "--check")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_a_stale_block_fails_the_check_and_is_rewritten(self):
+        if not self.CSV.exists():
+            self.skipTest("no results/nvidia_h100_80gb_hbm3_shapes.csv")
+        with tempfile.TemporaryDirectory() as d:
+            book = Path(d) / "book.md"
+            book.write_text("# t\n<!-- s:table -->\n| step 29 | 9.999× |\n<!-- /s -->\n")
+            args = (SCRIPTS / "shapes_table.py", self.CSV, "--book", book, "--block", "s", "--steps", "29,28")
+            self.assertEqual(run(*args, "--check").returncode, 1)
+            self.assertEqual(run(*args).returncode, 0)
+            self.assertNotIn("9.999", book.read_text())
+            self.assertIn("| random, K % 16 == 8, 34 shapes |", book.read_text())
+            self.assertEqual(run(*args, "--check").returncode, 0)
+            r = run(SCRIPTS / "shapes_table.py", self.CSV, "--book", book, "--block", "s", "--steps", "29,99")
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("no rows of step 99", r.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
