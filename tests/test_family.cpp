@@ -349,6 +349,17 @@ TEST_CASE("family dispatch: efficiency sees padding, waves and idle SMs", "[cpu]
   // menu::plan prices the split as step 26 does: two segments a tile, 92 blocks, and a better plan.
   CHECK(menu::plan(e64, 67, 1472, 26192, 132).split.blocks == 92);
   CHECK(eff(pp64x64, 67, 1472, 26192) > 1.3 * dispatch::efficiency(unsplit, 132));
+  // A row timed with the unsplit plan (as the tuner records it: 0 split tiles on 46 blocks) is credited
+  // with that plan, not today's: carried to the same shape, its ratio rises by today's efficiency over
+  // the timed one.
+  dispatch::Measured<menu::kBf16.size()> timed;
+  timed.m = 67, timed.n = 1472, timed.k = 26192;
+  timed.ratio[size_t(pp64x64)] = 0.38f, timed.sk_tiles[size_t(pp64x64)] = 0, timed.blocks[size_t(pp64x64)] = 46;
+  timed.lm = std::log(67.0), timed.ln = std::log(1472.0), timed.lk = std::log(26192.0);
+  CHECK(dispatch::timed_plan(e64, timed, size_t(pp64x64), 132).split.blocks == 46);
+  const auto c67 = dispatch::carry(&timed, 1, menu::kBf16, 67, 1472, 26192, 132, menu::hand_plan);
+  CHECK(c67.entry[size_t(pp64x64)] == Approx(0.38 * eff(pp64x64, 67, 1472, 26192) / dispatch::efficiency(unsplit, 132)));
+  CHECK(c67.entry[size_t(pp64x64)] > 0.38 * 1.3);
   // A 128-row tile: one row of 23 tiles, split over 115 blocks.
   CHECK(eff(wide, 67, 1472, 26192) > 0.9 * eff(wide, 64, 1024, 16384));
   // 4096^2 on 128 x 128 tiles: 1024 tiles on 132 SMs, stream-K evens the last wave: nearly the floor.
@@ -424,11 +435,12 @@ TEST_CASE("family dispatch: the nearest measured shape's ratios, carried to the 
 TEST_CASE("family dispatch: a table's names resolve against the menu; unknown names speak for nothing", "[cpu][family][menu]") {
   const int wide = menu::entry_of({.bn = 128});
   const std::array<const char*, 2> names = {"no-such-entry", "pp128x128-s6"};
-  const std::array<dispatch::TunedShape, 1> rows = {{{3, 4, 16, 0.9f, {1.2f, 1.05f}}}};
+  const std::array<dispatch::TunedShape, 1> rows = {{{3, 4, 16, 0.9f, {{{1.2f, 0, 0}, {1.05f, 0, 3}}}}}};
   const auto got = dispatch::resolve(rows, names, menu::kBf16);
   CHECK(got[0].m == 3);
   CHECK(got[0].hand == 0.9f);
   CHECK(got[0].ratio[size_t(wide)] == 1.05f);
+  CHECK(got[0].blocks[size_t(wide)] == 3);  // the split it was timed with travels with its ratio
   CHECK(std::count_if(got[0].ratio.begin(), got[0].ratio.end(), [](float x) { return x > 0; }) == 1);
   CHECK(dispatch::pick(got.data(), 1, menu::kBf16, 3, 4, 16, 132, menu::hand_plan) == wide);
 }
@@ -447,7 +459,7 @@ TEST_CASE("step 29's table: a column for every menu entry, and it is what gen_tu
   CHECK(r.output.find("up to date") != std::string::npos);
 }
 
-TEST_CASE("family steps refuse an M or N whose round-up to whole tiles would overflow a 32-bit int", "[cpu][family]") {
+TEST_CASE("family steps refuse an M, N or K whose round-up to whole tiles would overflow a 32-bit int", "[cpu][family]") {
   int family_steps = 0;
   for (const gemm::Step& s : gemm::registered_steps()) {
     if (s.fixture || !s.persistent || s.dtype == gemm::Dtype::fp32 || s.id < std::string("24")) continue;
@@ -459,6 +471,10 @@ TEST_CASE("family steps refuse an M or N whose round-up to whole tiles would ove
     CHECK_THAT(*why, Catch::Contains("2^31 - 256"));
     const auto why_n = s.unsupported(64, 2147483600, 16);
     REQUIRE(why_n.has_value());
+    // K too: 2147483632 (a multiple of 16) rounds up past INT_MAX to whole K tiles (plan.hpp's k_tiles).
+    const auto why_k = s.unsupported(64, 64, 2147483632);
+    REQUIRE(why_k.has_value());
+    CHECK_THAT(*why_k, Catch::Contains("2^31 - 256"));
     CHECK_FALSE(s.unsupported(64, 4096, 4096).has_value());
   }
   CHECK(family_steps >= 12);  // 24-35

@@ -41,6 +41,10 @@ std::optional<std::string> tma_persistent_gemm_refusal(int m, int n, int k, int 
   if (m > kMaxTiledExtent || n > kMaxTiledExtent)
     return fmt::format("M={} N={}: each must be at most {} (2^31 - 256), so that rounding up to whole tiles stays "
                        "inside a 32-bit int", m, n, kMaxTiledExtent);
+  // ... and K up to whole K tiles (family/plan.hpp's k_tiles).
+  if (k > kMaxTiledExtent)
+    return fmt::format("K={}: must be at most {} (2^31 - 256), so that rounding up to whole K tiles stays inside a "
+                       "32-bit int", k, kMaxTiledExtent);
   const long long tiles = ((m + 0LL + bm - 1) / bm) * ((n + 0LL + bn - 1) / bn);
   if (tiles >= schedule::kMaxScheduleTiles)
     return fmt::format("M={} N={} make {} tiles of {}x{}, at or over the schedule's limit of {} (32-bit tile index)",

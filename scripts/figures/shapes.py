@@ -420,7 +420,8 @@ def family_parts():
 
 # ---- Step 29's measured table (common/kernel_lib/family/tuned_bf16.hpp) --------------------------------
 TUNED_HPP = "common/kernel_lib/family/tuned_bf16.hpp"
-TUNED_SHAPE = re.compile(r"TunedShape\{(\d+), (\d+), (\d+), ([-\d.]+)f?, \{([^}]*)\}\}")
+TUNED_SHAPE = re.compile(r"TunedShape\{(\d+), (\d+), (\d+), ([-\d.]+)f?, \{\{(.*?)\}\}\},")
+TUNED_CELL = re.compile(r"\{([-\d.]+)f?, (-?\d+), (-?\d+)\}")  # {ratio, sk_tiles, blocks}
 TUNED_NAMES = re.compile(r"kTunedEntries\{\{(.*?)\}\};", re.S)
 MARGIN = 0.01  # family/dispatch.hpp's kMargin: an entry wins a shape only past the hand rule's ratio by this much
 ENTRY_NAME = re.compile(r"(?P<c>pp|co)(?P<bm>\d+)x(?P<bn>\d+)(?P<swap>-swap)?(?P<cl>-c2[mn])?(?P<stm>-stm)?-s(?P<st>\d+)")
@@ -439,7 +440,7 @@ def tuned_table():
     names = re.findall(r'"([^"]+)"', names_block.group(1)) if names_block else []
     rows = []
     for m, n, k, hand, cells in TUNED_SHAPE.findall(text):
-        ratios = [float(c.strip().rstrip("f")) for c in cells.split(",")]
+        ratios = [float(r) for r, _, _ in TUNED_CELL.findall("{" + cells + "}")]
         if len(ratios) != len(names):
             raise SystemExit(f"error: {TUNED_HPP}: a row of {len(ratios)} ratios for {len(names)} entries")
         best = max(range(len(names)), key=lambda i: ratios[i]) if names else None

@@ -36,13 +36,21 @@ inline constexpr int kHandRule = -1;  ///< pick's answer where the step's hand r
 inline constexpr double kMargin = 0.01;
 inline constexpr size_t kMaxEntries = 32;  ///< the most entries a generated table's rows hold
 
+/// One entry at one tuned shape: its paired ratio over cuBLAS (0: not timed there, it refused the shape,
+/// or it failed its check) and the split it was timed with (stream_k::Split's sk_tiles and blocks, as the
+/// tuner recorded them; blocks 0: not recorded, take today's plan), so that a change to the menu's split
+/// policy after the tuning run cannot make the model credit a row with a plan it did not time.
+struct TunedCell {
+  float ratio;
+  int sk_tiles, blocks;
+};
+
 /// One row of a generated table (scripts/gen_tuned_table.py): a shape, the hand rule's paired ratio
-/// over cuBLAS there, and each entry's, in the order of the table's names (kTunedEntries); 0 where
-/// that entry was not timed there (it refused the shape) or failed its check.
+/// over cuBLAS there, and each entry's cell, in the order of the table's names (kTunedEntries).
 struct TunedShape {
   int m, n, k;
   float hand;
-  std::array<float, kMaxEntries> ratio;
+  std::array<TunedCell, kMaxEntries> cell;
 };
 
 /// One measured shape, its ratios by menu index. Its log coordinates are taken once, when the row is
@@ -52,12 +60,14 @@ struct Measured {
   int m = 0, n = 0, k = 0;
   float hand = 0;              ///< the hand rule's paired ratio over cuBLAS (0: not timed)
   std::array<float, N> ratio{};  ///< menu entry i's (0: not timed, or not on the table)
+  std::array<int, N> sk_tiles{}, blocks{};  ///< the split entry i was timed with (blocks 0: not recorded)
   double lm = 0, ln = 0, lk = 0;  ///< ln M, ln N, ln K
 };
 
 /// The rows of `table` by menu index: each of the table's names (`names`, menu::name of an entry) is
 /// matched against `entries`; a name the menu does not have is dropped, so that a table written for
-/// another menu cannot speak for the wrong entry (tests/test_family.cpp requires none for step 29's).
+/// another menu cannot speak for the wrong entry (step 29's has one: co256x160-s4, timed before ptxas's
+/// C7515 took it off the menu; tests/test_family.cpp requires a column for every entry of the menu).
 template <size_t R, size_t E, size_t N>
 std::array<Measured<N>, R> resolve(const std::array<TunedShape, R>& table, const std::array<const char*, E>& names,
                                    const std::array<menu::Entry, N>& entries) {
@@ -74,7 +84,10 @@ std::array<Measured<N>, R> resolve(const std::array<TunedShape, R>& table, const
     Measured<N>& r = out[i];
     r.m = t.m, r.n = t.n, r.k = t.k, r.hand = t.hand;
     for (size_t c = 0; c < E; ++c)
-      if (index[c] >= 0) r.ratio[size_t(index[c])] = t.ratio[c];
+      if (index[c] >= 0) {
+        const size_t e = size_t(index[c]);
+        r.ratio[e] = t.cell[c].ratio, r.sk_tiles[e] = t.cell[c].sk_tiles, r.blocks[e] = t.cell[c].blocks;
+      }
     r.lm = std::log(double(t.m)), r.ln = std::log(double(t.n)), r.lk = std::log(double(t.k));
   }
   return out;
@@ -97,8 +110,10 @@ inline constexpr double kLaunchS = 6e-6;
 /// the plan's modelled time (kLaunchS and the longer of the same bytes and its longest unit's K tiles,
 /// each the longer of 2 BM BN BK FLOP at an SM's share of the peak and (BM + BN) BK elements of A and B
 /// at an SM's share of kL2BytesPerS). The longest unit runs ceil(whole tiles / units) tiles of K tiles
-/// and its even share of the split's iterations, plus, where tiles are split, the fixup's price of
-/// kFixupKTiles K tiles (step 21's); tiles past the matrix's edge count as run. So a plan
+/// and its even share of the split's iterations, plus, where tiles are split, kFixupKTiles K tiles for
+/// the fixup (a charge fitted against measured shapes, not a measured cost: scripts/dispatch_check.py's
+/// miss is about the same at 16 or 32 and worse at step 21's measured 44 or step 26's 64; docs/notebook/
+/// hopper.md); tiles past the matrix's edge count as run. So a plan
 /// that leaves SMs idle pays twice, in arithmetic and in the bytes the idle SMs do not stream: 46
 /// unsplit 64 x 64 tiles of 67 x 1472 x 26192 (410 K tiles each, 116 GB/s an SM) model 64 us against
 /// a 25 us floor, 0.39; measured, 0.38x the best reference (results/nvidia_h200_shapes.csv). A model of what differs
@@ -126,6 +141,21 @@ double log_distance(const double (&q)[3], const Measured<N>& r) {
   return dm * dm + dn * dn + dk * dk;
 }
 
+/// Entry e's plan at row r as the tuner timed it: today's menu::plan with the split the row recorded
+/// (sk_tiles split tiles of whole K over `blocks` units: make_split's and make_split_k's layouts both),
+/// or today's plan where the row recorded none.
+template <size_t N>
+Plan timed_plan(const menu::Entry& entry, const Measured<N>& r, size_t e, int sms) {
+  Plan p = menu::plan(entry, r.m, r.n, r.k, sms);
+  if (r.blocks[e] > 0 && r.sk_tiles[e] >= 0 && r.sk_tiles[e] <= p.items) {
+    p.split.sk_tiles = r.sk_tiles[e];
+    p.split.dp_tiles = p.items - r.sk_tiles[e];
+    p.split.blocks = r.blocks[e];
+    p.split.iters = int64_t(r.sk_tiles[e]) * p.k_tiles;
+  }
+  return p;
+}
+
 /// What the table says of one query: the hand rule's ratio and each menu entry's, carried to the query
 /// (-1: no measurement speaks for it there, or it refuses the query), and the measured shape they came
 /// from. inside: false when the query lies outside the table's reach (then nothing was carried).
@@ -139,9 +169,9 @@ struct Carried {
 
 /// The ratios for C = A * B^T (m x n x k) on `sms` SMs, carried from the nearest measured shape of
 /// the same alignment class (else of any class; rows equally near: each entry's lowest): each entry's
-/// ratio there that takes the query (menu::refusal), times occupancy at the query over occupancy there
-/// (plans by menu::plan), and the hand rule's, carried the same way with its plans (`hand_plan(m, n, k,
-/// sms)`, a Plan). Nothing is carried when the table has no row or the shape lies more than kReachBelow
+/// ratio there that takes the query (menu::refusal), times efficiency at the query (menu::plan) over
+/// efficiency there (the plan it was timed with: timed_plan), and the hand rule's, carried the same way
+/// with its plans (`hand_plan(m, n, k, sms)`, a Plan). Nothing is carried when the table has no row or the shape lies more than kReachBelow
 /// times under or kReachAbove times over the table's range of M, N or K.
 template <size_t N, class HandPlan>
 Carried<N> carry(const Measured<N>* table, size_t rows, const std::array<menu::Entry, N>& entries, int m, int n, int k,
@@ -177,7 +207,7 @@ Carried<N> carry(const Measured<N>* table, size_t rows, const std::array<menu::E
     if (hand_there > 0) keep(out.hand, r.hand * q_hand / hand_there);
     for (size_t e = 0; e < N; ++e) {
       if (!(r.ratio[e] > 0) || menu::refusal(entries[e], m, n, k)) continue;
-      const double there = efficiency(menu::plan(entries[e], r.m, r.n, r.k, sms), sms);
+      const double there = efficiency(timed_plan(entries[e], r, e, sms), sms);
       if (there > 0) keep(out.entry[e], r.ratio[e] * efficiency(menu::plan(entries[e], m, n, k, sms), sms) / there);
     }
   }
