@@ -108,24 +108,33 @@ void launch_one_of(const char* step, const Problem& prob, const Plan& pl, cudaSt
 /// A family step's plan for a shape on this GPU: its policy (a step's `plan`) at gemm::sm_count().
 using Policy = Plan (*)(int m, int n, int k, int sms);
 
-/// `policy`'s plan for (m, n, k) on this GPU, computed once per shape: the last one is kept (per thread
-/// and policy), so the workspace query and the launch after it, and every repeat of a launch, read one
-/// plan (step 29's pick alone costs microseconds). Keyed by the device too: a cluster's plan counts the
-/// clusters that fit on it (menu::plan_sms). Throws what the policy and sm_count() throw.
+/// How many shapes' plans plan_once keeps (per thread and policy): a transformer layer alternates a
+/// handful of GEMM shapes (QKV, the output projection, gate and up, down), and step 29's pick alone costs
+/// 6-9 us on the host (docs/notebook/hopper.md), as long as a decode GEMM runs.
+inline constexpr int kPlanCacheShapes = 8;
+
+/// `policy`'s plan for (m, n, k) on this GPU, computed once per shape: the last kPlanCacheShapes shapes'
+/// plans are kept (per thread and policy; the oldest is replaced), so the workspace query and the launch
+/// after it, and every repeat of a shape, read one plan. Keyed by the device too: a cluster's plan counts
+/// the clusters that fit on it (menu::plan_sms). The reference lives until kPlanCacheShapes new shapes
+/// have been planned on this thread. Throws what the policy and sm_count() throw (and keeps nothing then).
 template <Policy policy>
 const Plan& plan_once(int m, int n, int k) {
-  struct Last {
+  struct Kept {
     int device = -1, m = 0, n = 0, k = 0;
     Plan plan{};
   };
-  thread_local Last last;
+  thread_local Kept kept[kPlanCacheShapes];
+  thread_local int oldest = 0;
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
-  if (device != last.device || m != last.m || n != last.n || k != last.k) {
-    const Plan plan = policy(m, n, k, sm_count());  // (if it throws, the last plan stays as it was)
-    last = {device, m, n, k, plan};
-  }
-  return last.plan;
+  for (const Kept& e : kept)
+    if (e.device == device && e.m == m && e.n == n && e.k == k) return e.plan;
+  const Plan plan = policy(m, n, k, sm_count());
+  Kept& e = kept[oldest];
+  oldest = (oldest + 1) % kPlanCacheShapes;
+  e = {device, m, n, k, plan};
+  return e.plan;
 }
 
 /// Step::bf16 or Step::fp8 of a family step (registry.hpp): C = A * B^T as `policy` plans it on this GPU,
