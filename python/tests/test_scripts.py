@@ -124,5 +124,39 @@ class ShapesTable(unittest.TestCase):
             self.assertIn("no rows of step 99", r.stderr)
 
 
+
+class Fp8Table(unittest.TestCase):
+    CSV = ROOT / "results/nvidia_h100_80gb_hbm3_fp8_shapes.csv"
+
+    def test_the_chapter_block_is_what_the_committed_csv_says(self):
+        if not self.CSV.exists():
+            self.skipTest("no results/nvidia_h100_80gb_hbm3_fp8_shapes.csv")
+        r = run(SCRIPTS / "fp8_table.py", self.CSV, "--step", "37", "--book", ROOT / "docs/fp8.md", "--block", "fp8_37",
+                "--check")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_rows_from_a_csv_and_a_stale_block(self):
+        with tempfile.TemporaryDirectory() as d:
+            path, book = Path(d) / "x_fp8_shapes.csv", Path(d) / "book.md"
+            cols = ["step", "m", "n", "k", "kernel", "tflops", "step_ratio", "step_ratio_q25", "step_ratio_q75",
+                    "rel_rms_err", "clock_mhz"]
+            rows = [["37", 16, 4096, 4096, "step", "38.6", "1", "1", "1", "0.000662", "2010"],
+                    ["37", 16, 4096, 4096, "cublaslt_best", "46.9", "0.8339", "0.7845", "0.8573", "0.000662", "2010"],
+                    ["37", 16, 4096, 4096, "cublaslt_fast", "46.3", "0.8280", "0.79", "0.86", "0.0023", "2010"]]
+            with open(path, "w", newline="") as f:
+                w = csv.writer(f)
+                w.writerow(cols)
+                w.writerows(rows)
+            book.write_text("# t\n<!-- f:table -->\nold\n<!-- /f -->\n")
+            args = (SCRIPTS / "fp8_table.py", path, "--step", "37", "--book", book, "--block", "f")
+            self.assertEqual(run(*args, "--check").returncode, 1)
+            self.assertEqual(run(*args).returncode, 0)
+            self.assertIn("| 16 × 4096 × 4096 | 38.60 | 0.834 [0.784–0.857] | 0.828 | 2010 | 0.000662 (0.000662) |",
+                          book.read_text())
+            r = run(SCRIPTS / "fp8_table.py", path, "--step", "36")
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("no rows of step 36", r.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
