@@ -41,7 +41,7 @@ const auto kTable = fam::dispatch::resolve(fam::dispatch::kTunedBf16, fam::dispa
 /// capped at the clusters that fit), or the hand rule where the table says so, has no row, or the
 /// picked tile would pass the schedule's tile limit.
 fam::Plan plan(int m, int n, int k, int sms) {
-  const int e = fam::dispatch::pick(kTable.data(), kTable.size(), menu::kBf16, m, n, k, sms, menu::hand_plan);
+  const int e = fam::dispatch::pick(kTable.data(), kTable.size(), menu::kBf16, m, n, k, sms);
   if (e == fam::dispatch::kHandRule) return menu::hand_plan(m, n, k, sms);
   const fam::Spec s = menu::kBf16[size_t(e)].spec;
   if (s.swap ? gemm::tma_persistent_gemm_refusal(n, m, k, s.bm, s.bn) : gemm::tma_persistent_gemm_refusal(m, n, k, s.bm, s.bn))

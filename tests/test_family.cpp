@@ -323,7 +323,7 @@ dispatch::Measured<kMenu> row(int m, int n, int k, float hand, std::initializer_
   return r;
 }
 int pick(const std::vector<dispatch::Measured<kMenu>>& t, int m, int n, int k) {
-  return dispatch::pick(t.data(), t.size(), menu::kBf16, m, n, k, 132, menu::hand_plan);
+  return dispatch::pick(t.data(), t.size(), menu::kBf16, m, n, k, 132);
 }
 }  // namespace
 
@@ -357,7 +357,7 @@ TEST_CASE("family dispatch: efficiency sees padding, waves and idle SMs", "[cpu]
   timed.ratio[size_t(pp64x64)] = 0.38f, timed.sk_tiles[size_t(pp64x64)] = 0, timed.blocks[size_t(pp64x64)] = 46;
   timed.lm = std::log(67.0), timed.ln = std::log(1472.0), timed.lk = std::log(26192.0);
   CHECK(dispatch::timed_plan(e64, timed, size_t(pp64x64), 132).split.blocks == 46);
-  const auto c67 = dispatch::carry(&timed, 1, menu::kBf16, 67, 1472, 26192, 132, menu::hand_plan);
+  const auto c67 = dispatch::carry(&timed, 1, menu::kBf16, 67, 1472, 26192, 132);
   CHECK(c67.entry[size_t(pp64x64)] == Approx(0.38 * eff(pp64x64, 67, 1472, 26192) / dispatch::efficiency(unsplit, 132)));
   CHECK(c67.entry[size_t(pp64x64)] > 0.38 * 1.3);
   // A 128-row tile: one row of 23 tiles, split over 115 blocks.
@@ -398,7 +398,7 @@ TEST_CASE("family dispatch: the nearest measured shape's ratios, carried to the 
   // 64 x 64 tile won; carried, it needs a second row of tiles (above), so the 128-row tile runs.
   CHECK(pick(table, 64, 1024, 16384) == pp64x64);
   CHECK(pick(table, 67, 1472, 26192) == pp128x64);
-  const auto c = dispatch::carry(table.data(), table.size(), menu::kBf16, 67, 1472, 26192, 132, menu::hand_plan);
+  const auto c = dispatch::carry(table.data(), table.size(), menu::kBf16, 67, 1472, 26192, 132);
   CHECK(c.inside);
   CHECK(c.from_m == 64);
   CHECK(c.entry[size_t(pp64x64)] < 0.7);
@@ -408,8 +408,8 @@ TEST_CASE("family dispatch: the nearest measured shape's ratios, carried to the 
   CHECK(pick(table, 4096, 4096, 33000) == dispatch::kHandRule);  // K past 2 x 16384
   CHECK(pick(table, 65536, 65536, 65536) == dispatch::kHandRule);
   CHECK(pick(table, 4096, 200, 4096) == dispatch::kHandRule);  // N under 1024 / 4
-  CHECK(!dispatch::carry(table.data(), table.size(), menu::kBf16, 4096, 200, 4096, 132, menu::hand_plan).inside);
-  CHECK(dispatch::pick(table.data(), 0, menu::kBf16, 4096, 4096, 4096, 132, menu::hand_plan) == dispatch::kHandRule);
+  CHECK(!dispatch::carry(table.data(), table.size(), menu::kBf16, 4096, 200, 4096, 132).inside);
+  CHECK(dispatch::pick(table.data(), 0, menu::kBf16, 4096, 4096, 4096, 132) == dispatch::kHandRule);
   // A class with no measurement falls back to the nearest row of any class (N % 8 != 0 here).
   CHECK(pick(table, 4096, 4095, 4096) == wide);
   CHECK(dispatch::alignment_class(4095, 4104) == 3);
@@ -417,7 +417,7 @@ TEST_CASE("family dispatch: the nearest measured shape's ratios, carried to the 
   const std::vector halves = {row(96, 4096, 4096, 0.9f, {{narrow_m, 1.0f}, {wide, 0.8f}}),
                               row(96, 4096, 16384, 0.9f, {{narrow_m, 0.8f}, {wide, 1.0f}})};
   const auto carry = [](const std::vector<dispatch::Measured<kMenu>>& t, int m, int n, int k) {
-    return dispatch::carry(t.data(), t.size(), menu::kBf16, m, n, k, 132, menu::hand_plan);
+    return dispatch::carry(t.data(), t.size(), menu::kBf16, m, n, k, 132);
   };
   const auto both = carry(halves, 96, 4096, 8192), low = carry({halves[0]}, 96, 4096, 8192),
              high = carry({halves[1]}, 96, 4096, 8192);
@@ -442,7 +442,7 @@ TEST_CASE("family dispatch: a table's names resolve against the menu; unknown na
   CHECK(got[0].ratio[size_t(wide)] == 1.05f);
   CHECK(got[0].blocks[size_t(wide)] == 3);  // the split it was timed with travels with its ratio
   CHECK(std::count_if(got[0].ratio.begin(), got[0].ratio.end(), [](float x) { return x > 0; }) == 1);
-  CHECK(dispatch::pick(got.data(), 1, menu::kBf16, 3, 4, 16, 132, menu::hand_plan) == wide);
+  CHECK(dispatch::pick(got.data(), 1, menu::kBf16, 3, 4, 16, 132) == wide);
 }
 
 TEST_CASE("step 29's table: a column for every menu entry, and it is what gen_tuned_table.py writes", "[cpu][family][menu]") {

@@ -15,6 +15,7 @@ from matplotlib.patches import Patch, Rectangle
 import style
 from hopper2 import SMS, grouped_order, library_split
 from step_constants import constants, family
+import gen_tuned_table
 
 A, B = style.A_COLOR, style.B_COLOR
 PAD = "#e4e4e4"  # zero fill: rows TMA fills with zeros past the matrix, computed all the same
@@ -423,7 +424,6 @@ TUNED_HPP = "common/kernel_lib/family/tuned_bf16.hpp"
 TUNED_SHAPE = re.compile(r"TunedShape\{(\d+), (\d+), (\d+), ([-\d.]+)f?, \{\{(.*?)\}\}\},")
 TUNED_CELL = re.compile(r"\{([-\d.]+)f?, (-?\d+), (-?\d+)\}")  # {ratio, sk_tiles, blocks}
 TUNED_NAMES = re.compile(r"kTunedEntries\{\{(.*?)\}\};", re.S)
-MARGIN = 0.01  # family/dispatch.hpp's kMargin: an entry wins a shape only past the hand rule's ratio by this much
 ENTRY_NAME = re.compile(r"(?P<c>pp|co)(?P<bm>\d+)x(?P<bn>\d+)(?P<swap>-swap)?(?P<cl>-c2[mn])?(?P<stm>-stm)?-s(?P<st>\d+)")
 # The winners by kind (menu::name spells each entry: consumers, BM x BN, swap, cluster, stmatrix, stages).
 KINDS = [("step 28's rule", "#eeeeee"), ("swapped (C^T, 8-64 wide)", style.PURPLE), ("ping-pong, 64 rows", style.BLUE),
@@ -433,8 +433,8 @@ KINDS = [("step 28's rule", "#eeeeee"), ("swapped (C^T, 8-64 wide)", style.PURPL
 
 def tuned_table():
     """The shapes of the generated table step 29 dispatches from, each with its winner: [(m, n, k, the
-    fastest entry or "" where step 28's rule was within MARGIN, its paired ratio over cuBLAS)], read from
-    the header itself (scripts/gen_tuned_table.py writes it)."""
+    fastest entry or "" where step 28's rule was within gen_tuned_table.MARGIN, its paired ratio over
+    cuBLAS, as gen_tuned_table.winner picks it)], read from the header itself (gen_tuned_table.py writes it)."""
     text = (style.ROOT / TUNED_HPP).read_text()
     names_block = TUNED_NAMES.search(text)
     names = re.findall(r'"([^"]+)"', names_block.group(1)) if names_block else []
@@ -443,12 +443,10 @@ def tuned_table():
         ratios = [float(r) for r, _, _ in TUNED_CELL.findall("{" + cells + "}")]
         if len(ratios) != len(names):
             raise SystemExit(f"error: {TUNED_HPP}: a row of {len(ratios)} ratios for {len(names)} entries")
-        best = max(range(len(names)), key=lambda i: ratios[i]) if names else None
-        hand = float(hand)
-        if best is None or ratios[best] <= 0 or (hand > 0 and ratios[best] <= hand * (1 + MARGIN)):
-            rows.append((int(m), int(n), int(k), "", hand))
-        else:
-            rows.append((int(m), int(n), int(k), names[best], ratios[best]))
+        timed = {c: (x, None) for c, x in zip(names, ratios) if x > 0}
+        if float(hand) > 0:
+            timed[gen_tuned_table.HAND] = (float(hand), None)
+        rows.append((int(m), int(n), int(k), *gen_tuned_table.winner(timed)))
     declared = re.search(r"std::array<TunedShape, (\d+)>", text)
     if not rows or not declared or int(declared.group(1)) != len(rows):
         raise SystemExit(f"error: {TUNED_HPP}: read {len(rows)} rows, the array declares "

@@ -113,12 +113,11 @@ inline constexpr double kLaunchS = 6e-6;
 /// and its even share of the split's iterations, plus, where tiles are split, kFixupKTiles K tiles for
 /// the fixup (a charge fitted against measured shapes, not a measured cost: scripts/dispatch_check.py's
 /// miss is about the same at 16 or 32 and worse at step 21's measured 44 or step 26's 64; docs/notebook/
-/// hopper.md); tiles past the matrix's edge count as run. So a plan
-/// that leaves SMs idle pays twice, in arithmetic and in the bytes the idle SMs do not stream: 46
-/// unsplit 64 x 64 tiles of 67 x 1472 x 26192 (410 K tiles each, 116 GB/s an SM) model 64 us against
-/// a 25 us floor, 0.39; measured, 0.38x the best reference (results/nvidia_h200_shapes.csv). A model of what differs
-/// between entries at one shape (padding, waves, splits, idle SMs), not of their speed: the measurement
-/// supplies that.
+/// hopper.md); tiles past the matrix's edge count as run. So a plan that leaves SMs idle pays twice,
+/// in arithmetic and in the bytes the idle SMs do not stream: 46 unsplit 64 x 64 tiles of 67 x 1472 x
+/// 26192 (410 K tiles each, 116 GB/s an SM) model 64 us against a 25 us floor, 0.39; measured, 0.38x
+/// the best reference (results/nvidia_h200_shapes.csv). A model of what differs between entries at one
+/// shape (padding, waves, splits, idle SMs), not of their speed: the measurement supplies that.
 inline double efficiency(const Plan& p, int sms) {
   const stream_k::Split& s = p.split;
   const int n_sms = sms < 1 ? 1 : sms;
@@ -171,11 +170,11 @@ struct Carried {
 /// the same alignment class (else of any class; rows equally near: each entry's lowest): each entry's
 /// ratio there that takes the query (menu::refusal), times efficiency at the query (menu::plan) over
 /// efficiency there (the plan it was timed with: timed_plan), and the hand rule's, carried the same way
-/// with its plans (`hand_plan(m, n, k, sms)`, a Plan). Nothing is carried when the table has no row or the shape lies more than kReachBelow
-/// times under or kReachAbove times over the table's range of M, N or K.
-template <size_t N, class HandPlan>
+/// with its plans (menu::hand_plan). Nothing is carried when the table has no row or the shape lies
+/// more than kReachBelow times under or kReachAbove times over the table's range of M, N or K.
+template <size_t N>
 Carried<N> carry(const Measured<N>* table, size_t rows, const std::array<menu::Entry, N>& entries, int m, int n, int k,
-                 int sms, HandPlan hand_plan) {
+                 int sms) {
   Carried<N> out;
   out.entry.fill(-1);
   if (rows == 0) return out;
@@ -197,13 +196,13 @@ Carried<N> carry(const Measured<N>* table, size_t rows, const std::array<menu::E
       if (nearest[w] < 0 || d < nearest[w]) nearest[w] = d;
   }
   const int w = nearest[0] >= 0 ? 0 : 1;
-  const double q_hand = efficiency(hand_plan(m, n, k, sms), sms);
+  const double q_hand = efficiency(menu::hand_plan(m, n, k, sms), sms);
   const auto keep = [](double& slot, double x) { slot = slot < 0 ? x : std::min(slot, x); };
   for (size_t i = 0; i < rows; ++i) {
     const Measured<N>& r = table[i];
     if ((w == 0 && alignment_class(r.n, r.k) != cls) || log_distance(lq, r) > nearest[w] + 1e-12) continue;
     out.from_m = r.m, out.from_n = r.n, out.from_k = r.k;
-    const double hand_there = r.hand > 0 ? efficiency(hand_plan(r.m, r.n, r.k, sms), sms) : 0;
+    const double hand_there = r.hand > 0 ? efficiency(menu::hand_plan(r.m, r.n, r.k, sms), sms) : 0;
     if (hand_there > 0) keep(out.hand, r.hand * q_hand / hand_there);
     for (size_t e = 0; e < N; ++e) {
       if (!(r.ratio[e] > 0) || menu::refusal(entries[e], m, n, k)) continue;
@@ -217,10 +216,10 @@ Carried<N> carry(const Measured<N>* table, size_t rows, const std::array<menu::E
 /// The menu entry for C = A * B^T (m x n x k) on `sms` SMs: the entry whose carried ratio (carry()) is
 /// highest, or kHandRule (-1) where the hand rule's is within kMargin of it, no entry's was carried, or
 /// the query lies outside the table's reach.
-template <size_t N, class HandPlan>
+template <size_t N>
 int pick(const Measured<N>* table, size_t rows, const std::array<menu::Entry, N>& entries, int m, int n, int k,
-         int sms, HandPlan hand_plan) {
-  const Carried<N> c = carry(table, rows, entries, m, n, k, sms, hand_plan);
+         int sms) {
+  const Carried<N> c = carry(table, rows, entries, m, n, k, sms);
   int best = kHandRule;
   for (size_t e = 0; e < N; ++e)
     if (c.entry[e] > 0 && (best < 0 || c.entry[e] > c.entry[size_t(best)])) best = int(e);
