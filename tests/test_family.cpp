@@ -82,6 +82,20 @@ TEST_CASE("family split: the worked examples of steps 21-26", "[cpu][family]") {
   s = choose_split(30, 1024, 132, {.split_k = true});
   CHECK(s.sk_tiles == 30);
   CHECK(s.blocks == 120);
+  // Step 38, a decode grid's even share: 1 x 7168 x 16384 is 56 tiles of 128 K tiles; 37's equal split-K
+  // runs 2 segments on 112 blocks, the even share all 56 tiles over 132 blocks ...
+  CHECK(choose_split(56, 128, 132, {.split_k = true, .planned = true}).blocks == 112);
+  s = choose_split(56, 128, 132, {.even_share = true});
+  CHECK(s.sk_tiles == 56);
+  CHECK(s.blocks == 132);
+  // ... and 192 tiles of 12 K tiles (N = 24576, K = 1536), which 23's rule runs in two rounds (the idle
+  // SMs' 72 x 12 K tiles are under 132 x 32), are all shared out: the partial wave is under half full.
+  CHECK(choose_split(192, 12, 132, {.split_k = true}).sk_tiles == 0);
+  s = choose_split(192, 12, 132, {.even_share = true});
+  CHECK(s.sk_tiles == 192);
+  CHECK(s.blocks == 132);
+  // Whole waves stay whole.
+  CHECK(choose_split(264, 12, 132, {.even_share = true}).sk_tiles == 0);
 }
 
 TEST_CASE("family split: every split tile's K tiles covered once, on random shapes and policies", "[cpu][family]") {
@@ -91,9 +105,10 @@ TEST_CASE("family split: every split tile's K tiles covered once, on random shap
     const int sms = std::uniform_int_distribution<int>(1, 144)(rng);
     const int64_t tiles = std::uniform_int_distribution<int64_t>(1, 3 * sms + 5)(rng);
     const int64_t k_tiles = std::uniform_int_distribution<int64_t>(1, 2048)(rng);
-    const SplitPolicy p{.wave_limits = (i & 1) != 0, .split_k = (i & 2) != 0, .planned = (i & 4) != 0};
+    const SplitPolicy p{.wave_limits = (i & 1) != 0, .split_k = (i & 2) != 0, .planned = (i & 4) != 0,
+                        .even_share = (i & 8) != 0};
     const Split s = choose_split(tiles, k_tiles, sms, p);
-    INFO(tiles << " tiles of " << k_tiles << " K tiles on " << sms << " SMs, policy " << (i & 7));
+    INFO(tiles << " tiles of " << k_tiles << " K tiles on " << sms << " SMs, policy " << (i & 15));
     REQUIRE(s.tiles == tiles);
     REQUIRE(s.blocks <= std::max<int64_t>(sms, tiles));
     check_partition(s, k_tiles);

@@ -30,14 +30,21 @@ struct SplitPolicy {
   /// tile, one block each, instead of stream-K's even share, where `planned` or the quarter-wave rule says.
   bool split_k = false;
   bool planned = false;  ///< the menu's plan priced the split and chose it (tile_menu::plan)
+  /// 38: stream-K's even share of the K tiles over every SM wherever the last wave leaves one idle,
+  /// with no price on the fixup (neither the wave limits nor kFixupKTiles): for a grid of one tile row,
+  /// where a block's time is the bytes of B it reads and no two blocks share a panel, an idle SM is
+  /// bandwidth not drawn. Overrides the fields above.
+  bool even_share = false;
 };
 
 /// The split of `tiles` tiles of `k_tiles` K tiles on `sms` SMs under `p`: the one rule of steps 24 on.
 /// Where the SMs the last wave leaves idle would idle for more than kFixupKTiles K tiles each, stream-K
 /// takes the last wave (stream_k::make_split), within the wave limits unless p drops them; under one
-/// wave with p.split_k, equal split-K segments where p.planned or the quarter-wave rule says so.
+/// wave with p.split_k, equal split-K segments where p.planned or the quarter-wave rule says so;
+/// with p.even_share, stream-K wherever the last wave is partial.
 inline stream_k::Split choose_split(int64_t tiles, int64_t k_tiles, int sms, SplitPolicy p) {
   const int64_t waves = tiles / sms, rest = tiles % sms;
+  if (p.even_share) return stream_k::make_split(tiles, k_tiles, sms, rest > 0, kMinPiece);
   const bool idle = rest > 0 && (sms - rest) * k_tiles > int64_t(sms) * kFixupKTiles;
   const bool quarter = waves == 0 && 4 * tiles <= sms;
   if (p.split_k && p.wave_limits && waves == 0) {
