@@ -1,17 +1,16 @@
 // Step 38 — decode reads B on every SM, on step 37. One lesson: where the tile grid is one tile row
-// (M <= BM: 64 rows for M <= 64, 128 up to 128), a block's time is the bytes of B it reads, and an SM
-// with no work is bandwidth nobody draws. Step 37 gives such a grid whole tiles or equal split-K
-// segments: 112 blocks for 132 SMs at N = 7168 (56 tiles, two segments each), two rounds of 192 tiles
-// at N = 24576, K = 1536 (too short to split), 119 blocks at N = 2112 (17 tiles, seven segments). It
-// ran 0.73-0.94x cuBLASLt per-tensor at M <= 128 on the H200 (results/nvidia_h200_fp8_shapes.csv).
-// Here a one-row grid takes stream-K's even share of its K tiles over all 132 SMs wherever the last
-// wave is partial (SplitPolicy::even_share, family/plan.hpp), with no price on the fixup: A is one tile
-// row, so no two blocks share a panel of B, and the reason step 26 kept split-K's equal segments (the
-// blocks of a panel walking K in step, for L2) is gone. Taller grids keep 37's plan.
-// Prediction (H200, time ~ the most bytes any SM reads): at (7168, 16384) 132/112 = 1.18x faster,
-// 0.77-0.88x -> 0.90-1.03x; at (24576, 1536) up to 2/1.45 = 1.38x less the fixup of 192 split tiles,
-// 0.84-0.94x -> about 1.0-1.15x; at (2112, 7168) 132/119 = 1.11x, 0.74-0.82x -> 0.80-0.90x (there the
-// K loop is short and the launch and fixup weigh more); a wave of M > 128 unchanged.
+// (M <= BM: 64 rows for M <= 64, 128 up to 128), a block's time is the bytes of B it reads, so an SM
+// with no work is HBM bandwidth nobody draws. Step 37 runs such grids as whole tiles or equal split-K
+// segments: at N = K = 4096, 32 blocks of 32 K tiles on 132 SMs; at (7168, 16384) 112 blocks of 64;
+// at (24576, 1536) two rounds of 12. It ran 0.73-0.94x cuBLASLt per-tensor at M <= 128 (H200,
+// results/nvidia_h200_fp8_shapes.csv). Here a one-row grid takes stream-K's even share of its K tiles
+// over every SM (SplitPolicy::even_share, family/plan.hpp) where that shortens the busiest SM's K tiles
+// (family::busiest_k_tiles), with no price on the fixup. Step 26 kept equal segments so that blocks
+// sharing a panel walk K in step; here every block reads its own panel of B, and A (M x K) fits in L2.
+// Prediction (time ~ the busiest SM's K tiles): N = K = 4096: 32 -> 8, up to 4x, capped by HBM and the
+// launch: past 1.0x; (7168, 16384): 64 -> 55, 1.16x: 0.77-0.88x -> 0.89-1.02x; (24576, 1536): 24 ->
+// 18, up to 1.33x less the fixup of 192 split tiles: 0.84-0.94x -> about 1.0-1.1x; (2112, 7168) and
+// M > 128: unchanged (8 -> 8 K tiles: 37's plan).
 // SASS: the same two kernels as 37 (the configurations are 37's); only the host's plan changes.
 // Supports: K % 16 == 0 (16-byte TMA row stride of 1-byte e4m3), any M, N >= 1, < 2^30 tiles. sm_90a.
 // Run: make run STEP=38 M=16 N=7168 K=16384
@@ -36,18 +35,21 @@ struct Short : fam::Config<fam::menu::fit({.elem = fam::Elem::e4m3, .accum = fam
 constexpr int kShortMaxM = Short::BM;  ///< M <= this runs the 64-row tile (one tile row either way)
 
 /// The policy: the plan for C = A * B^T (M x N x K) on `sms` SMs. The tile: Short for M <= 64, else
-/// Block. A grid of one tile row (M <= the tile's BM): stream-K's even share over every SM wherever the
-/// last wave is partial (SplitPolicy::even_share). Taller: step 37's plan (split-K under one wave into
+/// Block. A grid of one tile row (M <= the tile's BM): stream-K's even share over every SM
+/// (SplitPolicy::even_share) where it shortens the busiest SM's K tiles (family::busiest_k_tiles), else
+/// 37's plan. Taller: step 37's plan (split-K under one wave into
 /// s = tile_menu::split_factor equal segments where ceil(k_tiles / s) + kFixupKTiles < k_tiles, or
 /// under a quarter wave where family::choose_split's idle rule says; a wave or more: 23's wave rule).
 fam::Plan plan(int m, int n, int k, int sms) {
   const fam::Spec spec = m <= kShortMaxM ? Short::spec : Block::spec;
-  if (m <= spec.bm) return fam::make_plan({m, n, k}, spec, {.even_share = true}, false, sms);
   const int64_t tiles = ((int64_t(m) + spec.bm - 1) / spec.bm) * ((int64_t(n) + spec.bn - 1) / spec.bn);
   const int64_t k_tiles = (int64_t(k) + fam::bk(spec) - 1) / fam::bk(spec);
   const int64_t s = gemm::tile_menu::split_factor(tiles, k_tiles, sms);
   const bool split = tiles < sms && s >= 2 && (k_tiles + s - 1) / s + fam::kFixupKTiles < k_tiles;
-  return fam::make_plan({m, n, k}, spec, {.wave_limits = true, .split_k = true, .planned = split}, false, sms);
+  const fam::Plan p37 = fam::make_plan({m, n, k}, spec, {.wave_limits = true, .split_k = true, .planned = split}, false, sms);
+  if (m > spec.bm) return p37;
+  const fam::Plan even = fam::make_plan({m, n, k}, spec, {.even_share = true}, false, sms);
+  return fam::busiest_k_tiles(even) < fam::busiest_k_tiles(p37) ? even : p37;
 }
 
 std::optional<std::string> unsupported(int m, int n, int k) {

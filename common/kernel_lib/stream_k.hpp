@@ -37,7 +37,8 @@ struct Split {
 /// all tiles are shared out, on up to `sms` blocks of at least `min_piece` K tiles each (none when
 /// that leaves no more blocks than tiles). Otherwise stream-K takes the partial wave's tiles, plus one
 /// full wave when the partial one is under half full (every stream-K block then gets at least half a
-/// tile of K and no tile is split between more than three blocks), on `sms` blocks.
+/// tile of K, rounded down: none at k_tiles = 1, where every piece is a whole tile; and no tile is
+/// split between more than three blocks), on `sms` blocks.
 inline Split make_split(int64_t tiles, int64_t k_tiles, int sms, bool worth_it, int min_piece) {
   Split s{};
   s.tiles = int(tiles);

@@ -119,12 +119,10 @@ inline constexpr double kLaunchS = 6e-6;
 /// the best reference (results/nvidia_h200_shapes.csv). A model of what differs between entries at one
 /// shape (padding, waves, splits, idle SMs), not of their speed: the measurement supplies that.
 inline double efficiency(const Plan& p, int sms) {
-  const stream_k::Split& s = p.split;
   const int n_sms = sms < 1 ? 1 : sms;
   const double m = p.shape.m, n = p.shape.n, k = p.shape.k;
-  const int64_t units = s.blocks < 1 ? 1 : s.blocks;
-  const int64_t fixup = s.sk_tiles > 0 ? kFixupKTiles : 0;  // a split tile's pieces are summed (plan.hpp)
-  const int64_t longest = (s.dp_tiles + units - 1) / units * p.k_tiles + (s.iters + units - 1) / units + fixup;
+  const int64_t fixup = p.split.sk_tiles > 0 ? kFixupKTiles : 0;  // a split tile's pieces are summed (plan.hpp)
+  const int64_t longest = busiest_k_tiles(p) + fixup;
   const double k_tile = std::max(2.0 * p.spec.bm * p.spec.bn * bk(p.spec) / (kPeakFlops / n_sms),
                                  double(p.spec.bm + p.spec.bn) * bk(p.spec) * elem_bytes(p.spec) / (kL2BytesPerS / n_sms));
   const double bytes = 2.0 * (m * k + n * k + m * n) / kHbmBytesPerS;

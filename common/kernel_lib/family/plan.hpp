@@ -30,10 +30,11 @@ struct SplitPolicy {
   /// tile, one block each, instead of stream-K's even share, where `planned` or the quarter-wave rule says.
   bool split_k = false;
   bool planned = false;  ///< the menu's plan priced the split and chose it (tile_menu::plan)
-  /// 38: stream-K's even share of the K tiles over every SM wherever the last wave leaves one idle,
+  /// 38: stream-K's even share of the K tiles over every SM wherever the last wave leaves one idle
+  /// (stream_k::make_split: under one wave, on as many blocks as pieces of kMinPiece K tiles allow),
   /// with no price on the fixup (neither the wave limits nor kFixupKTiles): for a grid of one tile row,
-  /// where a block's time is the bytes of B it reads and no two blocks share a panel, an idle SM is
-  /// bandwidth not drawn. Overrides the fields above.
+  /// where a block's time is the bytes of B it reads, an idle SM is bandwidth not drawn. Overrides the
+  /// fields above; whether it pays is the policy's question (busiest_k_tiles).
   bool even_share = false;
 };
 
@@ -78,6 +79,16 @@ struct Plan {
   // 128-byte rows, so as aligned as TMA needs).
   size_t split_bytes, counters_offset, copy_a_offset, copy_b_offset, workspace_bytes;
 };
+
+/// The most K tiles any unit of plan `p` runs: its rounds of whole tiles (block b of P runs tiles b,
+/// b + P, ...) and its range of the split's iterations, the longest of which is ceil(iters / P)
+/// (stream_k::Split::start). A model of a grid's time where each K tile costs the same: step 38 shares
+/// a grid evenly only where this falls, and dispatch::efficiency prices a plan by it.
+inline int64_t busiest_k_tiles(const Plan& p) {
+  const stream_k::Split& s = p.split;
+  const int64_t units = s.blocks < 1 ? 1 : s.blocks;
+  return (s.dp_tiles + units - 1) / units * p.k_tiles + (s.iters + units - 1) / units;
+}
 
 /// K rounded up to a whole K tile (one 128-byte row per K tile): the pitch of step 28's copies.
 inline int64_t padded_pitch(int64_t k, Spec s) { return (k + bk(s) - 1) / bk(s) * bk(s); }
