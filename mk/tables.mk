@@ -38,7 +38,7 @@ results-tables: steps-table
 	  echo "docs/fp8.md: the outliers tables left as they are (no results/$(DOCS_GPU)_fp8_outliers.csv yet: scripts/gpu_session.sh outliers on a GPU)"; \
 	fi
 	@if [ -f results/nvidia_h200_fp8_shapes.csv ]; then \
-	  for s in 36 37; do python3 scripts/fp8_table.py results/nvidia_h200_fp8_shapes.csv --step $$s --book docs/fp8.md --block fp8_$$s || exit 1; done; \
+	  for s in 35 36 37; do python3 scripts/fp8_table.py results/nvidia_h200_fp8_shapes.csv --step $$s --book docs/fp8.md --block fp8_$$s || exit 1; done; \
 	fi
 	@if [ -f results/nvidia_h100_80gb_hbm3_shapes.csv ]; then \
 	  python3 scripts/shapes_table.py results/nvidia_h100_80gb_hbm3_shapes.csv --book docs/every_shape.md --block shapes_h100 --steps 29,28; \
