@@ -40,6 +40,9 @@ results-tables: steps-table
 	@if [ -f results/nvidia_h200_fp8_shapes.csv ]; then \
 	  for s in 35 36 37; do python3 scripts/fp8_table.py results/nvidia_h200_fp8_shapes.csv --step $$s --book docs/fp8.md --block fp8_$$s || exit 1; done; \
 	fi
+	@if [ -f results/nvidia_h200.csv ]; then \
+	  for s in 30 31 32 33 34; do python3 scripts/fp8_table.py results/nvidia_h200.csv --step $$s --book docs/fp8.md --block fp8_$$s --sol || exit 1; done; \
+	fi
 	@if [ -f results/nvidia_h100_80gb_hbm3_shapes.csv ]; then \
 	  python3 scripts/shapes_table.py results/nvidia_h100_80gb_hbm3_shapes.csv --book docs/every_shape.md --block shapes_h100 --steps 29,28; \
 	fi

@@ -136,6 +136,15 @@ class Fp8Table(unittest.TestCase):
                     "--block", f"fp8_{step}", "--check")
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
+    def test_the_square_size_blocks_are_what_the_committed_csv_says(self):
+        square = ROOT / "results/nvidia_h200.csv"
+        if not square.exists():
+            self.skipTest("no results/nvidia_h200.csv")
+        for step in ("30", "31", "32", "33", "34"):
+            r = run(SCRIPTS / "fp8_table.py", square, "--step", step, "--book", ROOT / "docs/fp8.md",
+                    "--block", f"fp8_{step}", "--sol", "--check")
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
     def test_rows_from_a_csv_and_a_stale_block(self):
         with tempfile.TemporaryDirectory() as d:
             path, book = Path(d) / "x_fp8_shapes.csv", Path(d) / "book.md"
@@ -153,6 +162,9 @@ class Fp8Table(unittest.TestCase):
             self.assertEqual(run(*args, "--check").returncode, 1)
             self.assertEqual(run(*args).returncode, 0)
             self.assertIn("| 16 × 4096 × 4096 | 38.60 | 0.834 [0.784–0.857] | 0.828 | 2010 | 0.000662 (0.000662) |",
+                          book.read_text())
+            self.assertEqual(run(*args, "--sol").returncode, 0)
+            self.assertIn("| 16 × 4096 × 4096 | 38.60 | 0.834 [0.784–0.857] | 0.828 | 2010 | – | 0.000662 (0.000662) |",
                           book.read_text())
             r = run(SCRIPTS / "fp8_table.py", path, "--step", "36")
             self.assertNotEqual(r.returncode, 0)
