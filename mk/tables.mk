@@ -46,6 +46,12 @@ results-tables: steps-table
 	@if [ -f results/nvidia_h100_80gb_hbm3_shapes.csv ]; then \
 	  python3 scripts/shapes_table.py results/nvidia_h100_80gb_hbm3_shapes.csv --book docs/every_shape.md --block shapes_h100 --steps 29,28; \
 	fi
+	@if [ -f results/nvidia_h200_shapes.csv ]; then \
+	  python3 scripts/shapes_table.py results/nvidia_h200_shapes.csv --book docs/every_shape.md --block pair_24_25 --pair 24,25 --shapes 256:4096:4096,256:4096:14336,128:4096:4096,128:6144:4096,1024:1024:65536,128:4096:14336 || exit 1; \
+	  python3 scripts/shapes_table.py results/nvidia_h200_shapes.csv --book docs/every_shape.md --block pair_25_26 --pair 25,26 --shapes 128:4096:14336,1024:1024:65536 || exit 1; \
+	  python3 scripts/shapes_table.py results/nvidia_h200_shapes.csv --book docs/every_shape.md --block pair_26_27 --pair 26,27 --shapes 1:4096:4096,1:4096:14336,1:14336:4096,4:6144:4096,32:4096:4096,32:4096:14336,32:14336:4096 || exit 1; \
+	  python3 scripts/shapes_table.py results/nvidia_h200_shapes.csv --book docs/every_shape.md --block pair_27_28 --pair 27,28 --shapes 5000:5000:5000 || exit 1; \
+	fi
 	@if [ -n "$(TORCH_RESULTS)" ]; then \
 	  python3 scripts/plot_torch.py $(TORCH_RESULTS) --book docs/pytorch.md; \
 	else \

@@ -10,7 +10,20 @@ shape_sweep.random_shapes) are kept apart: per step and per class of alignment, 
 the geometric mean, the share at or above 0.95x and the worst five, then a table of their own; the
 sweep's summary and table are over the other rows only.
 With --full FILE, writes it between <!-- shapes:begin --> and <!-- shapes:end --> of FILE
-(docs/results.md); `make results-tables` does so when the CSV exists."""
+(docs/results.md); `make results-tables` does so when the CSV exists.
+
+Two chapter blocks, each between `<!-- NAME:table -->` and `<!-- /NAME -->` of --book (--check: exit 1
+when the block is not what the CSV says, writing nothing):
+  --book F --block NAME --steps 29,28
+      classes_table(): per step, the geometric mean over the sweep and over each class of the random set.
+  --book F --block NAME --pair PARENT,STEP --shapes M:N:K,...
+      pair_table(): a step against its parent at chosen shapes, one row a shape:
+      | shape | step P | step S | time S / P | step P × best [IQR] | step S × best [IQR] |
+      where a step's cell is its median time and SM clock (each step ran in its own processes, on its own
+      day: the times are not paired), time S / P the quotient of the two medians, and × best the
+      step's paired ratio to the best reference of its own process [interquartile range], as in the
+      table above. Every number is a measurement of the CSV; an unknown step or a shape a step did not
+      run is refused."""
 import argparse
 import csv
 import pathlib
@@ -215,15 +228,73 @@ def classes_table(csv_path, steps):
     return "\n".join(lines) + "\n"
 
 
+def shape_label(m, n, k):
+    """The book's spelling of a shape: 256 × 4096 × 4096, or 5000³ for a cube."""
+    return f"{m}³" if m == n == k else f"{m} × {n} × {k}"
+
+
+def parse_shapes(text):
+    """"256:4096:4096,1:4096:14336" (or 256x4096x4096) -> [(256, 4096, 4096), (1, 4096, 14336)]."""
+    out = []
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        parts = item.replace("x", ":").split(":")
+        if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
+            sys.exit(f"error: --shapes: {item!r} is not M:N:K")
+        out.append(tuple(int(p) for p in parts))
+    if not out:
+        sys.exit("error: --shapes: no shape")
+    return out
+
+
+def pair_table(csv_path, parent, step, shapes):
+    """A Markdown table of step `step` against `parent` at `shapes` [(M, N, K)], one row a shape, from
+    the CSV's rows alone (see the module's docstring). Exits with one line for a step with no rows or a
+    shape that a step did not run."""
+    res = sw.read_results(csv_path)
+    missing = [sid for sid in (parent, step) if not any(r["step"] == sid for r in res)]
+    if missing:
+        sys.exit(f"error: {csv_path}: no rows of step {', '.join(missing)}")
+    by = {(r["step"], r["m"], r["n"], r["k"]): r for r in res}
+
+    def timed(sid, shp):
+        r = by.get((sid, *shp))
+        if r is None:
+            sys.exit(f"error: {csv_path}: step {sid} has no row at {sw.label(*shp)}")
+        return r
+
+    def cell(r):
+        if r["ms"] is None or r["status"] != "ok":
+            return f"not timed ({r['status']})"
+        return f"{r['ms'] * 1e3:.1f} µs at {fmt(r['clock'], '{:.0f}')} MHz"
+
+    lines = [f"| shape | step {parent} | step {step} | time {step} / {parent} | step {parent} × best [IQR] | "
+             f"step {step} × best [IQR] |", "|---|---:|---:|---:|---:|---:|"]
+    for shp in shapes:
+        a, b = timed(parent, shp), timed(step, shp)
+        quot = f"{b['ms'] / a['ms']:.2f}" if a["ms"] and b["ms"] and "not" not in cell(a) + cell(b) else ""
+        lines.append(f"| {shape_label(*shp)} | {cell(a)} | {cell(b)} | {quot} | {ratio_cell(a)} | {ratio_cell(b)} |")
+    return "\n".join(lines) + "\n"
+
+
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("csv")
     ap.add_argument("--full", help="write the table between the shapes markers of this file (docs/results.md)")
     ap.add_argument("--book", help="write classes_table() of --steps into this chapter's block --block")
     ap.add_argument("--block", default="shapes", help="the block's name: <!-- NAME:table --> ... <!-- /NAME -->")
     ap.add_argument("--steps", help="the steps of the --book table, comma-separated (e.g. 29,28)")
+    ap.add_argument("--pair", help="PARENT,STEP: the --book block is pair_table() of the two steps at --shapes")
+    ap.add_argument("--shapes", help="with --pair: the shapes, M:N:K comma-separated (e.g. 256:4096:4096,5000:5000:5000)")
     ap.add_argument("--check", action="store_true", help="with --book: exit 1 when the block is not current")
     args = ap.parse_args()
+    if args.pair:
+        pair = args.pair.split(",")
+        if not args.book or not args.shapes or len(pair) != 2 or not all(pair):
+            sys.exit("error: --pair PARENT,STEP needs --book, --block and --shapes M:N:K,...")
+        body = pair_table(args.csv, pair[0], pair[1], parse_shapes(args.shapes))
+        command = (f"python3 scripts/shapes_table.py {args.csv} --book {args.book} --block {args.block} "
+                   f"--pair {args.pair} --shapes {args.shapes}")
+        sys.exit(results_table.rewrite_block(args.book, args.block, body, args.check, command))
     if args.book:
         if not args.steps:
             sys.exit("error: --book needs --steps (e.g. --steps 29,28)")
