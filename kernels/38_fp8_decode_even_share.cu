@@ -42,10 +42,7 @@ constexpr int kShortMaxM = Short::BM;  ///< M <= this runs the 64-row tile (one 
 /// under a quarter wave where family::choose_split's idle rule says; a wave or more: 23's wave rule).
 fam::Plan plan(int m, int n, int k, int sms) {
   const fam::Spec spec = m <= kShortMaxM ? Short::spec : Block::spec;
-  const int64_t tiles = ((int64_t(m) + spec.bm - 1) / spec.bm) * ((int64_t(n) + spec.bn - 1) / spec.bn);
-  const int64_t k_tiles = (int64_t(k) + fam::bk(spec) - 1) / fam::bk(spec);
-  const int64_t s = gemm::tile_menu::split_factor(tiles, k_tiles, sms);
-  const bool split = tiles < sms && s >= 2 && (k_tiles + s - 1) / s + fam::kFixupKTiles < k_tiles;
+  const bool split = fam::split_pays({m, n, k}, spec, sms);  // (family/plan.hpp)
   const fam::Plan p37 = fam::make_plan({m, n, k}, spec, {.wave_limits = true, .split_k = true, .planned = split}, false, sms);
   if (m > spec.bm) return p37;
   const fam::Plan even = fam::make_plan({m, n, k}, spec, {.even_share = true}, false, sms);

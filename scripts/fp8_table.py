@@ -20,10 +20,7 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import results_table  # noqa: E402
-
-
-def label(m, n, k):
-    return f"{m}³" if m == n == k else f"{m} × {n} × {k}"
+from shape_sweep import book_label  # noqa: E402
 
 
 def table(csv_path, step, sol=False):
@@ -49,7 +46,7 @@ def table(csv_path, step, sol=False):
         fast_ratio = f"{float(fast['step_ratio']):.3f}" if fast and fast.get("step_ratio") else "–"
         err = f"{float(step_row['rel_rms_err']):.6f} ({float(ref['rel_rms_err']):.6f})" if step_row.get("rel_rms_err") else "–"
         light = (f"{float(step_row['sol_at_clock']):.3f} | " if step_row.get("sol_at_clock") else "– | ") if sol else ""
-        lines.append(f"| {label(*shape)} | {float(step_row['tflops']):.2f} | {ratio} | {fast_ratio} | "
+        lines.append(f"| {book_label(*shape)} | {float(step_row['tflops']):.2f} | {ratio} | {fast_ratio} | "
                      f"{step_row.get('clock_mhz', '')} | {light}{err} |")
     if len(lines) == 2:
         sys.exit(f"error: {csv_path}: step {step} has no shape with both its own row and cuBLASLt's")

@@ -159,6 +159,11 @@ def label(m, n, k):
     return f"{m}x{n}x{k}"
 
 
+def book_label(m, n, k):
+    """The book's spelling of a shape in its tables: 256 × 4096 × 4096, or 5000³ for a cube."""
+    return f"{m}³" if m == n == k else f"{m} × {n} × {k}"
+
+
 def _num(v):
     try:
         return float(v) if v not in ("", None) else None

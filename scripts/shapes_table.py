@@ -195,14 +195,21 @@ def dates(csv_path):
 
 
 
-def classes_table(csv_path, steps):
-    """A Markdown table, one column per step of `steps` (ids, in order): over the sweep, the geometric mean
-    of its ratio to the best reference with the number of shapes at or above FLOOR, and over each class of
-    the random set, the geometric mean; "–" where the step ran none of those shapes."""
+def results_of(csv_path, steps):
+    """The CSV's results (shape_sweep.read_results); exits with one line naming the steps of `steps`
+    that have no rows in it."""
     res = sw.read_results(csv_path)
     missing = [sid for sid in steps if not any(r["step"] == sid for r in res)]
     if missing:
         sys.exit(f"error: {csv_path}: no rows of step {', '.join(missing)}")
+    return res
+
+
+def classes_table(csv_path, steps):
+    """A Markdown table, one column per step of `steps` (ids, in order): over the sweep, the geometric mean
+    of its ratio to the best reference with the number of shapes at or above FLOOR, and over each class of
+    the random set, the geometric mean; "–" where the step ran none of those shapes."""
+    res = results_of(csv_path, steps)
 
     def cell(group, with_floor):
         ok = [r["ratio"] for r in group if r["ratio"] is not None]
@@ -228,11 +235,6 @@ def classes_table(csv_path, steps):
     return "\n".join(lines) + "\n"
 
 
-def shape_label(m, n, k):
-    """The book's spelling of a shape: 256 × 4096 × 4096, or 5000³ for a cube."""
-    return f"{m}³" if m == n == k else f"{m} × {n} × {k}"
-
-
 def parse_shapes(text):
     """"256:4096:4096,1:4096:14336" (or 256x4096x4096) -> [(256, 4096, 4096), (1, 4096, 14336)]."""
     out = []
@@ -250,10 +252,7 @@ def pair_table(csv_path, parent, step, shapes):
     """A Markdown table of step `step` against `parent` at `shapes` [(M, N, K)], one row a shape, from
     the CSV's rows alone (see the module's docstring). Exits with one line for a step with no rows or a
     shape that a step did not run."""
-    res = sw.read_results(csv_path)
-    missing = [sid for sid in (parent, step) if not any(r["step"] == sid for r in res)]
-    if missing:
-        sys.exit(f"error: {csv_path}: no rows of step {', '.join(missing)}")
+    res = results_of(csv_path, (parent, step))
     by = {(r["step"], r["m"], r["n"], r["k"]): r for r in res}
 
     def timed(sid, shp):
@@ -272,7 +271,7 @@ def pair_table(csv_path, parent, step, shapes):
     for shp in shapes:
         a, b = timed(parent, shp), timed(step, shp)
         quot = f"{b['ms'] / a['ms']:.2f}" if a["ms"] and b["ms"] and "not" not in cell(a) + cell(b) else ""
-        lines.append(f"| {shape_label(*shp)} | {cell(a)} | {cell(b)} | {quot} | {ratio_cell(a)} | {ratio_cell(b)} |")
+        lines.append(f"| {sw.book_label(*shp)} | {cell(a)} | {cell(b)} | {quot} | {ratio_cell(a)} | {ratio_cell(b)} |")
     return "\n".join(lines) + "\n"
 
 

@@ -106,6 +106,7 @@ TEST_CASE("family plan: the busiest unit's K tiles, step 37's plans against the 
                        Case{24576, 1536, false, 132, 24, 18},  // 192 tiles of 12: two rounds
                        Case{2112, 7168, true, 119, 8, 8}}) {    // 17 tiles of 56, seven segments: no gain
     INFO("16 x " << c.n << " x " << c.k);
+    CHECK(split_pays({16, c.n, c.k}, shrt, 132) == c.split37);  // 35's rule, as the steps ask it
     const Plan a = step37(c.n, c.k, c.split37), b = even(c.n, c.k);
     CHECK(a.split.blocks == c.blocks37);
     CHECK(busiest_k_tiles(a) == c.busiest37);

@@ -80,6 +80,16 @@ struct Plan {
   size_t split_bytes, counters_offset, copy_a_offset, copy_b_offset, workspace_bytes;
 };
 
+/// FP8's shape rule (steps 35 on): whether `spec`'s grid for `sh` on `sms` SMs is planned split under
+/// one wave: into s = tile_menu::split_factor equal segments (s >= 2) where a segment plus the fixup's
+/// price (kFixupKTiles) is shorter than the whole K. The policy passes the answer as SplitPolicy::planned.
+inline bool split_pays(Shape sh, Spec spec, int sms) {
+  const int64_t tiles = ((int64_t(sh.m) + spec.bm - 1) / spec.bm) * ((int64_t(sh.n) + spec.bn - 1) / spec.bn);
+  const int64_t k_tiles = (int64_t(sh.k) + bk(spec) - 1) / bk(spec);
+  const int64_t s = tile_menu::split_factor(tiles, k_tiles, sms);
+  return tiles < sms && s >= 2 && (k_tiles + s - 1) / s + kFixupKTiles < k_tiles;
+}
+
 /// The most K tiles any unit of plan `p` runs: its rounds of whole tiles (block b of P runs tiles b,
 /// b + P, ...) and its range of the split's iterations, the longest of which is ceil(iters / P)
 /// (stream_k::Split::start). A model of a grid's time where each K tile costs the same: step 38 shares
