@@ -30,22 +30,14 @@ struct SplitPolicy {
   /// tile, one block each, instead of stream-K's even share, where `planned` or the quarter-wave rule says.
   bool split_k = false;
   bool planned = false;  ///< the menu's plan priced the split and chose it (tile_menu::plan)
-  /// 38: stream-K's even share of the K tiles over every SM wherever the last wave leaves one idle
-  /// (stream_k::make_split: under one wave, on as many blocks as pieces of kMinPiece K tiles allow),
-  /// with no price on the fixup (neither the wave limits nor kFixupKTiles): for a grid of one tile row,
-  /// where a block's time is the bytes of B it reads, an idle SM is bandwidth not drawn. Overrides the
-  /// fields above; whether it pays is the policy's question (busiest_k_tiles).
-  bool even_share = false;
 };
 
 /// The split of `tiles` tiles of `k_tiles` K tiles on `sms` SMs under `p`: the one rule of steps 24 on.
 /// Where the SMs the last wave leaves idle would idle for more than kFixupKTiles K tiles each, stream-K
 /// takes the last wave (stream_k::make_split), within the wave limits unless p drops them; under one
-/// wave with p.split_k, equal split-K segments where p.planned or the quarter-wave rule says so;
-/// with p.even_share, stream-K wherever the last wave is partial.
+/// wave with p.split_k, equal split-K segments where p.planned or the quarter-wave rule says so.
 inline stream_k::Split choose_split(int64_t tiles, int64_t k_tiles, int sms, SplitPolicy p) {
   const int64_t waves = tiles / sms, rest = tiles % sms;
-  if (p.even_share) return stream_k::make_split(tiles, k_tiles, sms, rest > 0, kMinPiece);
   const bool idle = rest > 0 && (sms - rest) * k_tiles > int64_t(sms) * kFixupKTiles;
   const bool quarter = waves == 0 && 4 * tiles <= sms;
   if (p.split_k && p.wave_limits && waves == 0) {
@@ -92,8 +84,9 @@ inline bool split_pays(Shape sh, Spec spec, int sms) {
 
 /// The most K tiles any unit of plan `p` runs: its rounds of whole tiles (block b of P runs tiles b,
 /// b + P, ...) and its range of the split's iterations, the longest of which is ceil(iters / P)
-/// (stream_k::Split::start). A model of a grid's time where each K tile costs the same: step 38 shares
-/// a grid evenly only where this falls, and dispatch::efficiency prices a plan by it.
+/// (stream_k::Split::start). A model of a grid's time where each K tile costs the same, which
+/// dispatch::efficiency prices a plan by. It leaves out what a split adds: an even share of a decode
+/// grid shortened this and ran slower (docs/notebook/fp8.md, "An even share of a decode GEMM's K").
 inline int64_t busiest_k_tiles(const Plan& p) {
   const stream_k::Split& s = p.split;
   const int64_t units = s.blocks < 1 ? 1 : s.blocks;
