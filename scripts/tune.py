@@ -5,8 +5,11 @@ results/tuning/<gpu>_bf16.csv. Step 28 (its hand rules; --hand-step) is timed be
 baseline a measured dispatch must beat.
 
 The grid: M log-spaced from 1 to 16384 (the decode batches 1-256 more densely), N from 256 and K from 1024 to
-16384 in powers of four-ish, each shape once with K % 64 == 0 (aligned pitch) and once with K + 8
-(K % 16 == 8: rows that start inside a 32-byte sector; issue 46's misaligned class).
+16384 in powers of four-ish, each shape once with K % 64 == 0 (aligned pitch), once with K + 8
+(K % 16 == 8: rows that start inside a 32-byte sector; issue 46's misaligned class) and once with K + 32
+(rows on a sector but half a 128-byte line off it, the middle of K % 64 = 16, 32, 48: most of a K tile's
+rows span two lines; dispatch::alignment_class's bit 2). The third class came after the first two were
+measured; resuming times only its shapes.
 
   scripts/tune.py --dry-run                 the grid, its batches and an estimate (no GPU)
   scripts/tune.py                           run it (GPU), resuming: shapes already in the CSV are skipped
@@ -47,7 +50,7 @@ def grid(name):
     out = []
     for m in M_GRID:
         for n, k in NK_GRID:
-            out += [(m, n, k), (m, n, k + 8)]
+            out += [(m, n, k), (m, n, k + 8), (m, n, k + 32)]
     return out
 
 

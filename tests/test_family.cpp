@@ -441,6 +441,17 @@ TEST_CASE("family dispatch: the nearest measured shape's ratios, carried to the 
   // A class with no measurement falls back to the nearest row of any class (N % 8 != 0 here).
   CHECK(pick(table, 4096, 4095, 4096) == wide);
   CHECK(dispatch::alignment_class(4095, 4104) == 3);
+  // A pitch on a sector but off the 128-byte line (K % 64 != 0) is a class of its own, which speaks
+  // where the table has rows of it; a table without them answers as for an aligned pitch (not from the
+  // nearer K % 16 == 8 row: 4112 lies nearer 4104 than 4096).
+  CHECK(dispatch::alignment_class(4096, 4112) == 4);
+  CHECK(dispatch::alignment_class(4096, 4096) == 0);
+  CHECK(dispatch::alignment_class(4095, 4112) == 6);
+  CHECK(pick(table, 4096, 4096, 4112) == wide);
+  auto off_line = table;
+  off_line.push_back(row(4096, 4096, 4128, 0.7f, {{wide, 0.6f}, {narrow_m, 0.75f}}));
+  CHECK(pick(off_line, 4096, 4096, 4112) == narrow_m);
+  CHECK(pick(off_line, 4096, 4096, 4096) == wide);  // the aligned query keeps its own row
   // Two rows equally near: each entry's lower carried ratio.
   const std::vector halves = {row(96, 4096, 4096, 0.9f, {{narrow_m, 1.0f}, {wide, 0.8f}}),
                               row(96, 4096, 16384, 0.9f, {{narrow_m, 0.8f}, {wide, 1.0f}})};

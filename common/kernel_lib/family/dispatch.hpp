@@ -1,8 +1,9 @@
 // The measured dispatch (issue 46): which menu entry (family/menu.hpp) runs a shape, read off a table
 // of the tuner's measurements (build/bin/tune, results/tuning/): for each shape it timed, every entry's
 // paired ratio over cuBLAS there, and the hand rule's (step 28). A query takes the measured shape
-// nearest to it in (ln M, ln N, ln K) among those of its own alignment class (K % 16 == 8 or not, N % 8
-// == 0 or not: the classes where the best entry changes for reasons a distance in size cannot see),
+// nearest to it in (ln M, ln N, ln K) among those of its own alignment class (K % 16 == 8, or rows on a
+// sector but off a 128-byte line, or neither; N % 8 == 0 or not: the classes where the best entry
+// changes for reasons a distance in size cannot see),
 // and from that row the entry whose ratio, carried to the query, is highest. Carried how: a ratio
 // measured at one shape is scaled by how close the entry's plan comes to the shape's floor at the query
 // against at the measured shape (efficiency(): a roofline of the plan, its tiles padded at the edges,
@@ -94,8 +95,13 @@ std::array<Measured<N>, R> resolve(const std::array<TunedShape, R>& table, const
 }
 
 /// The alignment class of a shape: bit 0 set when K % 16 == 8 (rows start inside a 32-byte sector),
-/// bit 1 when N % 8 != 0 (C's rows are not 16-byte aligned: no TMA store).
-constexpr int alignment_class(int n, int k) { return (k % 16 == 8 ? 1 : 0) | (n % 8 != 0 ? 2 : 0); }
+/// bit 1 when N % 8 != 0 (C's rows are not 16-byte aligned: no TMA store), bit 2 when K % 16 == 0 but
+/// K % 64 != 0 (rows start on a sector but off a 128-byte line, so most of a K tile's 128-byte rows
+/// span two lines: ncu counted about twice the L2 requests there, docs/notebook/hopper.md, "A first
+/// profile at a pitch off the line").
+constexpr int alignment_class(int n, int k) {
+  return (k % 16 == 8 ? 1 : 0) | (n % 8 != 0 ? 2 : 0) | (k % 16 == 0 && k % 64 != 0 ? 4 : 0);
+}
 
 /// The H200's roofs in efficiency()'s model (docs/machine.md): the dense bf16 peak, FLOP/s (989
 /// TFLOP/s at 1.83 GHz, datasheet); HBM's bandwidth, bytes/s (4.3 TB/s, a device-to-device copy on it);
@@ -165,7 +171,8 @@ struct Carried {
 };
 
 /// The ratios for C = A * B^T (m x n x k) on `sms` SMs, carried from the nearest measured shape of
-/// the same alignment class (else of any class; rows equally near: each entry's lowest): each entry's
+/// the same alignment class (else of that class without bit 2, as before the tuner measured pitches
+/// off the line; else of any class; rows equally near: each entry's lowest): each entry's
 /// ratio there that takes the query (menu::refusal), times efficiency at the query (menu::plan) over
 /// efficiency there (the plan it was timed with: timed_plan), and the hand rule's, carried the same way
 /// with its plans (menu::hand_plan). Nothing is carried when the table has no row or the shape lies
@@ -187,18 +194,22 @@ Carried<N> carry(const Measured<N>* table, size_t rows, const std::array<menu::E
   out.inside = true;
   const int cls = alignment_class(n, k);
   const double lq[3] = {std::log(double(m)), std::log(double(n)), std::log(double(k))};
-  double nearest[2] = {-1, -1};  // [0]: same class, [1]: any class
+  // The classes a row may speak for, nearest first: [0] the query's, [1] the query's without bit 2
+  // (an off-line pitch as an aligned one), [2] any.
+  const int want[2] = {cls, cls & ~4};
+  const auto fits = [&](const Measured<N>& r, int w) { return w == 2 || alignment_class(r.n, r.k) == want[w]; };
+  double nearest[3] = {-1, -1, -1};
   for (size_t i = 0; i < rows; ++i) {
     const double d = log_distance(lq, table[i]);
-    for (int w = alignment_class(table[i].n, table[i].k) == cls ? 0 : 1; w < 2; ++w)
-      if (nearest[w] < 0 || d < nearest[w]) nearest[w] = d;
+    for (int w = 0; w < 3; ++w)
+      if (fits(table[i], w) && (nearest[w] < 0 || d < nearest[w])) nearest[w] = d;
   }
-  const int w = nearest[0] >= 0 ? 0 : 1;
+  const int w = nearest[0] >= 0 ? 0 : nearest[1] >= 0 ? 1 : 2;
   const double q_hand = efficiency(menu::hand_plan(m, n, k, sms), sms);
   const auto keep = [](double& slot, double x) { slot = slot < 0 ? x : std::min(slot, x); };
   for (size_t i = 0; i < rows; ++i) {
     const Measured<N>& r = table[i];
-    if ((w == 0 && alignment_class(r.n, r.k) != cls) || log_distance(lq, r) > nearest[w] + 1e-12) continue;
+    if (!fits(r, w) || log_distance(lq, r) > nearest[w] + 1e-12) continue;
     out.from_m = r.m, out.from_n = r.n, out.from_k = r.k;
     const double hand_there = r.hand > 0 ? efficiency(menu::hand_plan(r.m, r.n, r.k, sms), sms) : 0;
     if (hand_there > 0) keep(out.hand, r.hand * q_hand / hand_there);
