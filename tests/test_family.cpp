@@ -89,7 +89,7 @@ TEST_CASE("family split: the worked examples of steps 21-26", "[cpu][family]") {
 
 TEST_CASE("family plan: the busiest unit's K tiles of step 37's decode plans", "[cpu][family]") {
   // Step 37's 64-row tile (BN = 128, BK = 128 one-byte elements) at M = 16 on 132 SMs: the busiest SM's
-  // K tiles under the split its rule picks (the table of docs/notebook/fp8.md's even-share entry).
+  // K tiles under the split its rule picks (the table in docs/notebook/fp8.md's even-share entry).
   const Spec shrt{.elem = Elem::e4m3, .accum = Accum::two_sets, .scales = Scales::per_tensor, .stages = 8, .bm = 64};
   REQUIRE(refusal(shrt) == nullptr);
   const auto step37 = [&](int n, int k, bool split) {
