@@ -106,6 +106,14 @@ TEST_CASE("family plan: the busiest unit's K tiles of step 37's decode plans", "
     CHECK(a.split.blocks == c.blocks37);
     CHECK(busiest_k_tiles(a) == c.busiest37);
   }
+  // A swapped tile counts the kernel's tiles, those of C^T: 64 rows of N by 16 of M at 16 x 4096 x 14336
+  // are 64 tiles of 112 K tiles, which split in two (C's 1 x 256 tiles of 64 x 16 would not).
+  const Spec swap16{.elem = Elem::e4m3, .bn = 16, .swap = true, .accum = Accum::two_sets, .scales = Scales::per_tensor,
+                    .stages = 8, .bm = 64};
+  REQUIRE(refusal(swap16) == nullptr);
+  CHECK(split_pays({16, 4096, 14336}, swap16, 132));
+  CHECK(make_plan({16, 4096, 14336}, swap16, {.split_k = true, .planned = true}, false, 132).split.blocks == 128);
+  CHECK(!split_pays({16, 7168, 16384}, swap16, 132));  // 112 tiles: no second segment fits 132 SMs
   // A whole grid: the rounds of whole tiles times K tiles, nothing split.
   const Plan whole = make_plan({16, 264 * 128, 4096}, shrt, {}, false, 132);
   CHECK(whole.split.sk_tiles == 0);

@@ -75,8 +75,10 @@ struct Plan {
 /// FP8's shape rule (steps 35 on): whether `spec`'s grid for `sh` on `sms` SMs is planned split under
 /// one wave: into s = tile_menu::split_factor equal segments (s >= 2) where a segment plus the fixup's
 /// price (kFixupKTiles) is shorter than the whole K. The policy passes the answer as SplitPolicy::planned.
+/// The tiles are the kernel's: of C^T (n x m) where spec.swap.
 inline bool split_pays(Shape sh, Spec spec, int sms) {
-  const int64_t tiles = ((int64_t(sh.m) + spec.bm - 1) / spec.bm) * ((int64_t(sh.n) + spec.bn - 1) / spec.bn);
+  const int64_t km = spec.swap ? sh.n : sh.m, kn = spec.swap ? sh.m : sh.n;
+  const int64_t tiles = ((km + spec.bm - 1) / spec.bm) * ((kn + spec.bn - 1) / spec.bn);
   const int64_t k_tiles = (int64_t(sh.k) + bk(spec) - 1) / bk(spec);
   const int64_t s = tile_menu::split_factor(tiles, k_tiles, sms);
   return tiles < sms && s >= 2 && (k_tiles + s - 1) / s + kFixupKTiles < k_tiles;
