@@ -8,6 +8,10 @@
 - docs/benchmarking.md, "## Sustained mode": the sustained table (TFLOP/s, SM clock, power, TFLOP/J
   and the fraction of the speed of light at that clock) matches results/<gpu>_sustained.csv (skipped,
   and said so, when a --root copy holds no docs/benchmarking.md);
+- docs/hopper_part1.md, "## Where part 1 ends": each step's paired ratio over cuBLAS at 8192^3 matches
+  results/<gpu>.csv; docs/hopper_part2.md's sustained table (one column per step: TFLOP/s, clock,
+  TFLOP/J, sol_at_clock, speed and FLOP per joule over cuBLAS in the same process, cuBLAS's clock)
+  matches results/<gpu>_sustained.csv (each skipped, and said so, when a --root copy lacks the chapter);
 - the walkthroughs (sass_annotations/*.md) and the figure captions (every `*Figure: ...*` line of the
   book): every "N TFLOP/s" they quote is a value some committed results file holds (a tflops column of
   results/**/*.csv, to the digits quoted, or the text of results/**/*.md), unless its sentence says
@@ -76,6 +80,58 @@ def provenance(root, bad):
     return checked
 
 
+def part_tables(root, rows, sus, bad):
+    """Hopper part 1's closing table and part 2's sustained table against the results; returns the count checked."""
+    checked = 0
+    p1_md = root / "docs/hopper_part1.md"
+    if not p1_md.exists():
+        print("note: no docs/hopper_part1.md under the root: its closing table is not checked")
+    else:
+        # "| 12 | 128×128 tile | 0.831 |": the paired ratio over cuBLAS at 8192^3 (the cuBLAS row's step_ratio).
+        for c in table_rows(p1_md.read_text(), "## Where part 1 ends", r"^\| \d\d \|"):
+            r = next((x for x in rows if x["step"] == c[0] and x["m"] == "8192" and x["kernel"] == "cublas"
+                      and x.get("mode", "burst") == "burst"), None)
+            checked += 1
+            if r is None or not close(c[2], float(r["step_ratio"])):
+                bad.append(f"docs/hopper_part1.md: part 1's table, step {c[0]}: {c[2]} x cuBLAS, the results have "
+                           f"{r['step_ratio'] if r else 'no row'}")
+    p2_md = root / "docs/hopper_part2.md"
+    if not p2_md.exists():
+        print("note: no docs/hopper_part2.md under the root: its sustained table is not checked")
+        return checked
+    text = p2_md.read_text()
+    lines = text[text.index("| 8192³, each kernel alone for 3 s |"):].split("\n\n")[0].splitlines()
+    steps = re.findall(r"step (\d+)", lines[0])
+
+    def get(step, kernel, field):
+        r = next((x for x in sus if x["step"] == step and x["m"] == "8192" and x["kernel"] == kernel), None)
+        return None if r is None else float(r[field])
+
+    fields = {"TFLOP/s": lambda st: get(st, "step", "tflops"),
+              "mean SM clock": lambda st: get(st, "step", "clock_mhz"),
+              "TFLOP/J": lambda st: get(st, "step", "tflop_per_j"),
+              "`sol_at_clock`": lambda st: get(st, "step", "sol_at_clock"),
+              "speed × cuBLAS in the same process": lambda st: get(st, "cublas", "step_ratio"),
+              "FLOP per joule × cuBLAS in the same process":
+                  lambda st: get(st, "step", "tflop_per_j") / get(st, "cublas", "tflop_per_j"),
+              "cuBLAS's mean SM clock there": lambda st: get(st, "cublas", "clock_mhz")}
+    for line in lines[2:]:
+        c = [x.strip() for x in line.strip().strip("|").split("|")]
+        if c[0] not in fields:
+            bad.append(f"docs/hopper_part2.md: sustained table row '{c[0]}' is one this check does not know")
+            continue
+        for step, quoted in zip(steps, c[1:]):
+            checked += 1
+            try:
+                value = fields[c[0]](step)
+            except TypeError:  # a missing row
+                value = None
+            if value is None or not close(quoted.split()[0], value):
+                bad.append(f"docs/hopper_part2.md: sustained table, step {step}, {c[0]}: {quoted}, the results have "
+                           f"{value if value is not None else 'no row'}")
+    return checked
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--root", default=str(pathlib.Path(__file__).resolve().parent.parent))
@@ -129,6 +185,7 @@ def main():
             if r is None or not close(quoted, scale * float(r[field])):
                 bad.append(f"docs/benchmarking.md: sustained {c[0]}: {field} {quoted}, {sus_csv} has "
                            f"{r[field] if r else 'no row'}")
+    checked += part_tables(root, rows, sus, bad)
     for b in bad:
         print(b)
     print(f"numbers: {checked} checked, {len(bad)} disagree")
