@@ -12,6 +12,9 @@
   results/<gpu>.csv; docs/hopper_part2.md's sustained table (one column per step: TFLOP/s, clock,
   TFLOP/J, sol_at_clock, speed and FLOP per joule over cuBLAS in the same process, cuBLAS's clock)
   matches results/<gpu>_sustained.csv (each skipped, and said so, when a --root copy lacks the chapter);
+- docs/benchmarking.md, "## How much to trust a ratio": the five-process table (each step and size's
+  range of paired ratios and of cuBLAS's TFLOP/s, with the max/min spread in %) matches
+  results/<gpu>_stability.csv;
 - the walkthroughs (sass_annotations/*.md) and the figure captions (every `*Figure: ...*` line of the
   book): every "N TFLOP/s" they quote is a value some committed results file holds (a tflops column of
   results/**/*.csv, to the digits quoted, or the text of results/**/*.md), unless its sentence says
@@ -77,6 +80,29 @@ def provenance(root, bad):
                 if not any(close(q, v) for v in values) and q not in texts:
                     bad.append(f"{md.relative_to(root)}:{n}: {q} TFLOP/s is in no committed result (results/): "
                                f"{sentence.strip()[:90]}")
+    return checked
+
+
+def stability_table(bench, stab, bad):
+    """docs/benchmarking.md's five-process table against the stability CSV; returns the count checked.
+    A row: "| 14 | 4096³ | 0.883–0.886 (0.4 %) | 710–715 TFLOP/s (0.7 %) |"."""
+    checked = 0
+    for c in table_rows(bench, "## How much to trust a ratio", r"^\| \d\d \| \d+³"):
+        step, size = c[0], c[1].rstrip("³")
+        runs = [r for r in stab if r["step"] == step and r["size"] == size]
+        m1 = re.match(r"([\d.]+)–([\d.]+) \(([\d.]+) %\)", c[2])
+        m2 = re.match(r"([\d.]+)–([\d.]+) TFLOP/s \(([\d.]+) %\)", c[3])
+        if not runs or not m1 or not m2:
+            bad.append(f"docs/benchmarking.md: five-process row {step} {c[1]}: no runs in the stability CSV or an unreadable row")
+            continue
+        for m, field in ((m1, "ratio"), (m2, "cublas_tflops")):
+            values = [float(r[field]) for r in runs]
+            lo, hi = min(values), max(values)
+            for quoted, value in ((m.group(1), lo), (m.group(2), hi), (m.group(3), 100 * (hi / lo - 1))):
+                checked += 1
+                if not close(quoted, value):
+                    bad.append(f"docs/benchmarking.md: five-process row {step} {c[1]}, {field}: {quoted}, the "
+                               f"stability CSV gives {value:.4g}")
     return checked
 
 
@@ -186,6 +212,8 @@ def main():
                 bad.append(f"docs/benchmarking.md: sustained {c[0]}: {field} {quoted}, {sus_csv} has "
                            f"{r[field] if r else 'no row'}")
     checked += part_tables(root, rows, sus, bad)
+    if bench is not None:
+        checked += stability_table(bench, list(csv.DictReader(open(root / re.sub(r"\.csv$", "_stability.csv", args.csv)))), bad)
     for b in bad:
         print(b)
     print(f"numbers: {checked} checked, {len(bad)} disagree")

@@ -435,7 +435,7 @@ TEST_CASE("docs: every relative link and image of the Markdown exists, and a bro
                              Catch::Contains("`img/there.png` names a file of the repository") && Catch::Contains("4 broken"));
 }
 
-TEST_CASE("docs: measured numbers in the machine chapter's and Hopper chapters' tables, the walkthroughs and the captions are the committed results'; a changed one fails", "[cpu][docs]") {
+TEST_CASE("docs: measured numbers in the machine, Hopper and benchmarking chapters' tables, the walkthroughs and the captions are the committed results'; a changed one fails", "[cpu][docs]") {
   if (!gemm_test::have_repo("scripts/check_numbers.py")) return;
   const fs::path root = repo_dir();
   if (gemm_test::run_command("python3 --version").status != 0) {
@@ -455,6 +455,7 @@ TEST_CASE("docs: measured numbers in the machine chapter's and Hopper chapters' 
   fs::copy(root / "sass_annotations", tmp / "sass_annotations", fs::copy_options::recursive);
   fs::copy_file(root / "docs/machine.md", tmp / "docs/machine.md");
   fs::copy_file(root / "docs/hopper_part1.md", tmp / "docs/hopper_part1.md");
+  fs::copy_file(root / "docs/benchmarking.md", tmp / "docs/benchmarking.md");
   // Adds `delta` to the first number `pattern` captures in `file`; returns the number as now written.
   auto bump = [](const fs::path& file, const std::regex& pattern, double delta) {
     std::stringstream ss;
@@ -469,6 +470,7 @@ TEST_CASE("docs: measured numbers in the machine chapter's and Hopper chapters' 
   };
   const std::string quoted_sol = bump(tmp / "docs/machine.md", std::regex(R"(\| 02 coalescing \| (\d+\.\d) \|)"), 3.0);
   const std::string quoted_ratio = bump(tmp / "docs/hopper_part1.md", std::regex(R"(\| 12 \| [^|]+\| (\d\.\d+) \|)"), 0.2);
+  const std::string quoted_range = bump(tmp / "docs/benchmarking.md", std::regex(R"(\| 21 \| 8192³ \| [\d.]+–([\d.]+) \()"), 0.1);
   std::ofstream(tmp / "sass_annotations/99_twin.md") << "The twin measured 123.4 TFLOP/s at 4096.\n";
   {
     std::stringstream ss;
@@ -482,5 +484,6 @@ TEST_CASE("docs: measured numbers in the machine chapter's and Hopper chapters' 
                              Catch::Contains("99_twin.md:1: 123.4 TFLOP/s is in no committed result") &&
                              Catch::Contains("16_tma_store_epilogue.cu: the header quotes a measurement") &&
                              Catch::Contains("hopper_part1.md: part 1's table, step 12: " + quoted_ratio) &&
-                             Catch::Contains("4 disagree"));
+                             Catch::Contains("five-process row 21 8192³, ratio: " + quoted_range) &&
+                             Catch::Contains("5 disagree"));
 }
