@@ -15,6 +15,9 @@
 - docs/benchmarking.md, "## How much to trust a ratio": the five-process table (each step and size's
   range of paired ratios and of cuBLAS's TFLOP/s, with the max/min spread in %) matches
   results/<gpu>_stability.csv;
+- docs/every_shape.md, step 28's two probe tables (step 27 against the copy-always build; step 27
+  against step 28): their times and paired ratios over cuBLAS match results/<gpu>_pad_pitch.csv
+  (probe b; probe d, else e);
 - the walkthroughs (sass_annotations/*.md) and the figure captions (every `*Figure: ...*` line of the
   book): every "N TFLOP/s" they quote is a value some committed results file holds (a tflops column of
   results/**/*.csv, to the digits quoted, or the text of results/**/*.md), unless its sentence says
@@ -80,6 +83,62 @@ def provenance(root, bad):
                 if not any(close(q, v) for v in values) and q not in texts:
                     bad.append(f"{md.relative_to(root)}:{n}: {q} TFLOP/s is in no committed result (results/): "
                                f"{sentence.strip()[:90]}")
+    return checked
+
+
+def shape_of(label):
+    """(m, n, k) of a book label: "8200³", "4096 × 4096 × 4104", with any "(...)" after it."""
+    label = label.split("(")[0].strip()
+    m = re.fullmatch(r"(\d+)³", label)
+    if m:
+        return (m.group(1),) * 3
+    m = re.fullmatch(r"(\d+) × (\d+) × (\d+)", label)
+    return m.groups() if m else None
+
+
+def pad_pitch_tables(root, csv_rel, bad):
+    """every_shape.md's step-28 probe tables against the pad-pitch CSV; returns the count checked."""
+    md = root / "docs/every_shape.md"
+    if not md.exists() or not (root / csv_rel).exists():
+        print("note: no docs/every_shape.md or pad-pitch CSV under the root: step 28's probe tables are not checked")
+        return 0
+    text, rows = md.read_text(), list(csv.DictReader(open(root / csv_rel)))
+
+    def find(probes, binary, shape, kernel):
+        for probe in probes:
+            r = next((x for x in rows if x["probe"] == probe and x["binary"] == binary and x["kernel"] == kernel
+                      and (x["m"], x["n"], x["k"]) == shape), None)
+            if r:
+                return r
+        return None
+
+    checked = 0
+
+    def compare(where, quoted, r, field, scale):
+        nonlocal checked
+        checked += 1
+        if r is None or not close(quoted, scale * float(r[field])):
+            bad.append(f"docs/every_shape.md: {where}: {quoted}, {csv_rel} has "
+                       f"{scale * float(r[field]) if r else 'no row'}")
+
+    for head, probes, cols in (("| shape | 1/M + 1/N | step 27 | copy first |", ("b",),
+                                ((2, "27_swap_to_m"), (3, "variant_28_always"))),
+                               ("| shape | step 27 | step 28 | × cuBLAS, 27 → 28 |", ("d", "e"),
+                                ((1, "27_swap_to_m"), (2, "28_pad_pitch")))):
+        if head not in text:
+            bad.append(f"docs/every_shape.md: no table headed {head}")
+            continue
+        for line in text[text.index(head):].split("\n\n")[0].splitlines()[2:]:
+            c = [x.strip() for x in line.strip().strip("|").split("|")]
+            shape = shape_of(c[0])
+            if shape is None:
+                bad.append(f"docs/every_shape.md: an unreadable shape {c[0]}")
+                continue
+            for col, binary in cols:
+                compare(f"{c[0]}, {binary}", c[col].split()[0], find(probes, binary, shape, "step"), "ms", 1000)
+            if "→" in c[-1]:  # the second table's "0.443 → 0.806": 27's and 28's paired ratios over cuBLAS
+                for quoted, binary in zip(c[-1].split(" → "), ("27_swap_to_m", "28_pad_pitch")):
+                    compare(f"{c[0]}, {binary} x cuBLAS", quoted, find(probes, binary, shape, "cublas"), "step_ratio", 1)
     return checked
 
 
@@ -212,6 +271,7 @@ def main():
                 bad.append(f"docs/benchmarking.md: sustained {c[0]}: {field} {quoted}, {sus_csv} has "
                            f"{r[field] if r else 'no row'}")
     checked += part_tables(root, rows, sus, bad)
+    checked += pad_pitch_tables(root, re.sub(r"\.csv$", "_pad_pitch.csv", args.csv), bad)
     if bench is not None:
         checked += stability_table(bench, list(csv.DictReader(open(root / re.sub(r"\.csv$", "_stability.csv", args.csv)))), bad)
     for b in bad:
