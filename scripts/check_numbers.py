@@ -18,6 +18,9 @@
 - docs/every_shape.md, step 28's two probe tables (step 27 against the copy-always build; step 27
   against step 28): their times and paired ratios over cuBLAS match results/<gpu>_pad_pitch.csv
   (probe b; probe d, else e);
+- a chapter's table of profiler counters right after a link to results/profiles/*.md (the paragraph
+  before it names the file): every number in it is one the linked profiles hold, as printed or in
+  thousands, millions or billions (ncu's raw counts: "65.9 M" for 65924223);
 - the walkthroughs (sass_annotations/*.md) and the figure captions (every `*Figure: ...*` line of the
   book): every "N TFLOP/s" they quote is a value some committed results file holds (a tflops column of
   results/**/*.csv, to the digits quoted, or the text of results/**/*.md), unless its sentence says
@@ -83,6 +86,44 @@ def provenance(root, bad):
                 if not any(close(q, v) for v in values) and q not in texts:
                     bad.append(f"{md.relative_to(root)}:{n}: {q} TFLOP/s is in no committed result (results/): "
                                f"{sentence.strip()[:90]}")
+    return checked
+
+
+PROFILE_LINK = re.compile(r"\]\(((?:\.\./)+results/profiles/[\w./-]+\.md)\)")
+NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w.])")
+
+
+def profile_tables(root, bad):
+    """The chapters' tables of ncu counters against the profiles their paragraph links; returns the count checked."""
+    checked = 0
+    for md in docs_walk.book(root):
+        lines = md.read_text().splitlines()
+        i = 0
+        while i < len(lines):
+            if not lines[i].startswith("|"):
+                i += 1
+                continue
+            j = i
+            while j < len(lines) and lines[j].startswith("|"):
+                j += 1
+            before = "\n".join(lines[max(0, i - 6):i]).split("\n\n")[-1]  # the paragraph just above the table
+            links = PROFILE_LINK.findall(before)
+            if links:
+                held = []
+                for rel in links:
+                    f = (md.parent / rel).resolve()
+                    if f.exists():
+                        held += [float(x) for x in NUMBER.findall(f.read_text())]
+                candidates = held + [x / 1e3 for x in held] + [x / 1e6 for x in held] + [x / 1e9 for x in held]
+                for n in range(i + 2, j):
+                    cells = [c.strip() for c in lines[n].strip().strip("|").split("|")][1:]
+                    for cell in cells:
+                        for q in NUMBER.findall(cell.replace("`", " ")):
+                            checked += 1
+                            if not any(close(q, v) for v in candidates):
+                                bad.append(f"{md.relative_to(root)}:{n + 1}: {q} is in none of the linked profiles "
+                                           f"({', '.join(links)}): {lines[n][:80]}")
+            i = j
     return checked
 
 
@@ -271,6 +312,7 @@ def main():
                 bad.append(f"docs/benchmarking.md: sustained {c[0]}: {field} {quoted}, {sus_csv} has "
                            f"{r[field] if r else 'no row'}")
     checked += part_tables(root, rows, sus, bad)
+    checked += profile_tables(root, bad)
     checked += pad_pitch_tables(root, re.sub(r"\.csv$", "_pad_pitch.csv", args.csv), bad)
     if bench is not None:
         checked += stability_table(bench, list(csv.DictReader(open(root / re.sub(r"\.csv$", "_stability.csv", args.csv)))), bad)
