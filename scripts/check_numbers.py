@@ -21,6 +21,10 @@
 - a chapter's table of profiler counters right after a link to results/profiles/*.md (the paragraph
   before it names the file): every number in it is one the linked profiles hold, as printed or in
   thousands, millions or billions (ncu's raw counts: "65.9 M" for 65924223);
+- docs/fp8.md: step 36's H100 table (36's and 35's paired ratios over cuBLASLt block-scaled with their
+  quartiles, 36's TFLOP/s; results/nvidia_h100_80gb_hbm3_fp8_shapes.csv, a shape's last run) and the
+  promotion-interval table (each interval's paired ratio over cuBLASLt with quartiles and its error;
+  results/<gpu>_fp8_promote.csv);
 - the walkthroughs (sass_annotations/*.md) and the figure captions (every `*Figure: ...*` line of the
   book): every "N TFLOP/s" they quote is a value some committed results file holds (a tflops column of
   results/**/*.csv, to the digits quoted, or the text of results/**/*.md), unless its sentence says
@@ -124,6 +128,59 @@ def profile_tables(root, bad):
                                 bad.append(f"{md.relative_to(root)}:{n + 1}: {q} is in none of the linked profiles "
                                            f"({', '.join(links)}): {lines[n][:80]}")
             i = j
+    return checked
+
+
+RATIO_IQR = re.compile(r"([\d.]+) \[([\d.]+)–([\d.]+)\]")
+
+
+def fp8_tables(root, promote_rel, bad):
+    """docs/fp8.md's step-36 H100 table and promotion table against their CSVs; returns the count checked."""
+    md, h100 = root / "docs/fp8.md", root / "results/nvidia_h100_80gb_hbm3_fp8_shapes.csv"
+    if not md.exists() or not h100.exists() or not (root / promote_rel).exists():
+        print("note: no docs/fp8.md or its CSVs under the root: its step-36 and promotion tables are not checked")
+        return 0
+    text, checked = md.read_text(), 0
+
+    def table(head):
+        if head not in text:
+            bad.append(f"docs/fp8.md: no table headed {head}")
+            return []
+        return [[c.strip() for c in l.strip().strip("|").split("|")]
+                for l in text[text.index(head):].split("\n\n")[0].splitlines()[2:]]
+
+    def compare(where, cell, r):
+        nonlocal checked
+        m = RATIO_IQR.fullmatch(cell)
+        for quoted, field in zip(m.groups() if m else (cell,), ("step_ratio", "step_ratio_q25", "step_ratio_q75")):
+            checked += 1
+            if r is None or not close(quoted, float(r[field])):
+                bad.append(f"docs/fp8.md: {where}: {quoted}, the results have {r[field] if r else 'no row'}")
+
+    last = {}
+    for r in csv.DictReader(open(h100)):  # a shape's last run wins, kernel by kernel
+        last[(r["step"], r["m"], r["n"], r["k"], r["kernel"])] = r
+    for c in table("| shape | step 36 × cuBLASLt [IQR] | step 35 × cuBLASLt [IQR] | step 36 TFLOP/s |"):
+        shape = shape_of(c[0])
+        ref = "cublaslt_stand_in" if "stand-in" in c[0] else "cublaslt_best"  # M = 1: cuBLASLt per-tensor stands in
+        compare(f"step 36 on the H100, {c[0]}", c[1], last.get(("36", *shape, ref)))
+        compare(f"step 35 on the H100, {c[0]}", c[2], last.get(("35", *shape, ref)))
+        r = last.get(("36", *shape, "step"))
+        checked += 1
+        if r is None or not close(c[3], float(r["tflops"])):
+            bad.append(f"docs/fp8.md: step 36 on the H100, {c[0]}: {c[3]} TFLOP/s, the results have {r['tflops'] if r else 'no row'}")
+    promote = list(csv.DictReader(open(root / promote_rel)))
+    for c in table("| promotion | 4096³: × cuBLASLt [IQR] | error | 8192³: × cuBLASLt [IQR] | error |"):
+        every = "0" if c[0].startswith("never") else str({"32": 1, "64": 2, "128": 4}[re.search(r"every (\d+) K", c[0]).group(1)])
+        for size, ratio_cell, err_cell in (("4096", c[1], c[2]), ("8192", c[3], c[4])):
+            def get(kernel):
+                return next((x for x in promote if x["promote_every"] == every and x["m"] == size and x["kernel"] == kernel), None)
+            compare(f"promotion '{c[0]}' at {size}", ratio_cell, get("cublaslt_best"))
+            r = get("step")
+            checked += 1
+            if r is None or not close(err_cell, float(r["rel_rms_err"])):
+                bad.append(f"docs/fp8.md: promotion '{c[0]}' at {size}: error {err_cell}, the results have "
+                           f"{r['rel_rms_err'] if r else 'no row'}")
     return checked
 
 
@@ -313,6 +370,7 @@ def main():
                            f"{r[field] if r else 'no row'}")
     checked += part_tables(root, rows, sus, bad)
     checked += profile_tables(root, bad)
+    checked += fp8_tables(root, re.sub(r"\.csv$", "_fp8_promote.csv", args.csv), bad)
     checked += pad_pitch_tables(root, re.sub(r"\.csv$", "_pad_pitch.csv", args.csv), bad)
     if bench is not None:
         checked += stability_table(bench, list(csv.DictReader(open(root / re.sub(r"\.csv$", "_stability.csv", args.csv)))), bad)

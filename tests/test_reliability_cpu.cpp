@@ -435,7 +435,7 @@ TEST_CASE("docs: every relative link and image of the Markdown exists, and a bro
                              Catch::Contains("`img/there.png` names a file of the repository") && Catch::Contains("4 broken"));
 }
 
-TEST_CASE("docs: measured numbers in the machine, Hopper, benchmarking and every-shape chapters' tables (profiler tables too), the walkthroughs and the captions are the committed results'; a changed one fails", "[cpu][docs]") {
+TEST_CASE("docs: measured numbers in the machine, Hopper, benchmarking, every-shape and FP8 chapters' tables (profiler tables too), the walkthroughs and the captions are the committed results'; a changed one fails", "[cpu][docs]") {
   if (!gemm_test::have_repo("scripts/check_numbers.py")) return;
   const fs::path root = repo_dir();
   if (gemm_test::run_command("python3 --version").status != 0) {
@@ -458,6 +458,7 @@ TEST_CASE("docs: measured numbers in the machine, Hopper, benchmarking and every
   fs::copy_file(root / "docs/benchmarking.md", tmp / "docs/benchmarking.md");
   fs::copy_file(root / "docs/every_shape.md", tmp / "docs/every_shape.md");
   fs::copy_file(root / "docs/hopper_part2.md", tmp / "docs/hopper_part2.md");
+  fs::copy_file(root / "docs/fp8.md", tmp / "docs/fp8.md");
   // Adds `delta` to the first number `pattern` captures in `file`; returns the number as now written.
   auto bump = [](const fs::path& file, const std::regex& pattern, double delta) {
     std::stringstream ss;
@@ -475,6 +476,7 @@ TEST_CASE("docs: measured numbers in the machine, Hopper, benchmarking and every
   const std::string quoted_range = bump(tmp / "docs/benchmarking.md", std::regex(R"(\| 21 \| 8192³ \| [\d.]+–([\d.]+) \()"), 0.1);
   const std::string quoted_us = bump(tmp / "docs/every_shape.md", std::regex(R"(\| 8200³ \| (\d+) µs)"), 100.0);
   const std::string quoted_cycles = bump(tmp / "docs/hopper_part2.md", std::regex(R"(\| SM cycles \| (2143\.9) k)"), 10.0);
+  const std::string quoted_promote = bump(tmp / "docs/fp8.md", std::regex(R"(\| every 64 K \(2 k32\) \| ([\d.]+) \[)"), 0.1);
   std::ofstream(tmp / "sass_annotations/99_twin.md") << "The twin measured 123.4 TFLOP/s at 4096.\n";
   {
     std::stringstream ss;
@@ -491,5 +493,6 @@ TEST_CASE("docs: measured numbers in the machine, Hopper, benchmarking and every
                              Catch::Contains("five-process row 21 8192³, ratio: " + quoted_range) &&
                              Catch::Contains("8200³, 27_swap_to_m: " + quoted_us) &&
                              Catch::Contains(quoted_cycles + " is in none of the linked profiles") &&
-                             Catch::Contains("7 disagree"));
+                             Catch::Contains("promotion 'every 64 K (2 k32)' at 4096: " + quoted_promote) &&
+                             Catch::Contains("8 disagree"));
 }
