@@ -25,6 +25,9 @@
   quartiles, 36's TFLOP/s; results/nvidia_h100_80gb_hbm3_fp8_shapes.csv, a shape's last run) and the
   promotion-interval table (each interval's paired ratio over cuBLASLt with quartiles and its error;
   results/<gpu>_fp8_promote.csv);
+- docs/fp32_ladder.md: the 05/06 tuning table (registers, blocks per SM, TFLOP/s and x cuBLAS at
+  4096^3; results/tuning/fp32_h200.csv) and the 08/09 tile table (x cuBLAS; fp32_h200_08_09.csv), each
+  row's configuration named below by the tuner's params;
 - the walkthroughs (sass_annotations/*.md) and the figure captions (every `*Figure: ...*` line of the
   book): every "N TFLOP/s" they quote is a value some committed results file holds (a tflops column of
   results/**/*.csv, to the digits quoted, or the text of results/**/*.md), unless its sentence says
@@ -128,6 +131,62 @@ def profile_tables(root, bad):
                                 bad.append(f"{md.relative_to(root)}:{n + 1}: {q} is in none of the linked profiles "
                                            f"({', '.join(links)}): {lines[n][:80]}")
             i = j
+    return checked
+
+
+# The fp32 chapter's tuning tables: a row's configuration as the tuner's CSV names it (step, params).
+FP32_0506 = {("05", "64×64×8, 8×4"): "BM=64 BN=64 BK=8 TM=8 TN=4",
+             ("05", "128×128×16, 8×8"): "BM=128 BN=128 BK=16 TM=8 TN=8",
+             ("06", "64×64×8, 8×4"): "BM=64 BN=64 BK=8 TM=8 TN=4",
+             ("06", "128×128×16, 8×8"): "BM=128 BN=128 BK=16 TM=8 TN=8"}
+FP32_0809 = {"128×128×8": ("BM=128 BN=128 BK=8 WM=32 WN=128 TM=8 TN=16 MINB=2",
+                           "BM=128 BN=128 BK=8 WM=32 WN=128 TM=8 TN=16 STAGES=4 MINB=1"),
+             "128×256×8": ("BM=128 BN=256 BK=8 WM=32 WN=128 TM=8 TN=16 MINB=1",
+                           "BM=128 BN=256 BK=8 WM=32 WN=128 TM=8 TN=16 STAGES=4 MINB=1"),
+             "128×256×16": (None, "BM=128 BN=256 BK=16 WM=32 WN=128 TM=8 TN=16 STAGES=2 MINB=1")}
+
+
+def fp32_tables(root, bad):
+    """The fp32 chapter's two tuning tables against the tuner's CSVs; returns the count checked."""
+    md = root / "docs/fp32_ladder.md"
+    sweeps = [root / "results/tuning/fp32_h200.csv", root / "results/tuning/fp32_h200_08_09.csv"]
+    if not md.exists() or not all(f.exists() for f in sweeps):
+        print("note: no docs/fp32_ladder.md or its tuning CSVs under the root: its tuning tables are not checked")
+        return 0
+    text, checked = md.read_text(), 0
+    first, second = (list(csv.DictReader(open(f))) for f in sweeps)
+
+    def find(rows, step, params):
+        return next((r for r in rows if r["step"] == step and r["params"] == params and r["status"] == "ok"), None)
+
+    def compare(where, quoted, r, field):
+        nonlocal checked
+        checked += 1
+        if r is None or not close(quoted, float(r[field])):
+            bad.append(f"docs/fp32_ladder.md: {where}: {quoted}, the tuning CSV has {r[field] if r else 'no row'}")
+
+    head = "| kernel | tile, thread tile | registers | blocks/SM | TFLOP/s | × cuBLAS |"
+    for line in text[text.index(head):].split("\n\n")[0].splitlines()[2:]:
+        c = [x.strip() for x in line.strip().strip("|").split("|")]
+        params = FP32_0506.get((c[0][:2], c[1]))
+        if params is None:
+            bad.append(f"docs/fp32_ladder.md: the 05/06 table's row '{c[0]} | {c[1]}' is one this check does not name")
+            continue
+        r = find(first, c[0][:2], params)
+        for quoted, field in zip(c[2:], ("regs", "blocks_per_sm", "tflops_4096", "ratio_4096")):
+            compare(f"{c[0]} {c[1]}, {field}", quoted, r, field)
+    head = "| tile | step 08 (registers) | step 09 (cp.async) |"
+    for line in text[text.index(head):].split("\n\n")[0].splitlines()[2:]:
+        c = [x.strip() for x in line.strip().strip("|").split("|")]
+        names = FP32_0809.get(c[0].split(",")[0])
+        if names is None:
+            bad.append(f"docs/fp32_ladder.md: the 08/09 table's row '{c[0]}' is one this check does not name")
+            continue
+        for step, params, cell in (("08", names[0], c[1]), ("09", names[1], c[2])):
+            m = re.search(r"(\d\.\d+)", cell.replace("*", ""))
+            if params is None or m is None:  # "does not fit"
+                continue
+            compare(f"{c[0]}, step {step}", m.group(1), find(second, step, params), "ratio_4096")
     return checked
 
 
@@ -370,6 +429,7 @@ def main():
                            f"{r[field] if r else 'no row'}")
     checked += part_tables(root, rows, sus, bad)
     checked += profile_tables(root, bad)
+    checked += fp32_tables(root, bad)
     checked += fp8_tables(root, re.sub(r"\.csv$", "_fp8_promote.csv", args.csv), bad)
     checked += pad_pitch_tables(root, re.sub(r"\.csv$", "_pad_pitch.csv", args.csv), bad)
     if bench is not None:
