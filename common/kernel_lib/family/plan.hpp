@@ -72,18 +72,6 @@ struct Plan {
   size_t split_bytes, counters_offset, copy_a_offset, copy_b_offset, workspace_bytes;
 };
 
-/// FP8's shape rule (steps 35 on): whether `spec`'s grid for `sh` on `sms` SMs is planned split under
-/// one wave: into s = tile_menu::split_factor equal segments (s >= 2) where a segment plus the fixup's
-/// price (kFixupKTiles) is shorter than the whole K. The policy passes the answer as SplitPolicy::planned.
-/// The tiles are the kernel's: of C^T (n x m) where spec.swap.
-inline bool split_pays(Shape sh, Spec spec, int sms) {
-  const int64_t km = spec.swap ? sh.n : sh.m, kn = spec.swap ? sh.m : sh.n;
-  const int64_t tiles = ((km + spec.bm - 1) / spec.bm) * ((kn + spec.bn - 1) / spec.bn);
-  const int64_t k_tiles = (int64_t(sh.k) + bk(spec) - 1) / bk(spec);
-  const int64_t s = tile_menu::split_factor(tiles, k_tiles, sms);
-  return tiles < sms && s >= 2 && (k_tiles + s - 1) / s + kFixupKTiles < k_tiles;
-}
-
 /// The most K tiles any unit of plan `p` runs: its rounds of whole tiles (block b of P runs tiles b,
 /// b + P, ...) and its range of the split's iterations, the longest of which is ceil(iters / P)
 /// (stream_k::Split::start). A model of a grid's time where each K tile costs the same, which
@@ -126,6 +114,17 @@ inline Plan make_plan(Shape sh, Spec spec, SplitPolicy sp, bool pad, int sms) {
   p.copy_b_offset = pad ? p.copy_a_offset + size_t(sh.m) * row : 0;
   p.workspace_bytes = pad ? p.copy_b_offset + size_t(sh.n) * row : p.split_bytes;
   return p;
+}
+
+/// FP8's shape rule (steps 35 on): whether `spec`'s grid for `sh` on `sms` SMs is planned split under
+/// one wave: into s = tile_menu::split_factor equal segments (s >= 2) where a segment plus the fixup's
+/// price (kFixupKTiles) is shorter than the whole K. The policy passes the answer as SplitPolicy::planned.
+/// The tiles are the kernel's (of C^T where spec.swap), as make_plan lays them out.
+inline bool split_pays(Shape sh, Spec spec, int sms) {
+  const Plan g = make_plan(sh, spec, {}, false, sms);  // (its geometry only)
+  const int64_t tiles = int64_t(g.tiles_m) * g.tiles_n;
+  const int64_t s = tile_menu::split_factor(tiles, g.k_tiles, sms);
+  return tiles < sms && s >= 2 && (g.k_tiles + s - 1) / s + kFixupKTiles < g.k_tiles;
 }
 
 }  // namespace gemm::family
