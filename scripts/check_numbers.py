@@ -57,7 +57,28 @@ def table_rows(text, heading, row_re):
     end = sec.find("\n## ", 5)
     for line in (sec if end < 0 else sec[:end]).splitlines():
         if re.match(row_re, line):
-            yield [x.strip() for x in line.strip().strip("|").split("|")]
+            yield cells(line)
+
+
+def cells(line):
+    """The cells of one Markdown table row."""
+    return [x.strip() for x in line.strip().strip("|").split("|")]
+
+
+def table_under(text, head, where, bad):
+    """The rows (their cells) of the table whose header line starts with `head`, below its separator; none,
+    and a line in `bad`, when `text` (the file `where`) has no such table."""
+    if head not in text:
+        bad.append(f"{where}: no table headed {head}")
+        return []
+    return [cells(line) for line in text[text.index(head):].split("\n\n")[0].splitlines()[2:]]
+
+
+def agree(bad, where, quoted, value):
+    """One quoted number against its value in the results (None: no row); returns 1, the count checked."""
+    if value is None or not close(quoted, value):
+        bad.append(f"{where}: {quoted}, the results have {'no row' if value is None else f'{value:.6g}'}")
+    return 1
 
 
 # A sentence that says where its number comes from when it is not a committed measurement.
@@ -123,8 +144,7 @@ def profile_tables(root, bad):
                         held += [float(x) for x in NUMBER.findall(f.read_text())]
                 candidates = held + [x / 1e3 for x in held] + [x / 1e6 for x in held] + [x / 1e9 for x in held]
                 for n in range(i + 2, j):
-                    cells = [c.strip() for c in lines[n].strip().strip("|").split("|")][1:]
-                    for cell in cells:
+                    for cell in cells(lines[n])[1:]:
                         for q in NUMBER.findall(cell.replace("`", " ")):
                             checked += 1
                             if not any(close(q, v) for v in candidates):
@@ -159,25 +179,16 @@ def fp32_tables(root, bad):
     def find(rows, step, params):
         return next((r for r in rows if r["step"] == step and r["params"] == params and r["status"] == "ok"), None)
 
-    def compare(where, quoted, r, field):
-        nonlocal checked
-        checked += 1
-        if r is None or not close(quoted, float(r[field])):
-            bad.append(f"docs/fp32_ladder.md: {where}: {quoted}, the tuning CSV has {r[field] if r else 'no row'}")
-
-    head = "| kernel | tile, thread tile | registers | blocks/SM | TFLOP/s | × cuBLAS |"
-    for line in text[text.index(head):].split("\n\n")[0].splitlines()[2:]:
-        c = [x.strip() for x in line.strip().strip("|").split("|")]
+    where = "docs/fp32_ladder.md"
+    for c in table_under(text, "| kernel | tile, thread tile | registers | blocks/SM | TFLOP/s | × cuBLAS |", where, bad):
         params = FP32_0506.get((c[0][:2], c[1]))
         if params is None:
             bad.append(f"docs/fp32_ladder.md: the 05/06 table's row '{c[0]} | {c[1]}' is one this check does not name")
             continue
         r = find(first, c[0][:2], params)
         for quoted, field in zip(c[2:], ("regs", "blocks_per_sm", "tflops_4096", "ratio_4096")):
-            compare(f"{c[0]} {c[1]}, {field}", quoted, r, field)
-    head = "| tile | step 08 (registers) | step 09 (cp.async) |"
-    for line in text[text.index(head):].split("\n\n")[0].splitlines()[2:]:
-        c = [x.strip() for x in line.strip().strip("|").split("|")]
+            checked += agree(bad, f"{where}: {c[0]} {c[1]}, {field}", quoted, r and float(r[field]))
+    for c in table_under(text, "| tile | step 08 (registers) | step 09 (cp.async) |", where, bad):
         names = FP32_0809.get(c[0].split(",")[0])
         if names is None:
             bad.append(f"docs/fp32_ladder.md: the 08/09 table's row '{c[0]}' is one this check does not name")
@@ -186,7 +197,8 @@ def fp32_tables(root, bad):
             m = re.search(r"(\d\.\d+)", cell.replace("*", ""))
             if params is None or m is None:  # "does not fit"
                 continue
-            compare(f"{c[0]}, step {step}", m.group(1), find(second, step, params), "ratio_4096")
+            r = find(second, step, params)
+            checked += agree(bad, f"{where}: {c[0]}, step {step}", m.group(1), r and float(r["ratio_4096"]))
     return checked
 
 
@@ -201,45 +213,33 @@ def fp8_tables(root, promote_rel, bad):
         return 0
     text, checked = md.read_text(), 0
 
-    def table(head):
-        if head not in text:
-            bad.append(f"docs/fp8.md: no table headed {head}")
-            return []
-        return [[c.strip() for c in l.strip().strip("|").split("|")]
-                for l in text[text.index(head):].split("\n\n")[0].splitlines()[2:]]
+    where = "docs/fp8.md"
 
-    def compare(where, cell, r):
+    def compare(what, cell, r):  # "1.065 [1.053–1.076]": the paired ratio and its quartiles
         nonlocal checked
         m = RATIO_IQR.fullmatch(cell)
         for quoted, field in zip(m.groups() if m else (cell,), ("step_ratio", "step_ratio_q25", "step_ratio_q75")):
-            checked += 1
-            if r is None or not close(quoted, float(r[field])):
-                bad.append(f"docs/fp8.md: {where}: {quoted}, the results have {r[field] if r else 'no row'}")
+            checked += agree(bad, f"{where}: {what}", quoted, r and float(r[field]))
 
     last = {}
     for r in csv.DictReader(open(h100)):  # a shape's last run wins, kernel by kernel
         last[(r["step"], r["m"], r["n"], r["k"], r["kernel"])] = r
-    for c in table("| shape | step 36 × cuBLASLt [IQR] | step 35 × cuBLASLt [IQR] | step 36 TFLOP/s |"):
+    for c in table_under(text, "| shape | step 36 × cuBLASLt [IQR] | step 35 × cuBLASLt [IQR] | step 36 TFLOP/s |", where, bad):
         shape = shape_of(c[0])
         ref = "cublaslt_stand_in" if "stand-in" in c[0] else "cublaslt_best"  # M = 1: cuBLASLt per-tensor stands in
         compare(f"step 36 on the H100, {c[0]}", c[1], last.get(("36", *shape, ref)))
         compare(f"step 35 on the H100, {c[0]}", c[2], last.get(("35", *shape, ref)))
         r = last.get(("36", *shape, "step"))
-        checked += 1
-        if r is None or not close(c[3], float(r["tflops"])):
-            bad.append(f"docs/fp8.md: step 36 on the H100, {c[0]}: {c[3]} TFLOP/s, the results have {r['tflops'] if r else 'no row'}")
+        checked += agree(bad, f"{where}: step 36 on the H100, {c[0]}, TFLOP/s", c[3], r and float(r["tflops"]))
     promote = list(csv.DictReader(open(root / promote_rel)))
-    for c in table("| promotion | 4096³: × cuBLASLt [IQR] | error | 8192³: × cuBLASLt [IQR] | error |"):
+    for c in table_under(text, "| promotion | 4096³: × cuBLASLt [IQR] | error | 8192³: × cuBLASLt [IQR] | error |", where, bad):
         every = "0" if c[0].startswith("never") else str({"32": 1, "64": 2, "128": 4}[re.search(r"every (\d+) K", c[0]).group(1)])
         for size, ratio_cell, err_cell in (("4096", c[1], c[2]), ("8192", c[3], c[4])):
             def get(kernel):
                 return next((x for x in promote if x["promote_every"] == every and x["m"] == size and x["kernel"] == kernel), None)
             compare(f"promotion '{c[0]}' at {size}", ratio_cell, get("cublaslt_best"))
             r = get("step")
-            checked += 1
-            if r is None or not close(err_cell, float(r["rel_rms_err"])):
-                bad.append(f"docs/fp8.md: promotion '{c[0]}' at {size}: error {err_cell}, the results have "
-                           f"{r['rel_rms_err'] if r else 'no row'}")
+            checked += agree(bad, f"{where}: promotion '{c[0]}' at {size}, error", err_cell, r and float(r["rel_rms_err"]))
     return checked
 
 
@@ -269,33 +269,23 @@ def pad_pitch_tables(root, csv_rel, bad):
                 return r
         return None
 
-    checked = 0
-
-    def compare(where, quoted, r, field, scale):
-        nonlocal checked
-        checked += 1
-        if r is None or not close(quoted, scale * float(r[field])):
-            bad.append(f"docs/every_shape.md: {where}: {quoted}, {csv_rel} has "
-                       f"{scale * float(r[field]) if r else 'no row'}")
-
+    checked, where = 0, "docs/every_shape.md"
     for head, probes, cols in (("| shape | 1/M + 1/N | step 27 | copy first |", ("b",),
                                 ((2, "27_swap_to_m"), (3, "variant_28_always"))),
                                ("| shape | step 27 | step 28 | × cuBLAS, 27 → 28 |", ("d", "e"),
                                 ((1, "27_swap_to_m"), (2, "28_pad_pitch")))):
-        if head not in text:
-            bad.append(f"docs/every_shape.md: no table headed {head}")
-            continue
-        for line in text[text.index(head):].split("\n\n")[0].splitlines()[2:]:
-            c = [x.strip() for x in line.strip().strip("|").split("|")]
+        for c in table_under(text, head, where, bad):
             shape = shape_of(c[0])
             if shape is None:
-                bad.append(f"docs/every_shape.md: an unreadable shape {c[0]}")
+                bad.append(f"{where}: an unreadable shape {c[0]}")
                 continue
             for col, binary in cols:
-                compare(f"{c[0]}, {binary}", c[col].split()[0], find(probes, binary, shape, "step"), "ms", 1000)
+                r = find(probes, binary, shape, "step")
+                checked += agree(bad, f"{where}: {c[0]}, {binary}", c[col].split()[0], r and 1000 * float(r["ms"]))
             if "→" in c[-1]:  # the second table's "0.443 → 0.806": 27's and 28's paired ratios over cuBLAS
                 for quoted, binary in zip(c[-1].split(" → "), ("27_swap_to_m", "28_pad_pitch")):
-                    compare(f"{c[0]}, {binary} x cuBLAS", quoted, find(probes, binary, shape, "cublas"), "step_ratio", 1)
+                    r = find(probes, binary, shape, "cublas")
+                    checked += agree(bad, f"{where}: {c[0]}, {binary} x cuBLAS", quoted, r and float(r["step_ratio"]))
     return checked
 
 
@@ -315,10 +305,7 @@ def stability_table(bench, stab, bad):
             values = [float(r[field]) for r in runs]
             lo, hi = min(values), max(values)
             for quoted, value in ((m.group(1), lo), (m.group(2), hi), (m.group(3), 100 * (hi / lo - 1))):
-                checked += 1
-                if not close(quoted, value):
-                    bad.append(f"docs/benchmarking.md: five-process row {step} {c[1]}, {field}: {quoted}, the "
-                               f"stability CSV gives {value:.4g}")
+                checked += agree(bad, f"docs/benchmarking.md: five-process row {step} {c[1]}, {field}", quoted, value)
     return checked
 
 
@@ -333,10 +320,7 @@ def part_tables(root, rows, sus, bad):
         for c in table_rows(p1_md.read_text(), "## Where part 1 ends", r"^\| \d\d \|"):
             r = next((x for x in rows if x["step"] == c[0] and x["m"] == "8192" and x["kernel"] == "cublas"
                       and x.get("mode", "burst") == "burst"), None)
-            checked += 1
-            if r is None or not close(c[2], float(r["step_ratio"])):
-                bad.append(f"docs/hopper_part1.md: part 1's table, step {c[0]}: {c[2]} x cuBLAS, the results have "
-                           f"{r['step_ratio'] if r else 'no row'}")
+            checked += agree(bad, f"docs/hopper_part1.md: part 1's table, step {c[0]}", c[2], r and float(r["step_ratio"]))
     p2_md = root / "docs/hopper_part2.md"
     if not p2_md.exists():
         print("note: no docs/hopper_part2.md under the root: its sustained table is not checked")
@@ -357,20 +341,16 @@ def part_tables(root, rows, sus, bad):
               "FLOP per joule × cuBLAS in the same process":
                   lambda st: get(st, "step", "tflop_per_j") / get(st, "cublas", "tflop_per_j"),
               "cuBLAS's mean SM clock there": lambda st: get(st, "cublas", "clock_mhz")}
-    for line in lines[2:]:
-        c = [x.strip() for x in line.strip().strip("|").split("|")]
+    for c in map(cells, lines[2:]):
         if c[0] not in fields:
             bad.append(f"docs/hopper_part2.md: sustained table row '{c[0]}' is one this check does not know")
             continue
         for step, quoted in zip(steps, c[1:]):
-            checked += 1
             try:
                 value = fields[c[0]](step)
             except TypeError:  # a missing row
                 value = None
-            if value is None or not close(quoted.split()[0], value):
-                bad.append(f"docs/hopper_part2.md: sustained table, step {step}, {c[0]}: {quoted}, the results have "
-                           f"{value if value is not None else 'no row'}")
+            checked += agree(bad, f"docs/hopper_part2.md: sustained table, step {step}, {c[0]}", quoted.split()[0], value)
     return checked
 
 
