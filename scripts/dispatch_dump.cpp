@@ -1,11 +1,11 @@
 // Prints step 29's measured pick (family/dispatch.hpp over the generated table family/tuned_bf16.hpp)
 // beside step 28's hand rule (tile_menu.hpp) over a grid of M and N at one K, as CSV, from the same
 // functions the step calls: scripts/plot_dispatch.py draws docs/img/dispatch_map.png.
-//   build/bin/dispatch_dump SMS K M_MAX N_MAX
+//   build/bin/dispatch_dump [--h100] SMS K M_MAX N_MAX      (--h100: the H100's table, else the H200's)
 // One line per (m, n) on a geometric grid of about 48 points per axis from 1 to M_MAX and N_MAX:
 // m,n,k,pick,hand: pick is the menu entry the table picks (menu::name) or "hand" where the hand rule
 // runs; hand is the hand rule's tile (swap<W>, 128x64 or 128x128) and whether it copies (+pad).
-//   build/bin/dispatch_dump --explain SMS M:N:K ...
+//   build/bin/dispatch_dump [--h100] --explain SMS M:N:K ...
 // One line per shape: m,n,k, the measured shape the ratios were carried from, the hand rule's carried
 // ratio, the pick and its carried ratio, and every entry's carried ratio, highest first (family/dispatch.hpp's
 // carry(): what the pick saw).
@@ -24,8 +24,17 @@
 
 namespace fam = gemm::family;
 
+/// The table the dump reads: the H200's (the default), or with --h100 first the H100's (family/tuned_bf16.hpp).
+static bool g_h100 = false;
+static const std::vector<fam::dispatch::Measured<fam::menu::kBf16.size()>>& tuned() {
+  static const auto h200 = fam::dispatch::resolve(fam::dispatch::kTunedBf16, fam::dispatch::kTunedEntries, fam::menu::kBf16);
+  static const auto h100 = fam::dispatch::resolve(fam::dispatch::h100::kTunedBf16, fam::dispatch::h100::kTunedEntries, fam::menu::kBf16);
+  static const std::vector<fam::dispatch::Measured<fam::menu::kBf16.size()>> a(h200.begin(), h200.end()), b(h100.begin(), h100.end());
+  return g_h100 ? b : a;
+}
+
 static int explain(int sms, int argc, char** argv) {
-  const auto table = fam::dispatch::resolve(fam::dispatch::kTunedBf16, fam::dispatch::kTunedEntries, fam::menu::kBf16);
+  const auto& table = tuned();
   std::printf("m,n,k,from,hand,pick,pick_ratio,carried\n");
   for (int i = 0; i < argc; ++i) {
     int m = 0, n = 0, k = 0;
@@ -52,6 +61,7 @@ static int explain(int sms, int argc, char** argv) {
 
 int main(int argc, char** argv) {
   namespace tm = gemm::tile_menu;
+  if (argc >= 2 && std::string(argv[1]) == "--h100") g_h100 = true, --argc, ++argv;
   if (argc >= 3 && std::string(argv[1]) == "--explain") {
     char* end = nullptr;
     const long sms = std::strtol(argv[2], &end, 10);
@@ -62,7 +72,7 @@ int main(int argc, char** argv) {
     return explain(int(sms), argc - 3, argv + 3);
   }
   if (argc != 5) {
-    std::fprintf(stderr, "usage: %s SMS K M_MAX N_MAX\n       %s --explain SMS M:N:K ...\n", argv[0], argv[0]);
+    std::fprintf(stderr, "usage: dispatch_dump [--h100] SMS K M_MAX N_MAX\n       dispatch_dump [--h100] --explain SMS M:N:K ...\n");
     return 2;
   }
   auto number = [](const char* s, long& v) {  // a whole decimal argument, nothing trailing
@@ -85,7 +95,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i <= 48; ++i) v.insert(std::lround(std::pow(double(max), i / 48.0)));
     return v;
   };
-  const auto table = fam::dispatch::resolve(fam::dispatch::kTunedBf16, fam::dispatch::kTunedEntries, fam::menu::kBf16);
+  const auto& table = tuned();
   std::printf("m,n,k,pick,hand\n");
   for (long m : axis(m_max))
     for (long n : axis(n_max)) {

@@ -7,8 +7,9 @@
 // and every entry that passed, alternating launch by launch, each after the same L2 flush), so the
 // ratios to cuBLAS are of one power state and clock drift cancels.
 //   build/bin/tune --shapes 4096x4096x4096,128x14336x4096 --rounds 10 --csv t.csv
+//   build/bin/tune --shapes ... --entries pp128x128-c2x2-s6 --hand-step ""   (entries added to a tuned menu)
 // Output: a line per shape (the fastest entry and its ratio), the rows appended to --csv (header
-// written when the file is new; cluster: 1, 2m or 2n). Exit 0; 1 when an entry computed a wrong C or
+// written when the file is new; cluster: 1, 2m, 2n or 2x2). Exit 0; 1 when an entry computed a wrong C or
 // its launch threw (its row's check says FAIL or ERROR and it is not timed); 2 on bad input or no
 // Hopper GPU.
 #include <CLI/CLI.hpp>
@@ -78,7 +79,7 @@ constexpr const char* kHeader =
     "ratio_q75,clock_mhz,cublas_ms,check,gpu,date";
 
 int run(const std::vector<Shape>& shapes, int rounds, double settle_s, int64_t check_max, const std::string& csv,
-        const std::string& hand_step) {
+        const std::string& hand_step, const std::vector<std::string>& only) {
   const DeviceInfo dev = query_device();
   if (dev.cc_major != 9 || dev.cc_minor != 0) {
     std::fprintf(stderr, "error: tune: the menu is sm_90a code; this GPU is %s (cc %d.%d)\n", dev.name.c_str(),
@@ -91,7 +92,11 @@ int run(const std::vector<Shape>& shapes, int rounds, double settle_s, int64_t c
   if (!out) throw Error("tune: cannot open " + csv + " for appending");
   if (fresh) out << kHeader << "\n";
   std::vector<Step> pool = family::menu::bf16_steps();
+  for (const std::string& e : only)
+    if (std::none_of(pool.begin(), pool.end(), [&](const Step& st) { return st.name == e; }))
+      throw Error("--entries: \"" + e + "\" is not an entry of the menu (tests/test_family.cpp lists their names)");
   if (!hand_step.empty()) pool.push_back(find_step(hand_step));
+  const size_t menu_size = family::menu::kBf16.size();
   int wrong = 0, errors = 0;
   for (const Shape& sh : shapes) {
     ProblemBuffers ws(Problem{Dtype::bf16, sh.m, sh.n, sh.k, 1, 0, 2026, false});
@@ -100,6 +105,7 @@ int run(const std::vector<Shape>& shapes, int rounds, double settle_s, int64_t c
     std::vector<Candidate> cands;
     for (size_t j = 0; j < pool.size(); ++j) {
       const Step& st = pool[j];
+      if (j < menu_size && !only.empty() && std::find(only.begin(), only.end(), st.name) == only.end()) continue;
       if (st.unsupported && st.unsupported(sh.m, sh.n, sh.k)) continue;  // refused: not a contender here
       Candidate c{st, j < family::menu::kBf16.size() ? int(j) : -1, DeviceBuffer<char>(0)};
       ws.reset_output(nullptr);
@@ -146,7 +152,7 @@ int run(const std::vector<Shape>& shapes, int rounds, double settle_s, int64_t c
       if (ran) clock = quantile(pt.clock_mhz[i], 0.5);
       const bool launched = c.check.rfind("ERROR", 0) != 0;
       const family::Plan pl = menu && launched ? family::menu::launch_plan(size_t(c.entry), sh.m, sh.n, sh.k) : family::Plan{};
-      const std::string cluster = s.cluster_m == 2 ? "2m" : s.cluster_n == 2 ? "2n" : "1";
+      const std::string cluster = s.cluster_m == 2 && s.cluster_n == 2 ? "2x2" : s.cluster_m == 2 ? "2m" : s.cluster_n == 2 ? "2n" : "1";
       out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\",\"{}\",{}\n", sh.m, sh.n, sh.k,
                          menu ? c.step.name : "step" + c.step.id, menu ? s.bm : c.step.tile.bm,
                          menu ? s.bn : c.step.tile.bn,
@@ -175,7 +181,7 @@ int run(const std::vector<Shape>& shapes, int rounds, double settle_s, int64_t c
 
 int main(int argc, char** argv) {
   CLI::App app{"tune: the family's menu entries and the hand rule's step, timed paired with cuBLAS per shape"};
-  std::string shapes_text, csv, hand_step;
+  std::string shapes_text, csv, hand_step, entries_text;
   int rounds = 10;
   double settle_s = 0.3;
   int64_t check_max = int64_t(1) << 25;
@@ -186,6 +192,7 @@ int main(int argc, char** argv) {
   app.add_option("--check-max-elems", check_max, "check entries against cuBLAS where M*N is at most this")
       ->check(CLI::Range(int64_t(0), int64_t(1) << 40));
   app.add_option("--hand-step", hand_step, "a registered bf16 step timed beside the menu (its hand rule), e.g. 28");
+  app.add_option("--entries", entries_text, "time only these menu entries (comma list of names; default: all)");
   if (const int status = cli::parse(app, argc, argv, "tune"); status >= 0) return status;
   try {
     const std::vector<Shape> shapes = parse_shapes(shapes_text);
@@ -193,7 +200,13 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "error: tune: no CUDA device found\n");
       return 2;
     }
-    return run(shapes, rounds, settle_s, check_max, csv, hand_step);
+    std::vector<std::string> only;
+    for (size_t pos = 0; pos < entries_text.size();) {
+      const size_t end = std::min(entries_text.find(',', pos), entries_text.size());
+      if (end > pos) only.push_back(entries_text.substr(pos, end - pos));
+      pos = end + 1;
+    }
+    return run(shapes, rounds, settle_s, check_max, csv, hand_step, only);
   } catch (const Error& e) {
     std::fprintf(stderr, "error: tune: %s\n", e.what());
     return 2;

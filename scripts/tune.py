@@ -15,6 +15,9 @@ measured; resuming times only its shapes.
   scripts/tune.py                           run it (GPU), resuming: shapes already in the CSV are skipped
   scripts/tune.py --grid smoke              six shapes, for a first look
   scripts/tune.py --max-minutes 9           stop starting batches after 9 minutes (a device call's limit)
+  scripts/tune.py --entries pp128x128-c2x2-s6,pp128x160-c2x2-s5
+                                            time only these entries (added to the menu after the grid was
+                                            tuned): a shape is done when the CSV has a row of each
 """
 import argparse
 import csv
@@ -54,18 +57,18 @@ def grid(name):
     return out
 
 
-def shape_seconds(m, n, k, rounds):
+def shape_seconds(m, n, k, rounds, contenders=CONTENDERS):
     """Estimated seconds of one shape in a tune process (every contender: a check and the paired rounds)."""
     kernel = max(2.0 * m * n * k / (PLAN_TFLOPS * 1e12), 2.0 * (m * k + n * k + m * n) / (PLAN_HBM_TBPS * 1e12))
-    return CONTENDERS * (rounds + 3) * (kernel + PER_LAUNCH_S) + 12e-9 * m * n * CONTENDERS * (m * n <= 1 << 25)
+    return contenders * (rounds + 3) * (kernel + PER_LAUNCH_S) + 12e-9 * m * n * contenders * (m * n <= 1 << 25)
 
 
-def batches(shapes, rounds, target_s):
+def batches(shapes, rounds, target_s, contenders=CONTENDERS):
     """Consecutive shapes in batches of about target_s estimated seconds each."""
     out, cur, t = [], [], 0.0
     for s in shapes:
         cur.append(s)
-        t += shape_seconds(*s, rounds)
+        t += shape_seconds(*s, rounds, contenders)
         if t >= target_s:
             out.append(cur)
             cur, t = [], 0.0
@@ -74,13 +77,17 @@ def batches(shapes, rounds, target_s):
     return out
 
 
-def done_shapes(path):
+def done_shapes(path, entries=(), hand="step28"):
     """(m, n, k) of the shapes whose rows are already in the CSV (a shape's rows are written together,
-    after its paired loop, so a shape there is complete)."""
+    after its paired loop, so a shape there is complete): those with a row of the hand rule's step (a
+    run of every entry), or with `entries`, those that have a row of each."""
     if not path.exists():
         return set()
+    seen = {}
     with open(path) as f:
-        return {(int(r["m"]), int(r["n"]), int(r["k"])) for r in csv.DictReader(f)}
+        for r in csv.DictReader(f):
+            seen.setdefault((int(r["m"]), int(r["n"]), int(r["k"])), set()).add(r["contender"])
+    return {s for s, names in seen.items() if all(e in names for e in (entries or [hand]))}
 
 
 def main():
@@ -92,6 +99,7 @@ def main():
     ap.add_argument("--max-minutes", type=float, default=0, help="start no batch after this many minutes (0: no limit)")
     ap.add_argument("--out", help="the CSV (default results/tuning/<gpu>_bf16.csv)")
     ap.add_argument("--hand-step", default="28", help="the registered bf16 step timed beside the menu")
+    ap.add_argument("--entries", default="", help="time only these menu entries (comma list; the hand step is then left out)")
     ap.add_argument("--dry-run", action="store_true", help="print the plan, run nothing")
     args = ap.parse_args()
     if args.rounds < 3:
@@ -114,22 +122,26 @@ def main():
         sys.exit("error: tune: nvidia-smi finds no GPU (make tune times kernels on one)")
     out = pathlib.Path(args.out) if args.out else ROOT / "results" / "tuning" / f"{slug_of(gpu)}_bf16.csv"
     out.parent.mkdir(parents=True, exist_ok=True)
-    done = done_shapes(out)
+    entries = [e for e in args.entries.split(",") if e]
+    done = done_shapes(out, entries, "step" + args.hand_step)
     todo = [s for s in shapes if s not in done]
     print(f"tune: {len(shapes) - len(todo)} of {len(shapes)} shapes already in {out}; {len(todo)} to run", flush=True)
     start = time.monotonic()
     failed = 0
-    for b in batches(todo, args.rounds, args.batch_s):
+    contenders = len(entries) + 1 if entries else CONTENDERS  # with --entries: cuBLAS and those
+    for b in batches(todo, args.rounds, args.batch_s, contenders):
         if args.max_minutes and time.monotonic() - start > 60 * args.max_minutes:
             print(f"tune: stopping after {args.max_minutes} minutes; run again to go on (shapes done are kept)")
             break
         t0 = time.monotonic()
         cmd = [str(binary), "--shapes", ",".join(f"{m}x{n}x{k}" for m, n, k in b), "--csv", str(out),
-               "--rounds", str(args.rounds), "--hand-step", args.hand_step]
+               "--rounds", str(args.rounds), "--hand-step", "" if entries else args.hand_step]
+        if entries:
+            cmd += ["--entries", ",".join(entries)]
         print("$", " ".join(cmd), flush=True)
         # A hung kernel must not hold the GPU past the device call: each batch gets ten times its estimate
         # (and at least two minutes); its finished shapes are already in the CSV.
-        limit = max(120.0, 10 * sum(shape_seconds(*s, args.rounds) for s in b) + PROCESS_S)
+        limit = max(120.0, 10 * sum(shape_seconds(*s, args.rounds, contenders) for s in b) + PROCESS_S)
         try:
             rc = subprocess.run(cmd, timeout=limit).returncode
         except subprocess.TimeoutExpired:

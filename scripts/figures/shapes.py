@@ -424,7 +424,7 @@ TUNED_HPP = "common/kernel_lib/family/tuned_bf16.hpp"
 TUNED_SHAPE = re.compile(r"TunedShape\{(\d+), (\d+), (\d+), ([-\d.]+)f?, \{\{(.*?)\}\}\},")
 TUNED_CELL = re.compile(r"\{([-\d.]+)f?, (-?\d+), (-?\d+)\}")  # {ratio, sk_tiles, blocks}
 TUNED_NAMES = re.compile(r"kTunedEntries\{\{(.*?)\}\};", re.S)
-ENTRY_NAME = re.compile(r"(?P<c>pp|co)(?P<bm>\d+)x(?P<bn>\d+)(?P<swap>-swap)?(?P<cl>-c2[mn])?(?P<stm>-stm)?-s(?P<st>\d+)")
+ENTRY_NAME = re.compile(r"(?P<c>pp|co)(?P<bm>\d+)x(?P<bn>\d+)(?P<swap>-swap)?(?P<cl>-c2[mn]|-c2x2)?(?P<stm>-stm)?-s(?P<st>\d+)")
 # The winners by kind (menu::name spells each entry: consumers, BM x BN, swap, cluster, stmatrix, stages).
 KINDS = [("step 28's rule", "#eeeeee"), ("swapped (C^T, 8-64 wide)", style.PURPLE), ("ping-pong, 64 rows", style.BLUE),
          ("ping-pong, 128 rows", style.GREEN), ("ping-pong, stmatrix", style.CYAN), ("cooperative", style.YELLOW),
@@ -436,6 +436,7 @@ def tuned_table():
     fastest entry or "" where step 28's rule was within gen_tuned_table.MARGIN, its paired ratio over
     cuBLAS, as gen_tuned_table.winner picks it)], read from the header itself (gen_tuned_table.py writes it)."""
     text = (style.ROOT / TUNED_HPP).read_text()
+    text = text.split("\nnamespace h100 {")[0]  # the default (H200) table; the H100's follows in its namespace
     names_block = TUNED_NAMES.search(text)
     names = re.findall(r'"([^"]+)"', names_block.group(1)) if names_block else []
     rows = []

@@ -44,7 +44,7 @@ struct Spec {
   int promote_every = 4;  ///< promoted: k steps per promotion (4: once per K tile of 128, DeepSeek-V3's interval)
   int bm = 128;        ///< the tile's M: m64 slabs, 64 or 128 (ping-pong: each consumer all of them), 128 or 256 (cooperative: half each)
   int cluster_m = 1;   ///< blocks per cluster along M: 2 share B's tile, each loading half and multicasting it (step 17)
-  int cluster_n = 1;   ///< blocks per cluster along N: 2 share A's tile the same way
+  int cluster_n = 1;   ///< blocks per cluster along N: 2 share A's tile the same way (both 2: a 2 x 2 cluster shares both)
   bool stmatrix = false;  ///< the epilogue writes its boxes with stmatrix (step 20) instead of 4-byte stores
   friend constexpr bool operator==(const Spec&, const Spec&) = default;
 };
@@ -144,7 +144,8 @@ GEMM_HD constexpr const char* refusal(Spec s) {
   if (s.accum == Accum::two_sets && slabs(s) != 1)
     return "two accumulator sets fit only beside one slab of sums (cooperative BM 128, or ping-pong BM 64)";
   if (sum_regs(s) > kMaxSumRegs) return "the sums would not fit a consumer's registers (slabs x BN / 2, and tc where promoted)";
-  if (s.cluster_m < 1 || s.cluster_n < 1 || cluster_size(s) > 2) return "a cluster is 1 or 2 blocks, along M or N";
+  if (s.cluster_m < 1 || s.cluster_m > 2 || s.cluster_n < 1 || s.cluster_n > 2)
+    return "a cluster is 1 or 2 blocks along each of M and N (2 x 2 at most)";
   if (s.cluster_m == 2 && (s.bn / 2) % 8 != 0)
     return "each block multicasts half of B's tile: BN / 2 rows must be whole 8-row swizzle atoms (BN % 16 == 0)";
   if (s.scales == Scales::block && s.cluster_n > 1)  // (along M the pair shares B's tile and its scale row; rows past M scale by 0)

@@ -51,12 +51,16 @@ __device__ __forceinline__ void for_each_item(const Params& p, F&& f) {
 /// The producer thread's loop: every K tile of every item of the block into the ring. With a cluster
 /// of two along M the pair's tiles share B's: each block loads its own A box and half of B's rows,
 /// multicast into both blocks' stage (along N: A's, the same way); each full barrier still expects
-/// STAGE_BYTES, its own boxes and its partner's half (step 17).
+/// STAGE_BYTES, its own boxes and its partners' parts (step 17). A 2 x 2 cluster does both: the block
+/// at (rm, rn) loads part rn of A's box for the blocks of its tile row (same rm) and part rm of B's for
+/// those of its tile column (same rn), so each block issues half of each box's rows.
 template <class C>
 __device__ __forceinline__ void produce(SharedStorage<C>& s, const Params& p) {
   constexpr int A_ROWS = C::BM / C::CLUSTER_N, B_ROWS = C::BN / C::CLUSTER_M;  // the boxes this block loads
-  constexpr uint16_t everyone = (1u << C::CLUSTER) - 1;
-  const int r = rank<C>();
+  const int r = rank<C>(), rm = r % C::CLUSTER_M, rn = r / C::CLUSTER_M;  // cluster_grouped's placement
+  uint16_t row_mask = 0, col_mask = 0;  // the blocks sharing this block's A rows, its B columns
+  for (int j = 0; j < C::CLUSTER_N; ++j) row_mask |= uint16_t(1u << (rm + C::CLUSTER_M * j));
+  for (int i = 0; i < C::CLUSTER_M; ++i) col_mask |= uint16_t(1u << (i + C::CLUSTER_M * rn));
   pipe::PipeState<C::STAGES> ring;  // runs on across items
   for_each_item<C>(p, [&](const stream_k::Piece& pc) {
     const TileOrigin o = tile_origin<C>(p, pc.t);
@@ -65,15 +69,17 @@ __device__ __forceinline__ void produce(SharedStorage<C>& s, const Params& p) {
       ptx::mbarrier_wait_parity(&s.empty[st], ring.phase ^ 1);
       ptx::mbarrier_arrive_expect_tx(&s.full[st], C::STAGE_BYTES);  // whole boxes: TMA counts the zero fill
       if constexpr (C::CLUSTER_N == 1) ptx::tma_load_2d(s.a[st], &p.tmap_a, kt * C::BK, o.m0, &s.full[st]);
-      else ptx::tma_load_2d_multicast(s.a[st] + r * A_ROWS * C::BK, &p.tmap_a, kt * C::BK, o.m0 + r * A_ROWS, &s.full[st], everyone);
+      else ptx::tma_load_2d_multicast(s.a[st] + rn * A_ROWS * C::BK, &p.tmap_a, kt * C::BK, o.m0 + rn * A_ROWS, &s.full[st], row_mask);
       if constexpr (C::CLUSTER_M == 1) ptx::tma_load_2d(s.b[st], &p.tmap_b, kt * C::BK, o.n0, &s.full[st]);
-      else ptx::tma_load_2d_multicast(s.b[st] + r * B_ROWS * C::BK, &p.tmap_b, kt * C::BK, o.n0 + r * B_ROWS, &s.full[st], everyone);
+      else ptx::tma_load_2d_multicast(s.b[st] + rm * B_ROWS * C::BK, &p.tmap_b, kt * C::BK, o.n0 + rm * B_ROWS, &s.full[st], col_mask);
     }
   });
 }
 
 /// A consumer warp releases stage st: in its own block, and with a cluster in every block of it (its
-/// partner's producer multicasts into this block's stage too, so it must wait for these readers).
+/// partners' producers multicast into this block's stage too, so they must wait for these readers; in a
+/// 2 x 2 cluster the diagonal block shares nothing with this one and waits for it all the same, which
+/// keeps one arrival count for every cluster shape).
 template <class C>
 __device__ __forceinline__ void release(SharedStorage<C>& s, int st) {
   if constexpr (C::CLUSTER == 1) ptx::mbarrier_arrive(&s.empty[st]);
