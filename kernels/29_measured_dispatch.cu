@@ -15,6 +15,7 @@
 // SASS: the menu's kernels, gemm_kernel<gemm::family::menu::Kernel<I>> for each entry I (make diff B=29).
 // Supports: K % 8 == 0, any M, N >= 1, < 2^30 tiles. sm_90a.
 // Run: make run STEP=29 M=96 N=4096 K=4096
+#include <array>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -51,8 +52,8 @@ Table table_here() {
   static std::mutex mu;
   static std::map<int, Table> by_device;
   int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) {  // no device: the default (a CPU-only caller of plan())
-    (void)cudaGetLastError();
+  if (cudaGetDevice(&device) != cudaSuccess) {  // no device: the default table (the plan that follows
+    (void)cudaGetLastError();                    // still asks the device for its clusters, and throws)
     return {kH200.data(), kH200.size()};
   }
   std::lock_guard<std::mutex> lock(mu);
@@ -71,7 +72,9 @@ Table table_here() {
 /// has no row, or the picked tile would pass the schedule's tile limit.
 fam::Plan plan(int m, int n, int k, int sms) {
   const Table t = table_here();
-  const int e = fam::dispatch::pick(t.rows, t.size, menu::kBf16, m, n, k, sms);
+  std::array<int, menu::kBf16.size()> entry_sms{};  // each entry plans on the SMs its clusters cover (cached per device)
+  for (size_t i = 0; i < entry_sms.size(); ++i) entry_sms[i] = menu::plan_sms_of(i, sms);
+  const int e = fam::dispatch::pick(t.rows, t.size, menu::kBf16, m, n, k, sms, &entry_sms);
   if (e == fam::dispatch::kHandRule) return menu::hand_plan(m, n, k, sms);
   const fam::Spec s = menu::kBf16[size_t(e)].spec;
   if (s.swap ? gemm::tma_persistent_gemm_refusal(n, m, k, s.bm, s.bn) : gemm::tma_persistent_gemm_refusal(m, n, k, s.bm, s.bn))

@@ -43,8 +43,9 @@ static int explain(int sms, int argc, char** argv) {
       std::fprintf(stderr, "error: %s: a shape is M:N:K with M, N >= 1, K >= 8 and K %% 8 == 0\n", argv[i]);
       return 2;
     }
-    const auto c = fam::dispatch::carry(table.data(), table.size(), fam::menu::kBf16, m, n, k, sms);
-    const int e = fam::dispatch::pick(table.data(), table.size(), fam::menu::kBf16, m, n, k, sms);
+    const auto esms = fam::dispatch::table_sms(table.data(), table.size(), fam::menu::kBf16, sms);
+    const auto c = fam::dispatch::carry(table.data(), table.size(), fam::menu::kBf16, m, n, k, sms, &esms);
+    const int e = fam::dispatch::pick(table.data(), table.size(), fam::menu::kBf16, m, n, k, sms, &esms);
     std::vector<std::pair<double, std::string>> top;
     for (size_t j = 0; j < c.entry.size(); ++j)
       if (c.entry[j] > 0) top.push_back({c.entry[j], fam::menu::name(fam::menu::kBf16[j].spec)});
@@ -96,10 +97,11 @@ int main(int argc, char** argv) {
     return v;
   };
   const auto& table = tuned();
+  const auto esms = fam::dispatch::table_sms(table.data(), table.size(), fam::menu::kBf16, int(sms));  // a cluster's SMs, as tuned
   std::printf("m,n,k,pick,hand\n");
   for (long m : axis(m_max))
     for (long n : axis(n_max)) {
-      const int e = fam::dispatch::pick(table.data(), table.size(), fam::menu::kBf16, int(m), int(n), int(k), int(sms));
+      const int e = fam::dispatch::pick(table.data(), table.size(), fam::menu::kBf16, int(m), int(n), int(k), int(sms), &esms);
       const tm::Plan hp = tm::plan(m, n, k, int(sms));
       const std::string hand = (hp.tile.swap ? "swap" + std::to_string(tm::swap_bn(m)) : "128x" + std::to_string(hp.tile.bn)) +
                                (tm::repack_pitch(m, n, k) ? "+pad" : "");

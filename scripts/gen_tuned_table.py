@@ -40,9 +40,12 @@ def measured(path):
     tuner's CSV (split_items and units: the split each contender was timed with; empty for the hand rule)."""
     by_shape = collections.defaultdict(dict)
     names = []
+    full_run = set()  # shapes with a row of the hand rule's step, timed or not: tune.py's "done"
     if path.exists():
         with open(path) as f:
             for r in csv.DictReader(f):
+                if r["contender"] == HAND:
+                    full_run.add((int(r["m"]), int(r["n"]), int(r["k"])))
                 if r["ratio_vs_cublas"] == "" or not (r["check"] == "pass" or r["check"].startswith("not checked")):
                     continue
                 c = r["contender"]
@@ -53,7 +56,7 @@ def measured(path):
     # A shape enters the table only where the whole menu was timed (the hand rule's row marks a full run):
     # `tune.py --entries` rows alone, at a shape the full run has not reached, would let the few entries
     # they time win it unopposed.
-    return names, dict(sorted((s, r) for s, r in by_shape.items() if HAND in r))
+    return names, dict(sorted((s, r) for s, r in by_shape.items() if s in full_run))
 
 
 def winner(ratios):

@@ -18,6 +18,8 @@ measured; resuming times only its shapes.
   scripts/tune.py --entries pp128x128-c2x2-s6,pp128x160-c2x2-s5
                                             time only these entries (added to the menu after the grid was
                                             tuned): a shape is done when the CSV has a row of each
+                                            (an entry that refuses a shape writes none, so such a
+                                            shape is timed again on every resume)
 """
 import argparse
 import csv

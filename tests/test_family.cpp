@@ -497,6 +497,31 @@ TEST_CASE("family dispatch: a table's names resolve against the menu; unknown na
   CHECK(dispatch::pick(got.data(), 1, menu::kBf16, 3, 4, 16, 132) == wide);
 }
 
+TEST_CASE("step 29 at a shape its table timed picks what was measured fastest there", "[cpu][family][menu]") {
+  // At a row's own shape every entry's carried ratio is its measured one, if the query's plan is the plan
+  // it was timed with: the same split and, for a cluster entry, the same SMs (an H100 holds 30 clusters of
+  // four, 120 SMs: planned on 132, a 2 x 2 tile was carried at 0.996 where it measured 0.651). So the pick
+  // there is the measured winner, or the hand rule where it was within kMargin. The H100's table was
+  // timed with today's splits throughout.
+  const auto t = dispatch::resolve(dispatch::h100::kTunedBf16, dispatch::h100::kTunedEntries, menu::kBf16);
+  const auto esms = dispatch::table_sms(t.data(), t.size(), menu::kBf16, 132);
+  CHECK(esms[size_t(menu::entry_of({.bn = 128, .cluster_m = 2, .cluster_n = 2}))] == 120);
+  CHECK(esms[size_t(menu::entry_of({.bn = 128, .cluster_m = 2}))] == 132);
+  int wrong = 0;
+  for (const auto& r : t) {
+    int best = dispatch::kHandRule;
+    for (size_t e = 0; e < r.ratio.size(); ++e)
+      if (r.ratio[e] > 0 && (best < 0 || r.ratio[e] > r.ratio[size_t(best)])) best = int(e);
+    if (best >= 0 && r.hand > 0 && r.ratio[size_t(best)] <= r.hand * (1 + dispatch::kMargin)) best = dispatch::kHandRule;
+    const int got = dispatch::pick(t.data(), t.size(), menu::kBf16, r.m, r.n, r.k, 132, &esms);
+    if (got != best) {
+      ++wrong;
+      UNSCOPED_INFO(r.m << "x" << r.n << "x" << r.k << ": picked " << got << ", measured fastest " << best);
+    }
+  }
+  CHECK(wrong == 0);
+}
+
 TEST_CASE("step 29's tables: a column for every menu entry, and they are what gen_tuned_table.py writes", "[cpu][family][menu]") {
   for (const menu::Entry& e : menu::kBf16) {
     const std::string n = menu::name(e.spec);

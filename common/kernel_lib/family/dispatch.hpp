@@ -159,6 +159,23 @@ Plan timed_plan(const menu::Entry& entry, const Measured<N>& r, size_t e, int sm
   return p;
 }
 
+/// The SMs each entry's plans run on, where the caller cannot ask the device (a host tool): `sms`, and
+/// for a cluster entry the most SMs its clusters covered in any of the table's rows (the units the tuner
+/// recorded times the cluster's blocks), capped at `sms`. On the device the launch's own count is
+/// menu::plan_sms_of (cudaOccupancyMaxActiveClusters): an H100 holds 66 pairs (132 SMs) but only 30
+/// clusters of four (120), results/tuning/nvidia_h100_80gb_hbm3_bf16.csv's units column.
+template <size_t N>
+std::array<int, N> table_sms(const Measured<N>* table, size_t rows, const std::array<menu::Entry, N>& entries, int sms) {
+  std::array<int, N> out{};
+  for (size_t e = 0; e < N; ++e) {
+    const int cs = cluster_size(entries[e].spec);
+    int most = 0;
+    for (size_t i = 0; cs > 1 && i < rows; ++i) most = std::max(most, table[i].blocks[e] * cs);
+    out[e] = cs > 1 && most > 0 ? std::min(most, sms) : sms;
+  }
+  return out;
+}
+
 /// What the table says of one query: the hand rule's ratio and each menu entry's, carried to the query
 /// (-1: no measurement speaks for it there, or it refuses the query), and the measured shape they came
 /// from. inside: false when the query lies outside the table's reach (then nothing was carried).
@@ -177,9 +194,12 @@ struct Carried {
 /// efficiency there (the plan it was timed with: timed_plan), and the hand rule's, carried the same way
 /// with its plans (menu::hand_plan). Nothing is carried when the table has no row or the shape lies
 /// more than kReachBelow times under or kReachAbove times over the table's range of M, N or K.
+/// entry_sms[e]: the SMs entry e's plans run on, at the query and at the row alike (a cluster entry's:
+/// those its clusters cover, menu::plan_sms_of; nullptr: `sms` for every entry); efficiency() still
+/// shares the peak over all `sms`, so an SM a cluster cannot use counts as idle.
 template <size_t N>
 Carried<N> carry(const Measured<N>* table, size_t rows, const std::array<menu::Entry, N>& entries, int m, int n, int k,
-                 int sms) {
+                 int sms, const std::array<int, N>* entry_sms = nullptr) {
   Carried<N> out;
   out.entry.fill(-1);
   if (rows == 0) return out;
@@ -215,20 +235,21 @@ Carried<N> carry(const Measured<N>* table, size_t rows, const std::array<menu::E
     if (hand_there > 0) keep(out.hand, r.hand * q_hand / hand_there);
     for (size_t e = 0; e < N; ++e) {
       if (!(r.ratio[e] > 0) || menu::refusal(entries[e], m, n, k)) continue;
-      const double there = efficiency(timed_plan(entries[e], r, e, sms), sms);
-      if (there > 0) keep(out.entry[e], r.ratio[e] * efficiency(menu::plan(entries[e], m, n, k, sms), sms) / there);
+      const int esms = entry_sms ? (*entry_sms)[e] : sms;
+      const double there = efficiency(timed_plan(entries[e], r, e, esms), sms);
+      if (there > 0) keep(out.entry[e], r.ratio[e] * efficiency(menu::plan(entries[e], m, n, k, esms), sms) / there);
     }
   }
   return out;
 }
 
-/// The menu entry for C = A * B^T (m x n x k) on `sms` SMs: the entry whose carried ratio (carry()) is
+/// The menu entry for C = A * B^T (m x n x k) on `sms` SMs (entry_sms: carry()'s): the entry whose carried ratio (carry()) is
 /// highest, or kHandRule (-1) where the hand rule's is within kMargin of it, no entry's was carried, or
 /// the query lies outside the table's reach.
 template <size_t N>
 int pick(const Measured<N>* table, size_t rows, const std::array<menu::Entry, N>& entries, int m, int n, int k,
-         int sms) {
-  const Carried<N> c = carry(table, rows, entries, m, n, k, sms);
+         int sms, const std::array<int, N>* entry_sms = nullptr) {
+  const Carried<N> c = carry(table, rows, entries, m, n, k, sms, entry_sms);
   int best = kHandRule;
   for (size_t e = 0; e < N; ++e)
     if (c.entry[e] > 0 && (best < 0 || c.entry[e] > c.entry[size_t(best)])) best = int(e);
