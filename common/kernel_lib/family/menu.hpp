@@ -10,7 +10,7 @@
 //     256 x 128 tile per K tile is 3/4 of two 128 x 128 tiles';
 //   - clusters of two along M (B's tile multicast) or N (A's), step 17's lesson back on the main line,
 //     and 2 x 2 (both: each block issues half of each box's rows, for pitches where every TMA row
-//     costs two L2 requests: results/tuning/'s K + 8 rows run in proportion to rows per FLOP);
+//     costs more L2 requests than lines: results/tuning/'s K + 8 rows slow down as rows per FLOP grow);
 //   - the epilogue with stmatrix (step 20);
 //   - swapped tiles (step 24) of C^T 8 to 64 wide, each for M up to its width.
 // Every entry's stages are the most its shared memory holds (stages_that_fit).
