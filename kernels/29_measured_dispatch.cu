@@ -36,34 +36,27 @@ namespace menu = gemm::family::menu;
 namespace hand = gemm::tile_menu;  // step 28's rules (step 28 calls this namespace `menu`)
 constexpr char ID[] = "29";
 
-/// The tables, each row's ratios resolved against the menu once: the H200's (the default) and the H100's.
-const auto kH200 = fam::dispatch::resolve(fam::dispatch::kTunedBf16, fam::dispatch::kTunedEntries, menu::kBf16);
-const auto kH100 = fam::dispatch::resolve(fam::dispatch::h100::kTunedBf16, fam::dispatch::h100::kTunedEntries, menu::kBf16);
-using Row = fam::dispatch::Measured<menu::kBf16.size()>;
-struct Table {
-  const Row* rows;
-  size_t size;
+/// What a plan on this device reads, looked up once per (device, SM count): the table tuned on its GPU
+/// (dispatch::tuned_for by cudaGetDeviceProperties' name; the H200's where none was: an entry's speed
+/// against cuBLAS, and so the winner, differs between GPUs), and the SMs each entry's plans run on
+/// (menu::plan_sms_of: a cluster's, those its clusters cover). Thread-safe.
+struct Here {
+  fam::dispatch::TunedTable table;
+  std::array<int, menu::kBf16.size()> entry_sms;
 };
-
-/// The table measured on the current device's GPU (cudaGetDeviceProperties' name against the tables'
-/// kTunedGpu), else the H200's: an entry's speed against cuBLAS differs between GPUs (the H100's HBM3
-/// and clocks), and so does the winner. Looked up once per device; thread-safe.
-Table table_here() {
+Here here(int sms) {
   static std::mutex mu;
-  static std::map<int, Table> by_device;
+  static std::map<std::pair<int, int>, Here> cache;
   int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) {  // no device: the default table (the plan that follows
-    (void)cudaGetLastError();                    // still asks the device for its clusters, and throws)
-    return {kH200.data(), kH200.size()};
-  }
+  CUDA_CHECK(cudaGetDevice(&device));
   std::lock_guard<std::mutex> lock(mu);
-  if (auto it = by_device.find(device); it != by_device.end()) return it->second;
+  if (auto it = cache.find({device, sms}); it != cache.end()) return it->second;
   cudaDeviceProp prop{};
   CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-  const Table t = std::string(prop.name) == fam::dispatch::h100::kTunedGpu ? Table{kH100.data(), kH100.size()}
-                                                                         : Table{kH200.data(), kH200.size()};
-  by_device[device] = t;
-  return t;
+  Here h{fam::dispatch::tuned_for(prop.name), {}};
+  for (size_t i = 0; i < h.entry_sms.size(); ++i) h.entry_sms[i] = menu::plan_sms_of(i, sms);
+  cache[{device, sms}] = h;
+  return h;
 }
 
 /// The policy: the plan for C = A * B^T (M x N x K) on `sms` SMs: the measured table's pick
@@ -71,10 +64,8 @@ Table table_here() {
 /// copy; a cluster's units capped at the clusters that fit), or the hand rule where the table says so,
 /// has no row, or the picked tile would pass the schedule's tile limit.
 fam::Plan plan(int m, int n, int k, int sms) {
-  const Table t = table_here();
-  std::array<int, menu::kBf16.size()> entry_sms{};  // each entry plans on the SMs its clusters cover (cached per device)
-  for (size_t i = 0; i < entry_sms.size(); ++i) entry_sms[i] = menu::plan_sms_of(i, sms);
-  const int e = fam::dispatch::pick(t.rows, t.size, menu::kBf16, m, n, k, sms, &entry_sms);
+  const Here h = here(sms);
+  const int e = fam::dispatch::pick(h.table.rows, h.table.size, menu::kBf16, m, n, k, sms, &h.entry_sms);
   if (e == fam::dispatch::kHandRule) return menu::hand_plan(m, n, k, sms);
   const fam::Spec s = menu::kBf16[size_t(e)].spec;
   if (s.swap ? gemm::tma_persistent_gemm_refusal(n, m, k, s.bm, s.bn) : gemm::tma_persistent_gemm_refusal(m, n, k, s.bm, s.bn))

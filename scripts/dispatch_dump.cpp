@@ -26,15 +26,13 @@ namespace fam = gemm::family;
 
 /// The table the dump reads: the H200's (the default), or with --h100 first the H100's (family/tuned_bf16.hpp).
 static bool g_h100 = false;
-static const std::vector<fam::dispatch::Measured<fam::menu::kBf16.size()>>& tuned() {
-  static const auto h200 = fam::dispatch::resolve(fam::dispatch::kTunedBf16, fam::dispatch::kTunedEntries, fam::menu::kBf16);
-  static const auto h100 = fam::dispatch::resolve(fam::dispatch::h100::kTunedBf16, fam::dispatch::h100::kTunedEntries, fam::menu::kBf16);
-  static const std::vector<fam::dispatch::Measured<fam::menu::kBf16.size()>> a(h200.begin(), h200.end()), b(h100.begin(), h100.end());
-  return g_h100 ? b : a;
+static fam::dispatch::TunedTable tuned() {
+  return fam::dispatch::tuned_for(g_h100 ? fam::dispatch::h100::kTunedGpu : fam::dispatch::kTunedGpu);
 }
 
 static int explain(int sms, int argc, char** argv) {
-  const auto& table = tuned();
+  const auto table = tuned();
+  const auto esms = fam::dispatch::table_sms(table.rows, table.size, fam::menu::kBf16, sms);  // a cluster's SMs, as tuned
   std::printf("m,n,k,from,hand,pick,pick_ratio,carried\n");
   for (int i = 0; i < argc; ++i) {
     int m = 0, n = 0, k = 0;
@@ -43,9 +41,8 @@ static int explain(int sms, int argc, char** argv) {
       std::fprintf(stderr, "error: %s: a shape is M:N:K with M, N >= 1, K >= 8 and K %% 8 == 0\n", argv[i]);
       return 2;
     }
-    const auto esms = fam::dispatch::table_sms(table.data(), table.size(), fam::menu::kBf16, sms);
-    const auto c = fam::dispatch::carry(table.data(), table.size(), fam::menu::kBf16, m, n, k, sms, &esms);
-    const int e = fam::dispatch::pick(table.data(), table.size(), fam::menu::kBf16, m, n, k, sms, &esms);
+    const auto c = fam::dispatch::carry(table.rows, table.size, fam::menu::kBf16, m, n, k, sms, &esms);
+    const int e = fam::dispatch::pick(table.rows, table.size, fam::menu::kBf16, m, n, k, sms, &esms);
     std::vector<std::pair<double, std::string>> top;
     for (size_t j = 0; j < c.entry.size(); ++j)
       if (c.entry[j] > 0) top.push_back({c.entry[j], fam::menu::name(fam::menu::kBf16[j].spec)});
@@ -96,12 +93,12 @@ int main(int argc, char** argv) {
     for (int i = 0; i <= 48; ++i) v.insert(std::lround(std::pow(double(max), i / 48.0)));
     return v;
   };
-  const auto& table = tuned();
-  const auto esms = fam::dispatch::table_sms(table.data(), table.size(), fam::menu::kBf16, int(sms));  // a cluster's SMs, as tuned
+  const auto table = tuned();
+  const auto esms = fam::dispatch::table_sms(table.rows, table.size, fam::menu::kBf16, int(sms));  // a cluster's SMs, as tuned
   std::printf("m,n,k,pick,hand\n");
   for (long m : axis(m_max))
     for (long n : axis(n_max)) {
-      const int e = fam::dispatch::pick(table.data(), table.size(), fam::menu::kBf16, int(m), int(n), int(k), int(sms), &esms);
+      const int e = fam::dispatch::pick(table.rows, table.size, fam::menu::kBf16, int(m), int(n), int(k), int(sms), &esms);
       const tm::Plan hp = tm::plan(m, n, k, int(sms));
       const std::string hand = (hp.tile.swap ? "swap" + std::to_string(tm::swap_bn(m)) : "128x" + std::to_string(hp.tile.bn)) +
                                (tm::repack_pitch(m, n, k) ? "+pad" : "");

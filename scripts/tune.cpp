@@ -181,7 +181,8 @@ int run(const std::vector<Shape>& shapes, int rounds, double settle_s, int64_t c
 
 int main(int argc, char** argv) {
   CLI::App app{"tune: the family's menu entries and the hand rule's step, timed paired with cuBLAS per shape"};
-  std::string shapes_text, csv, hand_step, entries_text;
+  std::string shapes_text, csv, hand_step;
+  std::vector<std::string> only;
   int rounds = 10;
   double settle_s = 0.3;
   int64_t check_max = int64_t(1) << 25;
@@ -192,19 +193,13 @@ int main(int argc, char** argv) {
   app.add_option("--check-max-elems", check_max, "check entries against cuBLAS where M*N is at most this")
       ->check(CLI::Range(int64_t(0), int64_t(1) << 40));
   app.add_option("--hand-step", hand_step, "a registered bf16 step timed beside the menu (its hand rule), e.g. 28");
-  app.add_option("--entries", entries_text, "time only these menu entries (comma list of names; default: all)");
+  app.add_option("--entries", only, "time only these menu entries (comma list of names; default: all)")->delimiter(',');
   if (const int status = cli::parse(app, argc, argv, "tune"); status >= 0) return status;
   try {
     const std::vector<Shape> shapes = parse_shapes(shapes_text);
     if (cuda_device_count() == 0) {
       std::fprintf(stderr, "error: tune: no CUDA device found\n");
       return 2;
-    }
-    std::vector<std::string> only;
-    for (size_t pos = 0; pos < entries_text.size();) {
-      const size_t end = std::min(entries_text.find(',', pos), entries_text.size());
-      if (end > pos) only.push_back(entries_text.substr(pos, end - pos));
-      pos = end + 1;
     }
     return run(shapes, rounds, settle_s, check_max, csv, hand_step, only);
   } catch (const Error& e) {

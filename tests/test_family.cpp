@@ -503,17 +503,20 @@ TEST_CASE("step 29 at a shape its table timed picks what was measured fastest th
   // four, 120 SMs: planned on 132, a 2 x 2 tile was carried at 0.996 where it measured 0.651). So the pick
   // there is the measured winner, or the hand rule where it was within kMargin. The H100's table was
   // timed with today's splits throughout.
-  const auto t = dispatch::resolve(dispatch::h100::kTunedBf16, dispatch::h100::kTunedEntries, menu::kBf16);
-  const auto esms = dispatch::table_sms(t.data(), t.size(), menu::kBf16, 132);
+  const dispatch::TunedTable t = dispatch::tuned_for(dispatch::h100::kTunedGpu);
+  REQUIRE(t.size == dispatch::h100::kTunedBf16.size());
+  CHECK(dispatch::tuned_for("a GPU nobody tuned on").size == dispatch::kTunedBf16.size());  // the default (H200) table
+  const auto esms = dispatch::table_sms(t.rows, t.size, menu::kBf16, 132);
   CHECK(esms[size_t(menu::entry_of({.bn = 128, .cluster_m = 2, .cluster_n = 2}))] == 120);
   CHECK(esms[size_t(menu::entry_of({.bn = 128, .cluster_m = 2}))] == 132);
   int wrong = 0;
-  for (const auto& r : t) {
+  for (size_t i = 0; i < t.size; ++i) {
+    const auto& r = t.rows[i];
     int best = dispatch::kHandRule;
     for (size_t e = 0; e < r.ratio.size(); ++e)
       if (r.ratio[e] > 0 && (best < 0 || r.ratio[e] > r.ratio[size_t(best)])) best = int(e);
     if (best >= 0 && r.hand > 0 && r.ratio[size_t(best)] <= r.hand * (1 + dispatch::kMargin)) best = dispatch::kHandRule;
-    const int got = dispatch::pick(t.data(), t.size(), menu::kBf16, r.m, r.n, r.k, 132, &esms);
+    const int got = dispatch::pick(t.rows, t.size, menu::kBf16, r.m, r.n, r.k, 132, &esms);
     if (got != best) {
       ++wrong;
       UNSCOPED_INFO(r.m << "x" << r.n << "x" << r.k << ": picked " << got << ", measured fastest " << best);

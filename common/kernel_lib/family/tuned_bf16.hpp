@@ -4,9 +4,11 @@
 // the paired ratio over cuBLAS of step 28's hand rule and of each of the table's menu entries
 // (family/menu.hpp, by name), each with the split it was timed with: {ratio, sk_tiles, blocks}
 // ({0, 0, 0}: not timed there). The table at namespace scope is the H200's, the default; a GPU with
-// a table of its own has it in a namespace (kernels/29_measured_dispatch.cu matches kTunedGpu).
+// a table of its own has it in a namespace; tuned_for() picks one by the GPU's name.
 #pragma once
 #include <array>
+#include <cstddef>
+#include <string_view>
 
 #include "dispatch.hpp"
 
@@ -1175,5 +1177,20 @@ inline constexpr std::array<TunedShape, 633> kTunedBf16{{
 }};
 
 }  // namespace h100
+
+/// A GPU's table, its rows resolved against the menu (resolve()) on the first call.
+struct TunedTable {
+  const Measured<menu::kBf16.size()>* rows;
+  size_t size;
+};
+
+/// The table tuned on the GPU named `gpu` (cudaGetDeviceProperties' name, the tuner CSV's gpu column),
+/// else the default (H200) table. Thread-safe (function-local statics).
+inline TunedTable tuned_for(std::string_view gpu) {
+  static const auto rows_default = resolve(kTunedBf16, kTunedEntries, menu::kBf16);
+  static const auto rows_h100 = resolve(h100::kTunedBf16, h100::kTunedEntries, menu::kBf16);
+  if (gpu == h100::kTunedGpu) return {rows_h100.data(), rows_h100.size()};
+  return {rows_default.data(), rows_default.size()};
+}
 
 }  // namespace gemm::family::dispatch
