@@ -9,7 +9,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 
+#include "../common/harness/problem.hpp"
 #include "../common/harness/runner.hpp"
 #include "../common/kernel_lib/family/menu_steps.hpp"
 #include "../common/kernel_lib/launch.hpp"
@@ -77,4 +79,49 @@ TEST_CASE("menu: a split shape is the same bits on ten runs, every entry", "[gpu
     CHECK(steps[i].workspace_bytes(p.m, p.n, p.k) > 0);  // the plan split it
     gemm_test::expect_same_bits_ten_times(steps[i], p, steps[i].name + " split");
   }
+}
+
+TEST_CASE("menu: parallel split-K gives the fixup's bits, each -psk entry against its twin", "[gpu][hopper][menu][stream_k]") {
+  REQUIRE_HOPPER_OR_SKIP();
+  const std::vector<Step> steps = family::menu::bf16_steps();
+  int psk = 0, compared = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const family::Spec s = family::menu::kBf16[i].spec;
+    if (!s.parallel_reduce) continue;
+    ++psk;
+    family::Spec t = s;
+    t.parallel_reduce = false;
+    const int twin = family::menu::entry_of(t);  // the same kernel with step 21's fixup
+    INFO(steps[i].name);
+    REQUIRE(twin >= 0);
+    const int bm = s.bm * s.cluster_m, bn = s.bn * s.cluster_n;
+    // Two cluster tiles and a long K; one ragged cluster tile, odd N (no TMA store: C's rows are not
+    // 16-byte aligned, so the reduction's 1-wide path), K % 16 == 8.
+    for (const Shape& sh : {Shape{2 * bm, 2 * bn, 32768, "two cluster tiles, a long K"},
+                            Shape{bm - 37, bn - 19, 16392, "one ragged tile, odd N, K % 16 == 8"}}) {
+      const std::string what = steps[i].name + " against " + steps[size_t(twin)].name + ": " + sh.what;
+      INFO(what);
+      CHECK(family::menu::launch_plan(i, sh.m, sh.n, sh.k).reduce_segments >= 2);  // the plan reduces in a second kernel
+      CHECK(family::menu::launch_plan(size_t(twin), sh.m, sh.n, sh.k).split.sk_tiles > 0);  // and the twin splits too
+      const Problem p{Dtype::bf16, sh.m, sh.n, sh.k, 1, 0, 67, false};
+      gemm_test::Watchdog dog(gemm_test::describe(steps[i], p, what), gemm_test::kGpuCheckLimit);
+      ProblemBuffers a(p), b(p);  // the same seed: the same A and B
+      reserve_workspace(steps[i], a);
+      reserve_workspace(steps[size_t(twin)], b);
+      a.reset_output(nullptr);
+      b.reset_output(nullptr);
+      launch_step(steps[i], a, nullptr);
+      launch_step(steps[size_t(twin)], b, nullptr);
+      CUDA_CHECK(cudaDeviceSynchronize());
+      const CheckReport r = a.check_against(a.reference());
+      INFO(r.summary());
+      CHECK(r.passed);
+      const std::vector<float> ca = a.download_c(), cb = b.download_c();
+      REQUIRE(ca.size() == cb.size());
+      CHECK(std::memcmp(ca.data(), cb.data(), ca.size() * sizeof(float)) == 0);
+      ++compared;
+    }
+  }
+  CHECK(psk >= 1);
+  CHECK(compared == 2 * psk);
 }

@@ -23,6 +23,7 @@
 
 #include "../common/harness/compare.hpp"
 #include "../common/harness/device_info.hpp"
+#include "../common/kernel_lib/family/menu.hpp"
 #include "../common/kernel_lib/registry.hpp"
 #include "../common/harness/runner.hpp"
 #include "support.hpp"
@@ -294,7 +295,8 @@ TEST_CASE("fuzz: --help, bad input, no GPU, and seeded draws that cover every fa
   CHECK(one.output == lines06.at(123) + "\n");
   // --menu: the family's menu entries, each by its name, with draws of their own; a swapped entry
   // refuses M past its width as declared; --steps picks entries by name.
-  const auto menu = run_bin("fuzz", "--seed 7 --menu --count 3000 --dry-run");  // 100 a menu entry
+  const auto menu = run_bin("fuzz", "--seed 7 --menu --count " + std::to_string(100 * gemm::family::menu::kBf16.size()) +
+                                        " --dry-run");  // 100 a menu entry
   REQUIRE(menu.status == 0);
   const auto pp = lines_with_prefix(menu.output, "pp128x128-s6 "), sw = lines_with_prefix(menu.output, "pp128x8-swap-");
   CHECK(pp.size() == 100);

@@ -46,6 +46,10 @@ struct Spec {
   int cluster_m = 1;   ///< blocks per cluster along M: 2 share B's tile, each loading half and multicasting it (step 17)
   int cluster_n = 1;   ///< blocks per cluster along N: 2 share A's tile the same way (both 2: a 2 x 2 cluster shares both)
   bool stmatrix = false;  ///< the epilogue writes its boxes with stmatrix (step 20) instead of 4-byte stores
+  /// Split-K with a separate reduction (issue 46): where the plan splits K into equal segments, each
+  /// piece stores its fp32 sums to its own slice of the workspace and a second kernel sums the slices
+  /// over every SM (family/reduce.cuh), in place of step 21's fixup, where one block reads them all.
+  bool parallel_reduce = false;
   friend constexpr bool operator==(const Spec&, const Spec&) = default;
 };
 
@@ -150,6 +154,7 @@ GEMM_HD constexpr const char* refusal(Spec s) {
     return "each block multicasts half of B's tile: BN / 2 rows must be whole 8-row swizzle atoms (BN % 16 == 0)";
   if (s.scales == Scales::block && s.cluster_n > 1)  // (along M the pair shares B's tile and its scale row; rows past M scale by 0)
     return "block scales with a cluster along N: a partner block past N's edge would read B's scales past their end (not built)";
+  if (s.parallel_reduce && s.swap) return "a parallel reduction of a swapped tile would sum C^T's slices: not built (a swapped grid splits with the fixup)";
   if (s.stmatrix && (s.swap || s.bn % 64 != 0)) return "stmatrix writes 64-wide epilogue boxes of an unswapped tile (BN % 64 == 0)";
   if (s.stages < 2 || smem_bytes(s) > kSmemBytes) return "the ring must have 2 stages or more and fit 227 KB";
   return nullptr;

@@ -35,7 +35,7 @@ inline constexpr int kHandRule = -1;  ///< pick's answer where the step's hand r
 /// An entry overrules the hand rule only where its carried ratio is this much higher: a paired ratio
 /// moves by about 1 % between runs of the same kernel (docs/benchmarking.md).
 inline constexpr double kMargin = 0.01;
-inline constexpr size_t kMaxEntries = 32;  ///< the most entries a generated table's rows hold
+inline constexpr size_t kMaxEntries = 40;  ///< the most entries a generated table's rows hold
 
 /// One entry at one tuned shape: its paired ratio over cuBLAS (0: not timed there, it refused the shape,
 /// or it failed its check) and the split it was timed with (stream_k::Split's sk_tiles and blocks, as the
@@ -110,6 +110,10 @@ inline constexpr double kPeakFlops = 989e12, kHbmBytesPerS = 4.3e12, kL2BytesPer
 /// What a launch costs whatever its size, seconds: the fastest GEMM the tuner timed took 7.3 us (cuBLAS,
 /// 8 x 1024 x 1024, results/tuning/nvidia_h200_bf16.csv), its bytes 0.5 us of it at kHbmBytesPerS.
 inline constexpr double kLaunchS = 6e-6;
+/// What a parallel reduction's second kernel costs beside its bytes, seconds: a launch that overlaps the
+/// GEMM's (programmatic dependent launch, family/reduce.cuh) and its wait for the GEMM's last block.
+/// An estimate, not a measurement: the tuner's ratios supply the rest.
+inline constexpr double kReduceLaunchS = 2e-6;
 
 /// How close plan `p` on `sms` SMs comes to the shape's floor, in (0, 1]: the floor (kLaunchS and the
 /// longer of 2 M N K FLOP at kPeakFlops and reading A and B and writing C once at kHbmBytesPerS) over
@@ -119,7 +123,8 @@ inline constexpr double kLaunchS = 6e-6;
 /// and its even share of the split's iterations, plus, where tiles are split, kFixupKTiles K tiles for
 /// the fixup (a charge fitted against measured shapes, not a measured cost: scripts/dispatch_check.py's
 /// miss is about the same at 16 or 32 and worse at step 21's measured 44 or step 26's 64; docs/notebook/
-/// hopper.md); tiles past the matrix's edge count as run. So a plan that leaves SMs idle pays twice,
+/// hopper.md), or where a parallel reduction sums them (Plan::reduce_segments), kReduceLaunchS and its
+/// slices' bytes, written and read once at kL2BytesPerS, after the grid; tiles past the matrix's edge count as run. So a plan that leaves SMs idle pays twice,
 /// in arithmetic and in the bytes the idle SMs do not stream: 46 unsplit 64 x 64 tiles of 67 x 1472 x
 /// 26192 (410 K tiles each, 116 GB/s an SM) model 64 us against a 25 us floor, 0.39; measured, 0.38x
 /// the best reference (results/nvidia_h200_shapes.csv). A model of what differs between entries at one
@@ -127,13 +132,16 @@ inline constexpr double kLaunchS = 6e-6;
 inline double efficiency(const Plan& p, int sms) {
   const int n_sms = sms < 1 ? 1 : sms;
   const double m = p.shape.m, n = p.shape.n, k = p.shape.k;
-  const int64_t fixup = p.split.sk_tiles > 0 ? kFixupKTiles : 0;  // a split tile's pieces are summed (plan.hpp)
+  // A split tile's pieces are summed: in the fixup (plan.hpp), or by the reduction after the grid.
+  const int64_t fixup = p.split.sk_tiles > 0 && p.reduce_segments == 0 ? kFixupKTiles : 0;
   const int64_t longest = busiest_k_tiles(p) + fixup;
   const double k_tile = std::max(2.0 * p.spec.bm * p.spec.bn * bk(p.spec) / (kPeakFlops / n_sms),
                                  double(p.spec.bm + p.spec.bn) * bk(p.spec) * elem_bytes(p.spec) / (kL2BytesPerS / n_sms));
   const double bytes = 2.0 * (m * k + n * k + m * n) / kHbmBytesPerS;
   const double floor = kLaunchS + std::max(2.0 * m * n * k / kPeakFlops, bytes);
-  const double run = kLaunchS + std::max(double(longest) * k_tile, bytes);
+  // The reduction writes and reads each slice's fp32 M x N once, at L2's bandwidth (the slices stay in L2).
+  const double reduce = p.reduce_segments > 0 ? kReduceLaunchS + 8.0 * p.reduce_segments * m * n / kL2BytesPerS : 0.0;
+  const double run = kLaunchS + std::max(double(longest) * k_tile, bytes) + reduce;
   return floor / run;
 }
 
@@ -145,8 +153,8 @@ double log_distance(const double (&q)[3], const Measured<N>& r) {
 }
 
 /// Entry e's plan at row r as the tuner timed it: today's menu::plan with the split the row recorded
-/// (sk_tiles split tiles of whole K over `blocks` units: make_split's and make_split_k's layouts both),
-/// or today's plan where the row recorded none.
+/// (sk_tiles split tiles of whole K over `blocks` units: make_split's and make_split_k's layouts both;
+/// a parallel reduction's segments where that split is split-K), or today's plan where the row recorded none.
 template <size_t N>
 Plan timed_plan(const menu::Entry& entry, const Measured<N>& r, size_t e, int sms) {
   Plan p = menu::plan(entry, r.m, r.n, r.k, sms);
@@ -155,6 +163,9 @@ Plan timed_plan(const menu::Entry& entry, const Measured<N>& r, size_t e, int sm
     p.split.dp_tiles = p.items - r.sk_tiles[e];
     p.split.blocks = r.blocks[e];
     p.split.iters = int64_t(r.sk_tiles[e]) * p.k_tiles;
+    // A parallel reduction's split is split-K of every item (make_split_k: blocks = items x segments).
+    const bool split_k = r.sk_tiles[e] == p.items && p.items > 0 && r.blocks[e] % p.items == 0 && r.blocks[e] / p.items >= 2;
+    p.reduce_segments = entry.spec.parallel_reduce && split_k ? r.blocks[e] / p.items : 0;
   }
   return p;
 }

@@ -65,7 +65,8 @@ __device__ __forceinline__ bool fixup(SharedStorage<C>& s, const Params& p, cons
   return true;
 }
 
-/// The item's tile (this consumer's slabs of it) to C: fixup first where it is a split piece, then the
+/// The item's tile (this consumer's slabs of it) to C: fixup first where it is a split piece (or, with a
+/// parallel reduction, the piece's sums to its slice of the workspace and nothing more), then the
 /// per-tensor dequantization (scale_ab = scale_a * scale_b), then the stores: transposed from registers (swapped, step 24), from
 /// registers where C's rows are not TMA-addressable, else through swizzled 64 x EPI_N boxes (written
 /// with 4-byte stores, or stmatrix, step 20) and TMA stores with the L2 evict-first policy
@@ -75,7 +76,17 @@ template <class C>
 __device__ __forceinline__ void finish(SharedStorage<C>& s, const Params& p, const stream_k::Piece& pc,
                                        const TileOrigin& o, int me, uint64_t evict_first, float scale_ab,
                                        float (&acc)[C::SLABS][C::FRAG], int& boxes_stored) {
-  if ((pc.kt0 != 0 || pc.kt1 != p.k_tiles) && !fixup<C>(s, p, pc, me, acc)) return;
+  const bool split = pc.kt0 != 0 || pc.kt1 != p.k_tiles;
+  if constexpr (C::spec.parallel_reduce) {
+    if (split && p.reduce_segments > 0) {  // this piece's sums to its slice; family/reduce.cuh sums them into C
+      float* slice = p.reduce + int64_t(unit<C>() % p.reduce_segments) * p.M * p.N;
+#pragma unroll
+      for (int i = 0; i < C::SLABS; ++i)
+        ptx::store_d_fragment_f32(acc[i], slice, p.M, p.N, int64_t(o.m0) + slab_row<C>(i, me), o.n0);
+      return;
+    }
+  }
+  if (split && !fixup<C>(s, p, pc, me, acc)) return;
   if constexpr (C::spec.scales == Scales::per_tensor) {  // once, on the whole sum: scaling is linear (step 30)
 #pragma unroll
     for (int i = 0; i < C::SLABS; ++i)

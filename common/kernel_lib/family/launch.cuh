@@ -15,6 +15,7 @@
 #include "../tma.hpp"
 #include "kernel.cuh"
 #include "plan.hpp"
+#include "reduce.cuh"
 
 namespace gemm::family {
 
@@ -25,7 +26,8 @@ inline Error launch_error(const char* step, const Plan& pl, const std::string& w
 }
 
 /// Launches C's kernel for `prob` (a Bf16Gemm, or an Fp8Gemm with the scaling C was built for) as `pl`
-/// says, on `stream`. prob.workspace must hold pl.workspace_bytes bytes (Step::workspace_bytes of the
+/// says, on `stream`, and after it, where pl.reduce_segments > 0, the reduction of its slices
+/// (family/reduce.cuh). prob.workspace must hold pl.workspace_bytes bytes (Step::workspace_bytes of the
 /// same shape, 16-byte aligned, its counters zero: cudaMalloc'd and zeroed once; every launch leaves
 /// them zero again). Where pl.pitch is set, A and B are first copied into the workspace at that row
 /// pitch (cudaMemcpy2DAsync, device to device, on `stream`; TMA zero-fills the boxes past K, so the
@@ -86,7 +88,10 @@ void launch(const char* step, const Problem& prob, const Plan& pl, cudaStream_t 
   k.tiles_m = pl.tiles_m, k.tiles_n = pl.tiles_n, k.k_tiles = pl.k_tiles;
   k.C = prob.c;
   k.split = pl.split;
-  if (pl.split_bytes > 0) {  // the slots, then the counters, where the plan put them
+  k.reduce_segments = pl.reduce_segments;
+  if (pl.reduce_segments > 0) {  // a parallel reduction's slices (no slots, no counters)
+    k.reduce = static_cast<float*>(prob.workspace);
+  } else if (pl.split_bytes > 0) {  // the slots, then the counters, where the plan put them
     k.split.partials = static_cast<float4*>(prob.workspace);
     k.split.arrivals = reinterpret_cast<int*>(static_cast<char*>(prob.workspace) + pl.counters_offset);
   }
@@ -94,6 +99,12 @@ void launch(const char* step, const Problem& prob, const Plan& pl, cudaStream_t 
   // The split's units are clusters where there is one: CLUSTER blocks each, the grid a whole number of them.
   launch_kernel({dim3(unsigned(pl.split.blocks) * C::CLUSTER), kThreads, C::SMEM_BYTES, stream, dim3(C::CLUSTER, 1, 1)},
                 gemm_kernel<C>, k);
+  if constexpr (C::spec.parallel_reduce) {  // the slices into C, over every SM (family/reduce.cuh)
+    static_assert(!C::spec.swap, "the slices are C's own rows");
+    if (pl.reduce_segments > 0)
+      launch_split_k_reduce(k.reduce, pl.reduce_segments, int64_t(pl.km) * pl.kn, prob.c,
+                            C::spec.scales == Scales::per_tensor ? k.scale_a : nullptr, k.scale_b, sm_count(), stream);
+  }
 }
 
 /// Launches the one of the configurations Cs... whose Spec the plan chose (a step instantiates the

@@ -13,6 +13,8 @@
 //     costs more L2 requests than lines: results/tuning/'s K + 8 rows slow down as rows per FLOP grow);
 //   - the epilogue with stmatrix (step 20);
 //   - swapped tiles (step 24) of C^T 8 to 64 wide, each for M up to its width.
+//   - split-K with a separate reduction (-psk, Spec::parallel_reduce) for grids under a wave with a
+//     long K: cuBLAS's split-K kernels on a small grid sum their pieces in a second kernel.
 // Every entry's stages are the most its shared memory holds (stages_that_fit).
 // Host code: pure, for the tuner, the dispatcher and the tests (tests/test_family.cpp checks every
 // entry assembles, names are unique, and the plans). family/menu.cu instantiates the kernels.
@@ -58,16 +60,24 @@ inline constexpr std::array kBf16 = {
     tile({.bn = 80}), tile({.bn = 40}),
     swapped(8), swapped(16), swapped(24), swapped(32), swapped(48), swapped(64),
     tile({.bn = 128, .cluster_m = 2, .cluster_n = 2}), tile({.bn = 160, .cluster_m = 2, .cluster_n = 2}),
+    tile({.bn = 64, .bm = 64, .parallel_reduce = true}), tile({.bn = 128, .consumers = kCoop, .parallel_reduce = true}),
+    tile({.bn = 256, .consumers = kCoop, .parallel_reduce = true}),
+    tile({.bn = 128, .cluster_m = 2, .cluster_n = 2, .parallel_reduce = true}),
 };
 
-/// Entries added after the H200's table (results/tuning/nvidia_h200_bf16.csv) was measured: on an H200
-/// step 29's dispatch has no column for them and never picks them until `scripts/tune.py --entries` has
-/// timed them on its grid and scripts/gen_tuned_table.py has written their column (tests/test_family.cpp
-/// requires a column for every other entry there, none for these; the H100's table has every entry).
-inline constexpr std::array<const char*, 2> kAwaitingTune = {"pp128x128-c2x2-s6", "pp128x160-c2x2-s5"};
+/// Entries added after both tables (results/tuning/) were measured: step 29's dispatch has no column
+/// for them and never picks them until `scripts/tune.py --entries` has timed them on a GPU's grid and
+/// scripts/gen_tuned_table.py has written their column (tests/test_family.cpp requires a column for
+/// every other entry, none for these). None today.
+inline constexpr std::array<const char*, 0> kAwaitingTune = {};
+/// Entries the H100's table has and the H200's does not yet (the same rule, on the H200 alone): the
+/// 2 x 2 clusters and the parallel split-K entries, timed on an H100 only.
+inline constexpr std::array<const char*, 6> kAwaitingTuneH200 = {"pp128x128-c2x2-s6", "pp128x160-c2x2-s5", "pp64x64-psk-s12",
+                                                                 "co128x128-psk-s6",  "co128x256-psk-s4",  "pp128x128-c2x2-psk-s6"};
 
 /// The entry's name in the field's terms: consumers (pp: ping-pong, co: cooperative), BM x BN, then
-/// swap (a tile of C^T), a cluster (c2m: two along M, c2n: along N, c2x2: both), stmatrix (stm), and the stages:
+/// swap (a tile of C^T), a cluster (c2m: two along M, c2n: along N, c2x2: both), stmatrix (stm), a
+/// parallel reduction of the split (psk), and the stages:
 /// "pp128x160-s5", "co256x128-c2n-s4", "pp128x16-swap-s10".
 inline std::string name(Spec s) {
   std::string n = std::string(s.consumers == Consumers::pingpong ? "pp" : "co") + std::to_string(s.bm) + "x" +
@@ -78,6 +88,7 @@ inline std::string name(Spec s) {
   else if (s.cluster_m == 2) n += "-c2m";
   else if (s.cluster_n == 2) n += "-c2n";
   if (s.stmatrix) n += "-stm";
+  if (s.parallel_reduce) n += "-psk";
   return n + "-s" + std::to_string(s.stages);
 }
 

@@ -29,6 +29,8 @@ struct Params {
   const float* sfa;               ///< Scales::block: ceil(K/128) x M floats, M contiguous
   const float* sfb;               ///< Scales::block: ceil(N/128) x ceil(K/128) floats
   stream_k::Split split;          ///< the plan's split, its partials and counters attached
+  float* reduce;                  ///< Plan::reduce_segments > 0: the s fp32 M x N slices the pieces store (family/reduce.cuh)
+  int reduce_segments;            ///< Plan::reduce_segments: s, or 0 (the split's pieces meet in the fixup)
 };
 
 /// The element type of A and B for a configuration.

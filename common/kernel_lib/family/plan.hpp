@@ -36,13 +36,18 @@ struct SplitPolicy {
 /// Where the SMs the last wave leaves idle would idle for more than kFixupKTiles K tiles each, stream-K
 /// takes the last wave (stream_k::make_split), within the wave limits unless p drops them; under one
 /// wave with p.split_k, equal split-K segments where p.planned or the quarter-wave rule says so.
-inline stream_k::Split choose_split(int64_t tiles, int64_t k_tiles, int sms, SplitPolicy p) {
+/// `segments` (if given) is set to the split-K's segments per tile, 0 where the split is not split-K.
+inline stream_k::Split choose_split(int64_t tiles, int64_t k_tiles, int sms, SplitPolicy p, int64_t* segments = nullptr) {
+  if (segments) *segments = 0;
   const int64_t waves = tiles / sms, rest = tiles % sms;
   const bool idle = rest > 0 && (sms - rest) * k_tiles > int64_t(sms) * kFixupKTiles;
   const bool quarter = waves == 0 && 4 * tiles <= sms;
   if (p.split_k && p.wave_limits && waves == 0) {
     const int64_t s = tile_menu::split_factor(tiles, k_tiles, sms);
-    if (s >= 2 && (p.planned || (quarter && idle))) return stream_k::make_split_k(tiles, k_tiles, s);
+    if (s >= 2 && (p.planned || (quarter && idle))) {
+      if (segments) *segments = s;
+      return stream_k::make_split_k(tiles, k_tiles, s);
+    }
     return stream_k::make_split(tiles, k_tiles, sms, false, kMinPiece);
   }
   const bool worth_it = idle && (!p.wave_limits || waves >= kMinWaves || quarter);
@@ -66,7 +71,12 @@ struct Plan {
   /// are set by the launcher (launch.cuh)
   stream_k::Split split;
   int64_t pitch;          ///< row pitch, in elements, of the A and B the kernel reads (0: k, unpadded)
-  // The workspace, in bytes from its base: the split's fp32 slots, its arrival counters, then (pitch != 0)
+  /// spec.parallel_reduce with a split-K grid: its segments per tile, s (>= 2); each piece stores its
+  /// sums to slice (unit % s) of s fp32 km x kn slices, and family/reduce.cuh sums them into C. 0: the
+  /// split, if any, sums its pieces in the fixup.
+  int reduce_segments;
+  // The workspace, in bytes from its base: the split's fp32 slots, its arrival counters (or, where
+  // reduce_segments > 0, the reduction's slices and no counters), then (pitch != 0)
   // the copies of A (m x pitch, 256-byte aligned) and B (n x pitch, right after A: a whole number of
   // 128-byte rows, so as aligned as TMA needs).
   size_t split_bytes, counters_offset, copy_a_offset, copy_b_offset, workspace_bytes;
@@ -81,6 +91,11 @@ inline int64_t busiest_k_tiles(const Plan& p) {
   const stream_k::Split& s = p.split;
   const int64_t units = s.blocks < 1 ? 1 : s.blocks;
   return (s.dp_tiles + units - 1) / units * p.k_tiles + (s.iters + units - 1) / units;
+}
+
+/// Bytes of a parallel reduction's slices: reduce_segments fp32 slices of the kernel's km x kn.
+inline size_t reduce_bytes(const Plan& p) {
+  return size_t(p.reduce_segments) * size_t(p.km) * size_t(p.kn) * sizeof(float);
 }
 
 /// K rounded up to a whole K tile (one 128-byte row per K tile): the pitch of step 28's copies.
@@ -105,10 +120,17 @@ inline Plan make_plan(Shape sh, Spec spec, SplitPolicy sp, bool pad, int sms) {
   const int64_t ctm = (p.tiles_m + spec.cluster_m - 1) / spec.cluster_m, ctn = (p.tiles_n + spec.cluster_n - 1) / spec.cluster_n;
   p.items = int(ctm * ctn);
   const int units = (sms < 1 ? 1 : sms) / cluster_size(spec);
-  p.split = choose_split(p.items, p.k_tiles, units < 1 ? 1 : units, sp);
+  int64_t segments = 0;
+  p.split = choose_split(p.items, p.k_tiles, units < 1 ? 1 : units, sp, &segments);
+  p.reduce_segments = spec.parallel_reduce ? int(segments) : 0;
   p.pitch = pad ? padded_pitch(sh.k, spec) : 0;
-  p.split_bytes = stream_k::workspace_bytes(p.split, slot_floats(spec), counters_per_tile(spec));
-  p.counters_offset = p.split_bytes > 0 ? stream_k::slots_bytes(p.split, slot_floats(spec)) : 0;
+  if (p.reduce_segments > 0) {
+    p.split_bytes = reduce_bytes(p);
+    p.counters_offset = 0;
+  } else {
+    p.split_bytes = stream_k::workspace_bytes(p.split, slot_floats(spec), counters_per_tile(spec));
+    p.counters_offset = p.split_bytes > 0 ? stream_k::slots_bytes(p.split, slot_floats(spec)) : 0;
+  }
   const size_t row = size_t(p.pitch) * size_t(elem_bytes(spec));
   p.copy_a_offset = pad ? round_up_256(p.split_bytes) : 0;
   p.copy_b_offset = pad ? p.copy_a_offset + size_t(sh.m) * row : 0;

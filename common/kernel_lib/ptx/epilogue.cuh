@@ -44,6 +44,37 @@ __device__ __forceinline__ void store_d_fragment_bf16(const float (&d)[R], __nv_
   }
 }
 
+/// The same fragment as fp32 into row-major `D` (M x N, leading dimension N) at (row0, col0),
+/// clipping rows >= M and columns >= N: a split piece's slice of a parallel reduction (issue 46,
+/// family/reduce.cuh). Each pair is one 8-byte store when N is even (D 8-byte aligned), two otherwise;
+/// st.global.cg: the slices are read back once, by the reduction, from L2.
+template <int R>
+__device__ __forceinline__ void store_d_fragment_f32(const float (&d)[R], float* D, int M, int N, int64_t row0,
+                                                     int64_t col0) {
+  static_assert(R % 4 == 0, "an m64nNk16 fragment holds N/2 accumulators per thread, N a multiple of 8");
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+  const int64_t r_base = row0 + 16 * warp + lane / 4;
+  const int64_t c_base = col0 + 2 * (lane % 4);
+  const bool pairs = N % 2 == 0;
+#pragma unroll
+  for (int j = 0; j < R / 4; ++j) {
+    const int64_t col = c_base + 8 * j;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int64_t row = r_base + 8 * h;
+      if (row >= M || col >= N) continue;
+      const float v0 = d[4 * j + 2 * h], v1 = d[4 * j + 2 * h + 1];
+      float* p = D + row * N + col;
+      if (pairs) {
+        __stcg(reinterpret_cast<float2*>(p), make_float2(v0, v1));
+      } else {
+        __stcg(p, v0);
+        if (col + 1 < N) __stcg(p + 1, v1);
+      }
+    }
+  }
+}
+
 /// The transposed store, for a kernel that computed C^T = B * A^T with swapped operands (step 24, small
 /// M): `d` is the D fragment of one m64nNk16 wgmma holding a 64 x N tile of C^T, and it is written
 /// as bf16 into row-major C (M x N, leading dimension N), clipping rows >= M and columns >= N of C.
