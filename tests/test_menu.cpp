@@ -95,8 +95,8 @@ TEST_CASE("menu: parallel split-K gives the fixup's bits, each -psk entry agains
     INFO(steps[i].name);
     REQUIRE(twin >= 0);
     const int bm = s.bm * s.cluster_m, bn = s.bn * s.cluster_n;
-    // Two cluster tiles and a long K; one ragged cluster tile, odd N (no TMA store: C's rows are not
-    // 16-byte aligned, so the reduction's 1-wide path), K % 16 == 8.
+    // Two cluster tiles and a long K (M x N % 4 == 0: the reduction's four-wide path); one ragged
+    // cluster tile, odd M and N (M x N odd: its one-wide path; no TMA store in the twin), K % 16 == 8.
     for (const Shape& sh : {Shape{2 * bm, 2 * bn, 32768, "two cluster tiles, a long K"},
                             Shape{bm - 37, bn - 19, 16392, "one ragged tile, odd N, K % 16 == 8"}}) {
       const std::string what = steps[i].name + " against " + steps[size_t(twin)].name + ": " + sh.what;

@@ -14,7 +14,8 @@
 //   - the epilogue with stmatrix (step 20);
 //   - swapped tiles (step 24) of C^T 8 to 64 wide, each for M up to its width.
 //   - split-K with a separate reduction (-psk, Spec::parallel_reduce) for grids under a wave with a
-//     long K: cuBLAS's split-K kernels on a small grid sum their pieces in a second kernel.
+//     long K, where many segments would meet in one block's fixup (issue 46 asks for it; cuBLAS's own
+//     split-K at 256 x 256 x 16384 turned out to be one kernel, docs/notebook/hopper.md).
 // Every entry's stages are the most its shared memory holds (stages_that_fit).
 // Host code: pure, for the tuner, the dispatcher and the tests (tests/test_family.cpp checks every
 // entry assembles, names are unique, and the plans). family/menu.cu instantiates the kernels.
@@ -30,7 +31,8 @@
 namespace gemm::family::menu {
 
 /// One entry: a configuration and the split policy its plans use (unswapped: 23's wave limits with
-/// 26's split-K under one wave; swapped: 24's idle-time rule alone).
+/// 26's split-K under one wave, and the last wave's stream-K only where its panels fit in L2; swapped:
+/// 24's idle-time rule alone).
 struct Entry {
   Spec spec;
   SplitPolicy split;
@@ -41,7 +43,7 @@ constexpr Spec fit(Spec s) {
   s.stages = stages_that_fit(s);
   return s;
 }
-constexpr Entry tile(Spec s) { return {fit(s), {.wave_limits = true, .split_k = true}}; }
+constexpr Entry tile(Spec s) { return {fit(s), {.wave_limits = true, .split_k = true, .l2_fit = true}}; }
 constexpr Entry swapped(int bn) { return {fit(Spec{.bn = bn, .swap = true}), {.wave_limits = false}}; }
 
 inline constexpr Consumers kPP = Consumers::pingpong, kCoop = Consumers::cooperative;

@@ -6,9 +6,12 @@
 // read it; none of them derives any of it again. Pure and host-and-device: tests/test_family.cpp checks
 // it on the CPU, the split's arithmetic included.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
+#include "../schedule.hpp"
 #include "../stream_k.hpp"
 #include "../tile_menu.hpp"
 #include "config.hpp"
@@ -30,6 +33,12 @@ struct SplitPolicy {
   /// tile, one block each, instead of stream-K's even share, where `planned` or the quarter-wave rule says.
   bool split_k = false;
   bool planned = false;  ///< the menu's plan priced the split and chose it (tile_menu::plan)
+  /// Stream-K of the last wave only where the split tiles' operand panels fit in L2 (kStreamKL2Bytes;
+  /// the menu's unswapped entries, issue 46): a piece starts at its own K offset, so pieces of tiles
+  /// that share a row of A or a column of B do not read it together, and where the panels do not fit
+  /// every piece reads its bytes from DRAM (1135 x 19936 x 21376, 174 stream-K tiles of a 128 x 256
+  /// tile: 3.5 GB from DRAM where cuBLAS read 1.3, docs/notebook/hopper.md).
+  bool l2_fit = false;
 };
 
 /// The split of `tiles` tiles of `k_tiles` K tiles on `sms` SMs under `p`: the one rule of steps 24 on.
@@ -53,6 +62,10 @@ inline stream_k::Split choose_split(int64_t tiles, int64_t k_tiles, int sms, Spl
   const bool worth_it = idle && (!p.wave_limits || waves >= kMinWaves || quarter);
   return stream_k::make_split(tiles, k_tiles, sms, worth_it, kMinPiece);
 }
+
+/// The L2 a stream-K grid's pieces may count on to share their operands (SplitPolicy::l2_fit): the
+/// H100's 50 MiB, the smaller of the two GPUs the project measures (the H200 has 60).
+inline constexpr int64_t kStreamKL2Bytes = int64_t(50) << 20;
 
 /// C = A * B^T: A m x k, B n x k, C m x n (m, n, k >= 1).
 struct Shape {
@@ -98,6 +111,26 @@ inline size_t reduce_bytes(const Plan& p) {
   return size_t(p.reduce_segments) * size_t(p.km) * size_t(p.kn) * sizeof(float);
 }
 
+/// Bytes of A and B, whole K, that the split tiles of plan p cover: the distinct rows of A (tile rows
+/// x BM) and of B (tile columns x BN) of items dp_tiles .. items - 1 in the kernel's grouped order
+/// (schedule::grouped over cluster tiles, kGroupM / cluster_m cluster rows a group, as the producer
+/// walks them), capped at the matrix, times K and the element's bytes. 0 when nothing is split.
+inline int64_t split_panel_bytes(const Plan& p) {
+  if (p.split.sk_tiles == 0) return 0;
+  const Spec& s = p.spec;
+  const int ctm = (p.tiles_m + s.cluster_m - 1) / s.cluster_m, ctn = (p.tiles_n + s.cluster_n - 1) / s.cluster_n;
+  const int group = kGroupM / s.cluster_m < 1 ? 1 : kGroupM / s.cluster_m;
+  std::vector<bool> row(size_t(ctm), false), col(size_t(ctn), false);
+  int64_t rows = 0, cols = 0;
+  for (int t = p.split.dp_tiles; t < p.items; ++t) {
+    const schedule::TileCoord c = schedule::grouped(t, ctm, ctn, group);
+    if (!row[size_t(c.m)]) row[size_t(c.m)] = true, ++rows;
+    if (!col[size_t(c.n)]) col[size_t(c.n)] = true, ++cols;
+  }
+  const int64_t a_rows = std::min<int64_t>(rows * s.cluster_m * s.bm, p.km), b_rows = std::min<int64_t>(cols * s.cluster_n * s.bn, p.kn);
+  return (a_rows + b_rows) * int64_t(p.shape.k) * elem_bytes(s);
+}
+
 /// K rounded up to a whole K tile (one 128-byte row per K tile): the pitch of step 28's copies.
 inline int64_t padded_pitch(int64_t k, Spec s) { return (k + bk(s) - 1) / bk(s) * bk(s); }
 
@@ -122,6 +155,9 @@ inline Plan make_plan(Shape sh, Spec spec, SplitPolicy sp, bool pad, int sms) {
   const int units = (sms < 1 ? 1 : sms) / cluster_size(spec);
   int64_t segments = 0;
   p.split = choose_split(p.items, p.k_tiles, units < 1 ? 1 : units, sp, &segments);
+  // The last wave's stream-K only where its tiles' panels fit in L2 (SplitPolicy::l2_fit): else whole tiles.
+  if (sp.l2_fit && p.split.dp_tiles > 0 && split_panel_bytes(p) > kStreamKL2Bytes)
+    p.split = stream_k::make_split(p.items, p.k_tiles, units < 1 ? 1 : units, false, kMinPiece);
   p.reduce_segments = spec.parallel_reduce ? int(segments) : 0;
   p.pitch = pad ? padded_pitch(sh.k, spec) : 0;
   if (p.reduce_segments > 0) {

@@ -1,6 +1,7 @@
 // Split-K with a separate reduction (issue 46; Spec::parallel_reduce): the GEMM's split pieces have
 // stored their fp32 sums, one km x kn slice per K segment (family/epilogue.cuh's finish), and this
-// kernel sums the slices into C over every SM. Step 21's fixup sums a tile's pieces in the block that
+// kernel sums the slices into C, spread over the GPU (up to kReduceBlocksPerSM blocks an SM; 64 blocks
+// at 256 x 256, whose 65536 elements are 16384 threads of four). Step 21's fixup sums a tile's pieces in the block that
 // counts the last one: with 30 segments of one tile, one block reads 29 partials alone while the other
 // SMs have exited. Here each thread sums V elements of every slice, in slice order from zero, which is
 // the fixup's order (pieces in unit order, from acc = 0): the same bits as the fixup gives. Its loads
@@ -21,7 +22,8 @@ inline constexpr int kReduceThreads = 256;   ///< threads per block of the reduc
 inline constexpr int kReduceBlocksPerSM = 8;  ///< its grid: at most this many blocks per SM (grid-stride past that)
 /// Slices a thread loads before it adds them. Each trip to L2 is about a microsecond; a first version
 /// loaded one slice at a time, and at 256 x 256 with 33 slices (16384 threads of four elements) its 33
-/// trips made the reduction slower than the GEMM (docs/notebook/hopper.md, "Parallel split-K").
+/// trips made the reduction slower than the GEMM (docs/notebook/hopper.md, "Parallel split-K: the
+/// pieces summed in a second kernel").
 inline constexpr int kReduceBatch = 16;
 
 /// C[i] = bf16(scale * (slices[0][i] + slices[1][i] + ... + slices[s - 1][i])) for i < elems, where
