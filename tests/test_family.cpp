@@ -256,6 +256,32 @@ TEST_CASE("family plan: the menu's stream-K only where the split tiles' panels f
   CHECK(split_panel_bytes(sq) <= kStreamKL2Bytes);
   // Split-K under one wave is not stream-K of a last wave: its segments walk K together.
   CHECK(make_plan({256, 256, 16384}, kWide, {.wave_limits = true, .split_k = true, .planned = true, .l2_fit = true}, false, 132).split.sk_tiles > 0);
+  // The closed form against a walk over the split items in the kernel's order, on random shapes and
+  // every unswapped entry (clusters included), on 132 and 120 SMs.
+  std::mt19937 rng(46);
+  int walked = 0;
+  for (int i = 0; i < 3000; ++i) {
+    const int m = 1 + int(rng() % 20000), n = 1 + int(rng() % 20000), k = 8 * (1 + int(rng() % 4000));
+    const menu::Entry& e = menu::kBf16[rng() % menu::kBf16.size()];
+    if (e.spec.swap) continue;
+    const Plan pl = make_plan({m, n, k}, e.spec, steps, false, rng() % 2 ? 132 : 120);
+    if (pl.split.sk_tiles == 0) continue;
+    const Spec& sp = pl.spec;
+    const int ctm = (pl.tiles_m + sp.cluster_m - 1) / sp.cluster_m, ctn = (pl.tiles_n + sp.cluster_n - 1) / sp.cluster_n;
+    std::vector<bool> row(size_t(ctm), false), col(size_t(ctn), false);
+    int64_t rows = 0, cols = 0;
+    for (int t = pl.split.dp_tiles; t < pl.items; ++t) {
+      const gemm::schedule::TileCoord c = gemm::schedule::grouped(t, ctm, ctn, kGroupM / sp.cluster_m);
+      if (!row[size_t(c.m)]) row[size_t(c.m)] = true, ++rows;
+      if (!col[size_t(c.n)]) col[size_t(c.n)] = true, ++cols;
+    }
+    const int64_t want = (std::min<int64_t>(rows * sp.cluster_m * sp.bm, pl.km) + std::min<int64_t>(cols * sp.cluster_n * sp.bn, pl.kn)) *
+                         int64_t(k) * elem_bytes(sp);
+    CAPTURE(m, n, k, menu::name(sp), pl.split.dp_tiles, pl.items);
+    CHECK(split_panel_bytes(pl) == want);
+    ++walked;
+  }
+  CHECK(walked > 300);
   // The menu's unswapped entries take the rule, its swapped ones and the hand rule (steps 24-28) do not.
   for (const menu::Entry& e : menu::kBf16) {
     INFO(menu::name(e.spec));

@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "../schedule.hpp"
 #include "../stream_k.hpp"
@@ -36,8 +35,10 @@ struct SplitPolicy {
   /// Stream-K of the last wave only where the split tiles' operand panels fit in L2 (kStreamKL2Bytes;
   /// the menu's unswapped entries, issue 46): a piece starts at its own K offset, so pieces of tiles
   /// that share a row of A or a column of B do not read it together, and where the panels do not fit
-  /// every piece reads its bytes from DRAM (1135 x 19936 x 21376, 174 stream-K tiles of a 128 x 256
-  /// tile: 3.5 GB from DRAM where cuBLAS read 1.3, docs/notebook/hopper.md).
+  /// L2 may not keep them until the next reader comes (measured at one shape, 1135 x 19936 x 21376: 174
+  /// stream-K tiles of a 128 x 256 tile read 3.5 GB from DRAM where cuBLAS read 1.3,
+  /// docs/notebook/hopper.md). A coarse rule: how far apart in K the sharing pieces run decides, not
+  /// the panels' size alone.
   bool l2_fit = false;
 };
 
@@ -114,19 +115,31 @@ inline size_t reduce_bytes(const Plan& p) {
 /// Bytes of A and B, whole K, that the split tiles of plan p cover: the distinct rows of A (tile rows
 /// x BM) and of B (tile columns x BN) of items dp_tiles .. items - 1 in the kernel's grouped order
 /// (schedule::grouped over cluster tiles, kGroupM / cluster_m cluster rows a group, as the producer
-/// walks them), capped at the matrix, times K and the element's bytes. 0 when nothing is split.
+/// walks them), capped at the matrix, times K and the element's bytes; a ragged last tile row or column
+/// counts whole below the cap (an overcount of at most one tile's rows). 0 when nothing is split.
+/// Closed form over the groups the range touches (a group's items walk its rows down, then across: a
+/// stretch of q items covers min(q, rows) rows and the columns from its first item's to its last's),
+/// so a plan costs no walk over its items (tests/test_family.cpp checks it against one).
 inline int64_t split_panel_bytes(const Plan& p) {
   if (p.split.sk_tiles == 0) return 0;
   const Spec& s = p.spec;
-  const int ctm = (p.tiles_m + s.cluster_m - 1) / s.cluster_m, ctn = (p.tiles_n + s.cluster_n - 1) / s.cluster_n;
-  const int group = kGroupM / s.cluster_m < 1 ? 1 : kGroupM / s.cluster_m;
-  std::vector<bool> row(size_t(ctm), false), col(size_t(ctn), false);
-  int64_t rows = 0, cols = 0;
-  for (int t = p.split.dp_tiles; t < p.items; ++t) {
-    const schedule::TileCoord c = schedule::grouped(t, ctm, ctn, group);
-    if (!row[size_t(c.m)]) row[size_t(c.m)] = true, ++rows;
-    if (!col[size_t(c.n)]) col[size_t(c.n)] = true, ++cols;
+  const int64_t ctm = (p.tiles_m + s.cluster_m - 1) / s.cluster_m, ctn = (p.tiles_n + s.cluster_n - 1) / s.cluster_n;
+  const int64_t group = kGroupM / s.cluster_m < 1 ? 1 : kGroupM / s.cluster_m, per = group * ctn;
+  const int64_t a = p.split.dp_tiles, b = p.items;  // the split items, [a, b)
+  const int64_t g0 = a / per, g1 = (b - 1) / per;
+  int64_t rows = 0, first_col = 0, last_col = 0;
+  for (int64_t g = g0; g <= g1; ++g) {
+    const int64_t h = std::min(group, ctm - g * group);  // the group's rows (the last may be short)
+    const int64_t la = std::max(a, g * per) - g * per, lb = std::min(b, (g + 1) * per) - g * per;
+    rows += std::min(lb - la, h);
+    if (g == g0) first_col = la / h;
+    if (g == g1) last_col = (lb - 1) / h;
   }
+  // Columns: one group's stretch is [first_col, last_col]; over two, the first's [first_col, ctn) and
+  // the last's [0, last_col], which may overlap; over three or more, a whole group between covers all.
+  const int64_t cols = g0 == g1       ? last_col - first_col + 1
+                       : g1 - g0 >= 2 ? ctn
+                                      : std::min(ctn, (ctn - first_col) + (last_col + 1));
   const int64_t a_rows = std::min<int64_t>(rows * s.cluster_m * s.bm, p.km), b_rows = std::min<int64_t>(cols * s.cluster_n * s.bn, p.kn);
   return (a_rows + b_rows) * int64_t(p.shape.k) * elem_bytes(s);
 }
