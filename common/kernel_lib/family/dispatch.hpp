@@ -110,9 +110,9 @@ inline constexpr double kPeakFlops = 989e12, kHbmBytesPerS = 4.3e12, kL2BytesPer
 /// What a launch costs whatever its size, seconds: the fastest GEMM the tuner timed took 7.3 us (cuBLAS,
 /// 8 x 1024 x 1024, results/tuning/nvidia_h200_bf16.csv), its bytes 0.5 us of it at kHbmBytesPerS.
 inline constexpr double kLaunchS = 6e-6;
-/// What a parallel reduction's second kernel costs beside its bytes, seconds: a launch that overlaps the
-/// GEMM's (programmatic dependent launch, family/reduce.cuh) and its wait for the GEMM's last block.
-/// An estimate, not a measurement: the tuner's ratios supply the rest.
+/// What a parallel reduction's second kernel costs beside its bytes, seconds: a launch that may overlap
+/// the GEMM's run (programmatic dependent launch, family/reduce.cuh) and its wait for the GEMM's last
+/// block. An estimate, not a measurement: the tuner's ratios supply the rest.
 inline constexpr double kReduceLaunchS = 2e-6;
 
 /// How close plan `p` on `sms` SMs comes to the shape's floor, in (0, 1]: the floor (kLaunchS and the
@@ -124,7 +124,8 @@ inline constexpr double kReduceLaunchS = 2e-6;
 /// the fixup (a charge fitted against measured shapes, not a measured cost: scripts/dispatch_check.py's
 /// miss is about the same at 16 or 32 and worse at step 21's measured 44 or step 26's 64; docs/notebook/
 /// hopper.md), or where a parallel reduction sums them (Plan::reduce_segments), kReduceLaunchS and its
-/// slices' bytes, written and read once at kL2BytesPerS, after the grid; tiles past the matrix's edge count as run. So a plan that leaves SMs idle pays twice,
+/// slices' bytes, written and read once at kL2BytesPerS, after the grid; tiles past the matrix's edge
+/// count as run. So a plan that leaves SMs idle pays twice,
 /// in arithmetic and in the bytes the idle SMs do not stream: 46 unsplit 64 x 64 tiles of 67 x 1472 x
 /// 26192 (410 K tiles each, 116 GB/s an SM) model 64 us against a 25 us floor, 0.39; measured, 0.38x
 /// the best reference (results/nvidia_h200_shapes.csv). A model of what differs between entries at one

@@ -98,7 +98,8 @@ __global__ void __launch_bounds__(kThreads, 1)  // the ", 1" gives ptxas the ent
 gemm_kernel(const __grid_constant__ Params p) {
   static_assert(sizeof(SharedStorage<C>) + 1024 == C::SMEM_BYTES, "smem_bytes(spec) is the kernel's shared memory");
   // A parallel reduction's kernel may be launched now (family/reduce.cuh): it waits for this grid to
-  // finish before it reads, so its launch overlaps this grid's run instead of following its last block.
+  // finish before it reads, so its launch can overlap this grid's run instead of following its last
+  // block (whether it does was not measured: ncu runs kernels one at a time).
   if constexpr (C::spec.parallel_reduce) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   extern __shared__ uint8_t smem_raw[];
   SharedStorage<C>& s = *reinterpret_cast<SharedStorage<C>*>(ptx::smem_align_up<1024>(smem_raw));
