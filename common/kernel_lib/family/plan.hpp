@@ -165,12 +165,12 @@ inline Plan make_plan(Shape sh, Spec spec, SplitPolicy sp, bool pad, int sms) {
   p.k_tiles = (sh.k + bk(spec) - 1) / bk(spec);
   const int64_t ctm = (p.tiles_m + spec.cluster_m - 1) / spec.cluster_m, ctn = (p.tiles_n + spec.cluster_n - 1) / spec.cluster_n;
   p.items = int(ctm * ctn);
-  const int units = (sms < 1 ? 1 : sms) / cluster_size(spec);
+  const int units = std::max(1, (sms < 1 ? 1 : sms) / cluster_size(spec));
   int64_t segments = 0;
-  p.split = choose_split(p.items, p.k_tiles, units < 1 ? 1 : units, sp, &segments);
+  p.split = choose_split(p.items, p.k_tiles, units, sp, &segments);
   // The last wave's stream-K only where its tiles' panels fit in L2 (SplitPolicy::l2_fit): else whole tiles.
   if (sp.l2_fit && p.split.dp_tiles > 0 && split_panel_bytes(p) > kStreamKL2Bytes)
-    p.split = stream_k::make_split(p.items, p.k_tiles, units < 1 ? 1 : units, false, kMinPiece);
+    p.split = stream_k::make_split(p.items, p.k_tiles, units, false, kMinPiece);
   p.reduce_segments = spec.parallel_reduce ? int(segments) : 0;
   p.pitch = pad ? padded_pitch(sh.k, spec) : 0;
   if (p.reduce_segments > 0) {

@@ -1,8 +1,8 @@
 // Split-K with a separate reduction (issue 46; Spec::parallel_reduce): the GEMM's split pieces have
 // stored their fp32 sums, one km x kn slice per K segment (family/epilogue.cuh's finish), and this
 // kernel sums the slices into C, spread over the GPU (up to kReduceBlocksPerSM blocks an SM; 64 blocks
-// at 256 x 256, whose 65536 elements are 16384 threads of four). Step 21's fixup sums a tile's pieces in the block that
-// counts the last one: with 30 segments of one tile, one block reads 29 partials alone while the other
+// at 256 x 256, whose 65536 elements are 16384 threads of four). Step 21's fixup sums a tile's pieces
+// in the block that counts the last one: with 30 segments of one tile, one block reads 29 partials alone while the other
 // SMs have exited. Here each thread sums V elements of every slice, in slice order from zero, which is
 // the fixup's order (pieces in unit order, from acc = 0): the same bits as the fixup gives. Its loads
 // go out kReduceBatch slices at a time, so a sum of s slices waits on ceil(s / kReduceBatch) trips to
