@@ -16,14 +16,17 @@ Two parts, one process, one GPU:
    the last FP8 steps (per-tensor and block-scaled) against torch._scaled_mm with the same scales and,
    for per-tensor scales, its max-autotune compile. Paired as the harness pairs (common/harness/timing.cu,
    time_paired): each round runs every contender once, in turn (reversed every other round), each launch
-   after an L2 flush, timed by CUDA events; and since a Python call costs more host time than a small
-   kernel runs, each round first queues a GPU sleep about as long as the host needs to enqueue the
+   after an L2 flush (a read of twice L2's size, as the harness's flush_l2), timed by CUDA events; and
+   since a Python call costs more host time than a small kernel runs, each round first queues a GPU sleep about as long as the host needs to enqueue the
    round, so the events time the kernels and not the host (part 1 measures the host). The sleep is kept
    that short on purpose: a longer idle gap lets a power-capped GPU clock up, which favours whichever
    contender is bound by the clock (a 2 ms sleep per round moved torch.matmul at 8192^3 on an H100 from
    1536 to 1373 us and left the step's 1900 us where it was; docs/notebook/measuring.md). Ratio = contender's time / step's time per
    round (> 1: the step is faster); its median and quartiles over the rounds, the SM clock read from
    nvidia-smi after the shape. Rows with mode "paired".
+
+3. After all timing, one call of each contender per shape under torch.profiler: the GPU kernels it
+   launched, by name (cuBLAS's names spell their tile, stages and cluster), rows with mode "kernels".
 
 Outputs: a CSV (--out; commit it as results/<gpu>_torch.csv) and one line per shape. The whole run keeps
 inside --budget-s (default 540 s: one 10-minute remote call): torch.compile's autotuning takes seconds
@@ -62,7 +65,7 @@ FAMILIES = ("decode", "ragged", "square")
 WRONG = 2 ** -6
 COLUMNS = ["gpu", "torch", "triton", "date", "mode", "dtype", "scaling", "family", "m", "n", "k", "contender",
            "detail", "ms", "ms_q25", "ms_q75", "tflops", "ratio", "ratio_q25", "ratio_q75", "rounds", "clock_mhz",
-           "us_per_call", "rel_err", "note"]
+           "us_per_call", "rel_err", "note", "kernels"]
 
 
 def need(what):
@@ -105,7 +108,10 @@ class Bench:
         self.start = time.monotonic()
         props = torch.cuda.get_device_properties(0)
         l2 = getattr(props, "L2_cache_size", 50 << 20) or (50 << 20)
-        self.flush_buf = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")  # 2x L2, as the harness flushes
+        # 2x L2, as the harness flushes; flushed by reading it (flush()), never by writing: a write leaves
+        # L2 full of dirty lines whose write-back to HBM lands inside the next timed kernel
+        # (docs/notebook/measuring.md, "The flush was a memset"; this script wrote until 2026-12-06).
+        self.flush_buf = torch.zeros(2 * l2 // 8, dtype=torch.int64, device="cuda")
         self.gen = torch.Generator(device="cuda").manual_seed(48)
         self.rows = []
         self.status = 0
@@ -117,10 +123,15 @@ class Bench:
         self.meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton_version,
                      "date": datetime.date.today().isoformat()}
         self.compiled = {}
+        self.timed = []  # (dtype, scaling, family, shape, contenders) of every shape timed: the kernel pass's work
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         self.csv_file = open(args.out, "w", newline="")
         self.writer = csv.DictWriter(self.csv_file, fieldnames=COLUMNS, extrasaction="raise")
         self.writer.writeheader()
+
+    def flush(self):
+        """Evicts L2 by reading twice its size (a reduction whose one-element result is the only write)."""
+        self.flush_buf.sum()
 
     def left(self):
         return self.args.budget_s - (time.monotonic() - self.start)
@@ -229,7 +240,7 @@ class Bench:
             t0 = time.perf_counter()
             order = range(len(contenders)) if r % 2 == 0 else reversed(range(len(contenders)))
             for i in order:
-                self.flush_buf.zero_()
+                self.flush()
                 s, e = ev[r][i]
                 s.record()
                 contenders[i][1]()
@@ -304,6 +315,44 @@ class Bench:
             return
         times = self.paired(contenders, self.args.rounds)
         self.report(dtype, scaling, fam, shape, contenders, times, errs, notes)
+        self.timed.append((dtype, scaling, fam, shape, contenders))
+
+    # ---- part 3: which kernels each contender ran ----------------------------------------------------
+    def kernel_pass(self):
+        """After every timing (the profiler is never on while anything is timed): one call of each
+        contender at each timed shape under torch.profiler, after an L2 flush, and the GPU kernels it
+        launched with their durations, as rows with mode "kernels" (the column `kernels`: "name us; ...").
+        cuBLAS's kernel names spell their configuration (nvjet_sm90_tst_<BM>x<BN>_<BK>x<stages>_<cluster>_...),
+        Inductor's name the Triton template; the durations are one unpaired launch each, for orientation,
+        not a result."""
+        torch = self.torch
+        try:
+            from torch.autograd import DeviceType
+            from torch.profiler import ProfilerActivity, profile
+        except ImportError as e:
+            print(f"# kernel pass skipped: {e}")
+            return
+        print("# the kernels each contender launched (one call under torch.profiler, after all timing)")
+        for dtype, scaling, fam, (m, n, k), contenders in self.timed:
+            if self.left() < 5:
+                print("# kernel pass stopped: the budget is spent")
+                return
+            for name, fn in contenders:
+                try:
+                    fn()  # once unprofiled: the workspace as the timed calls left it (no clear of another shape's)
+                    self.flush()
+                    torch.cuda.synchronize()
+                    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                        fn()
+                        torch.cuda.synchronize()
+                    ks = [(e.name, e.time_range.elapsed_us()) for e in prof.events()
+                          if getattr(e, "device_type", None) == DeviceType.CUDA]
+                except Exception as e:  # noqa: BLE001  (the profiler is orientation only: say so, go on)
+                    ks = [(f"not profiled ({type(e).__name__}: {str(e).splitlines()[0][:100]})", 0.0)]
+                text = "; ".join(f"{kname[:200]} {us:.1f}us" for kname, us in ks)
+                self.row(mode="kernels", dtype=dtype, scaling=scaling, family=fam, m=m, n=n, k=k, contender=name,
+                         kernels=text)
+                print(f"  {dtype} {scaling or ''} {m}x{n}x{k} {name}: {text}")
 
     def bf16_shape(self, fam, shape):
         torch, gs = self.torch, self.gs
@@ -394,6 +443,8 @@ def main():
     ap.add_argument("--sleep-cycles", type=int, default=0,
                     help="the GPU sleep that opens a round (0: as long as the host took to queue the last round)")
     ap.add_argument("--quick", action="store_true", help="a few shapes, for a check of the script")
+    ap.add_argument("--no-kernels", action="store_true",
+                    help="leave out the closing pass that names the kernels each contender launched (torch.profiler)")
     args = ap.parse_args()
     if args.rounds < 3:
         need("--rounds must be at least 3 (quartiles)")
@@ -428,15 +479,18 @@ def main():
           f"budget {args.budget_s:.0f} s, {args.rounds} rounds")
     bench.overhead()
     jobs = [("bf16", None)] * ("bf16" in dtypes) + [("fp8", "per_tensor"), ("fp8", "block")] * ("fp8" in dtypes)
+    reserve = 10 if args.no_kernels else 40  # the kernel pass's share of the budget: a few seconds for the profiler
     for fam, shape in shapes:  # shape-major: a budget that runs out leaves whole shapes, every dtype
         for dtype, scaling in jobs:
-            if bench.left() < 10:
+            if bench.left() < reserve:
                 print(f"{dtype} {scaling or ''} {fam} {'x'.join(map(str, shape))}: skipped, the budget is spent")
                 continue
             if dtype == "bf16":
                 bench.bf16_shape(fam, shape)
             else:
                 bench.fp8_shape(fam, shape, scaling)
+    if not args.no_kernels:
+        bench.kernel_pass()
     bench.csv_file.close()
     print(f"# {len(bench.rows)} rows -> {args.out} in {time.monotonic() - bench.start:.0f} s")
     return bench.status

@@ -63,6 +63,46 @@ def torch_best(by):
     return min(others, key=lambda cr: float(cr[1]["ms"])) if others else (None, None)
 
 
+def short_kernels(text):
+    """A kernel row's "name us; name us" list, shortened for a table: the workspace's memsets dropped,
+    "void", parameter lists, namespaces and integer suffixes taken out; several kernels joined by " + "."""
+    import re
+    out = []
+    for part in (text or "").split("; "):
+        name = part.rsplit(" ", 1)[0] if part.endswith("us") else part
+        if not name or name.startswith("Memset"):
+            continue
+        name = re.sub(r"^void ", "", name)
+        name = re.sub(r"\(.*$", "", name)                      # the parameter list (cut off at 200 characters too)
+        name = re.sub(r"\b(gemm::family::|gemm::|cublasLt::)", "", name)
+        name = re.sub(r"(\d+)ul\b", r"\1", name).replace("> >", ">>")
+        name = re.sub(r"<(\d+, )+.*$", "<…>", name) if name.startswith("splitKreduce") else name
+        out.append(name)
+    return " + ".join(out)
+
+
+def kernels_of(rows):
+    """{(dtype, scaling, m, n, k, contender): shortened kernel names} from the CSV's mode "kernels" rows."""
+    return {(r["dtype"], r["scaling"], int(r["m"]), int(r["n"]), int(r["k"]), r["contender"]): short_kernels(r.get("kernels"))
+            for r in rows if r["mode"] == "kernels"}
+
+
+def worst(rows, count=5):
+    """The `count` shapes (over every kind) where the step is furthest behind PyTorch's best path:
+    [(paired ratio to it, kind, (fam, m, n, k), its name, the step's row, its row)], worst first."""
+    out = []
+    for kind, shapes in paired(rows).items():
+        for shape, by in shapes.items():
+            step = next((r for c, r in by.items() if c.startswith("step")), None)
+            if step is None:
+                continue
+            others = [(c, r) for c, r in by.items() if not c.startswith("step")]
+            if others:
+                name, best = min(others, key=lambda cr: float(cr[1]["ratio"]))
+                out.append((float(best["ratio"]), kind, shape, name, step, best))
+    return sorted(out, key=lambda w: w[0])[:count]
+
+
 def ratio(r):
     return f"{float(r['ratio']):.2f} [{float(r['ratio_q25']):.2f}–{float(r['ratio_q75']):.2f}]"
 
@@ -96,6 +136,20 @@ def tables(rows, source):
             cells = [ratio(by[c]) if c in by else "–" for c in cols]
             lines.append(f"| {fam} | {m}×{n}×{k} | {float(step['ms']) * 1e3:.1f} | " + " | ".join(cells) +
                          f" | {step['clock_mhz']} |")
+        lines.append("")
+    names = kernels_of(rows)
+    lows = worst(rows)
+    if lows:
+        lines += ["**The five shapes furthest behind PyTorch's best path**, with the kernels each side launched "
+                  "(one call under torch.profiler after the timing; cuBLAS's names spell tile, K tile × stages and "
+                  "cluster):", "",
+                  "| kind | M×N×K | × best | PyTorch's best | its kernel | the step's kernel |",
+                  "|---|---|---:|---|---|---|"]
+        for v, kind, (fam, m, n, k), name, step, best in lows:
+            theirs = names.get((kind[0], kind[1], m, n, k, name), "")
+            ours = names.get((kind[0], kind[1], m, n, k, step["contender"]), "")
+            lines.append(f"| {KIND_TITLE[kind].split(',')[0]}{', ' + kind[1].replace('_', '-') if kind[1] else ''} | "
+                         f"{m}×{n}×{k} | {ratio(best)} | {name} | `{theirs or '–'}` | `{ours or '–'}` |")
         lines.append("")
     wrong = [r for r in rows if r["mode"] == "paired" and r["note"].startswith("wrong")]
     if wrong:
@@ -135,6 +189,7 @@ def summary(rows):
 
 def plot(rows, out):
     import matplotlib
+    import matplotlib.ticker
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     data = paired(rows)
@@ -157,6 +212,13 @@ def plot(rows, out):
                         fmt=mk, color=color, ms=5, capsize=2, label=f"vs {c}")
         ax.axhline(1.0, color="gray", lw=0.8)
         ax.set_yscale("log", base=2)
+        lo = min(min(float(by[c]["ratio_q25"]) for c in by if not c.startswith("step")) for _, by in shapes
+                 if any(not c.startswith("step") for c in by))
+        hi = max(max(float(by[c]["ratio_q75"]) for c in by if not c.startswith("step")) for _, by in shapes
+                 if any(not c.startswith("step") for c in by))
+        ticks = [t for t in (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 2.5, 3.0) if lo / 1.1 <= t <= hi * 1.1]
+        ax.set_yticks(ticks, [f"{t:g}" for t in ticks])  # ratios a reader can read off, on the log axis
+        ax.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())
         ax.set_ylabel("torch time / step time")
         ax.set_title(KIND_TITLE[kind], fontsize=10, loc="left")
         ax.set_xticks(list(xs))

@@ -60,7 +60,13 @@ def fake_csv(path):
                  contender="torch.matmul", ms="0.00800", ms_q25="0.008", ms_q75="0.009", ratio="0.8000",
                  ratio_q25="0.79", ratio_q75="0.81", rounds=30, clock_mhz=1980),
             dict(meta, mode="paired", dtype="fp8", scaling="block", family="ragged", m=2050, n=2050, k=2048,
-                 contender="torch._scaled_mm", note="refused: N must be a multiple of 16")]
+                 contender="torch._scaled_mm", note="refused: N must be a multiple of 16"),
+            dict(meta, mode="kernels", dtype="bf16", scaling="", family="decode", m=1, n=4096, k=4096,
+                 contender="step 29", kernels="Memset (Device) 6.0us; void gemm::family::gemm_kernel<gemm::family::"
+                                              "menu::Kernel<22ul> >(gemm::family::Params) 22.3us"),
+            dict(meta, mode="kernels", dtype="bf16", scaling="", family="decode", m=1, n=4096, k=4096,
+                 contender="torch.matmul", kernels="nvjet_sm90_tst_64x8_64x16_2x1_v_bz_splitK_TNT 18.0us; void "
+                 "cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16>(cublasLt::cublasSplitKParams<float>,  2.0us")]
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=bench_torch.COLUMNS)
         w.writeheader()
@@ -83,6 +89,10 @@ class PlotTorch(unittest.TestCase):
             self.assertIn("| decode | 1×4096×4096 | 10.0 | 0.80 [0.79–0.81] | 1980 |", text)
             self.assertIn("| torch F.linear | 5.0 |", text)
             self.assertIn("fp8 block 2050×2050×2048 by torch._scaled_mm", text)
+            # the five worst (one here), named with the kernels each side launched, the memset dropped
+            self.assertIn("| bf16 | 1×4096×4096 | 0.80 [0.79–0.81] | torch.matmul | "
+                          "`nvjet_sm90_tst_64x8_64x16_2x1_v_bz_splitK_TNT + splitKreduce_kernel<…>` | "
+                          "`gemm_kernel<menu::Kernel<22>>` |", text)
             r = run(SCRIPTS / "plot_torch.py", csv_path, "--book", book, "--check")
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
