@@ -68,6 +68,11 @@ COLUMNS = ["gpu", "torch", "triton", "date", "mode", "dtype", "scaling", "family
            "us_per_call", "rel_err", "note", "kernels"]
 
 
+def first_line(e):
+    """An exception's first line of message (an empty message, as a bare assert's, gives "")."""
+    return (str(e).splitlines() or [""])[0]
+
+
 def need(what):
     print(f"bench_torch.py: {what}", file=sys.stderr)
     sys.exit(2)
@@ -203,7 +208,7 @@ class Bench:
             try:
                 us = self.per_call_us(fn, calls)
             except Exception as e:  # noqa: BLE001  (a refusal or a torch without the op: say so, go on)
-                print(f"  {name}: not measured ({type(e).__name__}: {str(e).splitlines()[0][:120]})")
+                print(f"  {name}: not measured ({type(e).__name__}: {first_line(e)[:120]})")
                 self.row(mode="overhead", dtype="bf16", m=m, n=n, k=k, contender=name, note=f"not measured: {e}"[:200])
                 continue
             print(f"  {name:<52} {us:7.2f} us")
@@ -295,7 +300,7 @@ class Bench:
             contenders.append(("torch.compile", lambda f=compiled: f(*args)))
             notes.append(f"{note}; compiled in {time.monotonic() - t0:.0f} s")
         except Exception as e:  # noqa: BLE001  (a failed compile is reported, the others still run)
-            print(f"  torch.compile{what} failed at {m}x{n}x{k}: {type(e).__name__}: {str(e).splitlines()[0][:160]}")
+            print(f"  torch.compile{what} failed at {m}x{n}x{k}: {type(e).__name__}: {first_line(e)[:160]}")
 
     def check_and_time(self, dtype, scaling, fam, shape, step, contenders, notes, out, ref, against):
         """Every contender's result against `ref`; the step's (into `out`, filled with NaN first, so an
@@ -348,7 +353,7 @@ class Bench:
                     ks = [(e.name, e.time_range.elapsed_us()) for e in prof.events()
                           if getattr(e, "device_type", None) == DeviceType.CUDA]
                 except Exception as e:  # noqa: BLE001  (the profiler is orientation only: say so, go on)
-                    ks = [(f"not profiled ({type(e).__name__}: {str(e).splitlines()[0][:100]})", 0.0)]
+                    ks = [(f"not profiled ({type(e).__name__}: {first_line(e)[:100]})", 0.0)]
                 text = "; ".join(f"{kname[:200]} {us:.1f}us" for kname, us in ks)
                 self.row(mode="kernels", dtype=dtype, scaling=scaling, family=fam, m=m, n=n, k=k, contender=name,
                          kernels=text)
@@ -410,7 +415,7 @@ class Bench:
                 notes.append("cuBLASLt through torch, the same scales")
                 break
             except (RuntimeError, NotImplementedError, ValueError, TypeError) as e:
-                errors.append(str(e).splitlines()[0][:160])
+                errors.append(first_line(e)[:160])
         else:
             msg = " | ".join(errors)
             print(f"  torch._scaled_mm refuses {m}x{n}x{k} ({scaling}): {msg}")
@@ -448,6 +453,22 @@ def main():
     args = ap.parse_args()
     if args.rounds < 3:
         need("--rounds must be at least 3 (quartiles)")
+    if not (math.isfinite(args.budget_s) and args.budget_s > 0):
+        need(f"--budget-s must be a positive number of seconds, got {args.budget_s}")
+    if not (math.isfinite(args.compile_reserve_s) and args.compile_reserve_s >= 0):
+        need(f"--compile-reserve-s must be a number of seconds >= 0, got {args.compile_reserve_s}")
+    if args.sleep_cycles < 0:
+        need(f"--sleep-cycles must be >= 0 (0: sized from the host's time), got {args.sleep_cycles}")
+    if not [f for f in args.families.split(",") if f.strip()]:
+        need("--families names no family (the sweep's decode, ragged, ..., or square)")
+    if not [d for d in args.dtypes.split(",") if d.strip()]:
+        need("--dtypes names no dtype (bf16, fp8)")
+    try:  # the CSV's place, before minutes of work go into it
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        with open(args.out, "a"):
+            pass
+    except OSError as e:
+        need(f"cannot write --out {args.out}: {e.strerror or e}")
     dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
     for d in dtypes:
         if d not in ("bf16", "fp8"):
@@ -459,6 +480,8 @@ def main():
         need("needs PyTorch (pip install torch) and an NVIDIA Hopper GPU; no torch in this python3")
     if not torch.cuda.is_available():
         need("needs an NVIDIA GPU (Hopper): torch sees no CUDA device here")
+    # (The budget's clock starts when the Bench is built, after torch and CUDA are up: --budget-s is the
+    # measuring's, not the imports'.)
     import gemm_steps as gs
     try:
         gs.last_step("bf16")

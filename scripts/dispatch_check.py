@@ -8,6 +8,15 @@ C are not 16-byte aligned), so a ratio over cuBLAS means something else. No GPU.
 
   scripts/dispatch_check.py                      results/nvidia_h200_shapes.csv, 132 SMs
   scripts/dispatch_check.py --csv F --sms 132 --worst 10
+
+The pick's regret (--regret TUNE_CSV): the CSV of `build/bin/tune` run with every entry at shapes the
+tuner's grid never held (e.g. the random set's). For each shape, the ratio over cuBLAS that step 29's pick
+(dispatch_dump --explain, the table of --gpu) measured in that run, against the best of every entry
+timed there: how much the dispatch loses to a perfect pick from the same menu. The best of about 35 noisy
+ratios is biased upwards (a paired ratio's interquartile range is 1-2 %), so a regret near 0.97 is mostly
+noise; a pick that is not an entry (step 28's hand rule) counts with the hand step's row.
+
+  scripts/dispatch_check.py --regret results/tuning/nvidia_h100_80gb_hbm3_random_every_entry.csv --gpu h100
 """
 import argparse
 import math
@@ -26,7 +35,11 @@ def main():
     ap.add_argument("--tool", default=str(ROOT / "build" / "bin" / "dispatch_dump"), help="make build/bin/dispatch_dump")
     ap.add_argument("--sms", type=int, default=132)
     ap.add_argument("--worst", type=int, default=5, help="list this many shapes the model misses most")
+    ap.add_argument("--regret", metavar="TUNE_CSV", help="the pick against every entry timed in this tune CSV (above)")
+    ap.add_argument("--gpu", choices=("h200", "h100"), default="h200", help="the table dispatch_dump reads (--regret)")
     args = ap.parse_args()
+    if args.regret:
+        return regret(args)
     if not pathlib.Path(args.tool).exists():
         sys.exit(f"error: {args.tool} is missing: make build/bin/dispatch_dump")
     measured = {}
@@ -65,6 +78,55 @@ def main():
             print("  " + line_for(label, group))
     for e, shape, src, hand, meas in sorted(misses, key=lambda x: -abs(x[0]))[:args.worst]:
         print(f"  {'x'.join(map(str, shape))}: carried {hand:.3f} from {src}, measured {meas:.3f}")
+    return 0
+
+
+def regret(args):
+    """The pick's measured ratio against the best entry's, per alignment class (see the module's docstring)."""
+    import csv
+    if not pathlib.Path(args.tool).exists():
+        sys.exit(f"error: {args.tool} is missing: make build/bin/dispatch_dump")
+    timed = {}
+    try:
+        with open(args.regret, newline="") as f:
+            for r in csv.DictReader(f):
+                if not {"m", "n", "k", "contender", "ratio_vs_cublas"} <= set(r):
+                    sys.exit(f"error: {args.regret} is not build/bin/tune's CSV (no m, n, k, contender, ratio_vs_cublas)")
+                if r["ratio_vs_cublas"] and not r.get("check", "").upper().startswith(("FAIL", "ERROR")):  # passed or unchecked
+                    shape = (int(r["m"]), int(r["n"]), int(r["k"]))
+                    timed.setdefault(shape, {})[r["contender"]] = float(r["ratio_vs_cublas"])
+    except OSError as e:
+        sys.exit(f"error: cannot read {args.regret}: {e.strerror}")
+    shapes = sorted(s for s, by in timed.items() if any(not c.startswith("step") for c in by))
+    if not shapes:
+        sys.exit(f"error: {args.regret}: no shape with a timed menu entry")
+    cmd = [args.tool] + (["--h100"] if args.gpu == "h100" else []) + ["--explain", str(args.sms)]
+    out = subprocess.run(cmd + [f"{m}:{n}:{k}" for m, n, k in shapes], capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"error: {args.tool} --explain: {out.stderr.strip()}")
+    groups = {}
+    for line in out.stdout.splitlines()[1:]:
+        f = line.split(",")
+        shape, pick = (int(f[0]), int(f[1]), int(f[2])), f[5]
+        by = timed[shape]
+        best_name, best = max(((c, v) for c, v in by.items() if not c.startswith("step")), key=lambda cv: cv[1])
+        hand = next((v for c, v in by.items() if c.startswith("step")), None)
+        got = hand if pick == "hand" else by.get(pick)
+        if got is None:
+            print(f"  {'x'.join(map(str, shape))}: the pick {pick} was not timed there; left out")
+            continue
+        label = "N % 8 != 0" if shape[1] % 8 else "K % 16 == 8" if shape[2] % 16 == 8 else "K % 16 == 0"
+        groups.setdefault(label, []).append((got / best, shape, pick, got, best_name, best))
+
+    def gm(v):
+        return math.exp(sum(math.log(x) for x in v) / len(v))
+    print(f"step 29's pick ({args.gpu}'s table) against the best of every entry timed in {args.regret}, ratios over cuBLAS")
+    for label, group in sorted(groups.items()):
+        print(f"  {label}: {len(group)} shapes, the pick {gm([g[3] for g in group]):.3f}, the best entry "
+              f"{gm([g[5] for g in group]):.3f}, regret (pick / best) {gm([g[0] for g in group]):.3f}, below 0.95 on "
+              f"{sum(g[0] < 0.95 for g in group)}")
+        for r, shape, pick, got, best_name, best in sorted(group)[:args.worst]:
+            print(f"    {'x'.join(map(str, shape))}: {pick} {got:.3f}, {best_name} {best:.3f} ({r:.2f})")
     return 0
 
 

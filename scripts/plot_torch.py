@@ -29,15 +29,34 @@ NEEDED = {"gpu", "torch", "triton", "date", "mode", "dtype", "scaling", "family"
 
 
 def read(path):
+    """The CSV's rows, each timed row's numbers checked (a bad one: exit 1 naming the line)."""
     try:
         with open(path, newline="", encoding="utf-8") as f:
             reader = csv.DictReader(f)
             missing = NEEDED - set(reader.fieldnames or [])
             if missing:
                 sys.exit(f"error: {path} is not make bench-torch's CSV (no column {', '.join(sorted(missing))})")
-            return list(reader)
+            rows = list(reader)
     except OSError as e:
         sys.exit(f"error: cannot read {path}: {e.strerror}")
+    except (UnicodeDecodeError, csv.Error) as e:
+        sys.exit(f"error: {path} is not a UTF-8 CSV: {e}")
+    for line, r in enumerate(rows, start=2):
+        try:
+            if r["mode"] in ("paired", "kernels"):
+                for c in ("m", "n", "k"):
+                    if int(r[c]) < 1:
+                        raise ValueError(f"{c} = {r[c]}")
+            if r["mode"] == "paired" and r["ms"]:
+                if (r["dtype"], r["scaling"]) not in KIND_TITLE:
+                    raise ValueError(f"dtype {r['dtype']!r} with scaling {r['scaling']!r} is not one of "
+                                     + ", ".join(f"{d} {s or '(none)'}" for d, s in KIND_TITLE))
+                for c in ("ms", "ratio", "ratio_q25", "ratio_q75"):
+                    if not float(r[c]) > 0:
+                        raise ValueError(f"{c} = {r[c]}")
+        except (TypeError, ValueError) as e:
+            sys.exit(f"error: {path} line {line}: a timed row needs whole m, n, k and positive ms and ratios: {e}")
+    return rows
 
 
 def paired(rows):
@@ -236,7 +255,10 @@ def plot(rows, out):
     fig.suptitle(f"The last steps called from PyTorch, paired per round ({meta['gpu']}, torch {meta['torch']}): "
                  "above 1 the step is faster", fontsize=10)
     fig.tight_layout()
-    fig.savefig(out, dpi=110)
+    try:
+        fig.savefig(out, dpi=110)
+    except (OSError, ValueError) as e:
+        sys.exit(f"error: cannot write the figure {out}: {e}")
     print(f"wrote {out}")
 
 
@@ -257,6 +279,8 @@ def main():
     rows = read(a.csv)
     if not rows:
         sys.exit(f"error: {a.csv} has no rows")
+    if not paired(rows) and (a.book or a.out or a.summary):
+        sys.exit(f"error: {a.csv} has no timed paired rows: no tables, figure or summary to make from it")
     status = 0
     if a.summary:
         print("\n".join(summary(rows)))

@@ -88,15 +88,45 @@ def _tensor_matrix_checked(t, name, kind):
     return Matrix(ptr, rows, cols, t, t.device.index, None)
 
 
-def _interface_matrix(x, name, kind, writable):
+def _whole(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _interface(x, name, hint=""):
+    """x.__cuda_array_interface__ checked for what the package reads (v3: shape, typestr, data, optional
+    strides, mask, stream), each malformed field a TypeError or ValueError naming the argument:
+    (the dict, shape tuple, data pointer, read-only flag, strides tuple or None)."""
     try:
         cai = x.__cuda_array_interface__
     except AttributeError:
         raise TypeError(f"{name} is a {type(x).__name__}: expected a torch tensor or an object with "
-                        f"__cuda_array_interface__") from None
+                        f"__cuda_array_interface__{hint}") from None
     if not isinstance(cai, dict) or "shape" not in cai or "typestr" not in cai or "data" not in cai:
-        raise TypeError(f"{name}.__cuda_array_interface__ lacks shape, typestr or data")
-    shape = tuple(cai["shape"])
+        raise TypeError(f"{name}.__cuda_array_interface__ is not a dict with shape, typestr and data{hint}")
+    try:
+        shape = tuple(cai["shape"])
+    except TypeError:
+        raise TypeError(f"{name}.__cuda_array_interface__['shape'] is {cai['shape']!r}: expected a tuple of ints") from None
+    if not all(_whole(d) for d in shape):
+        raise TypeError(f"{name} has shape {shape}: expected whole numbers{hint}")
+    if any(d < 0 for d in shape):
+        raise ValueError(f"{name} has shape {shape}: a dimension is negative{hint}")
+    data = cai["data"]
+    if not (isinstance(data, (tuple, list)) and len(data) == 2 and (data[0] is None or _whole(data[0]))):
+        raise TypeError(f"{name}.__cuda_array_interface__['data'] is {data!r}: expected (pointer, read_only)")
+    strides = cai.get("strides")
+    if strides is not None:
+        try:
+            strides = tuple(strides)
+        except TypeError:
+            raise TypeError(f"{name}.__cuda_array_interface__['strides'] is {strides!r}: expected a tuple of ints") from None
+        if len(strides) != len(shape) or not all(_whole(v) for v in strides):
+            raise ValueError(f"{name} has strides {strides} for shape {shape}: expected one whole number a dimension")
+    return cai, shape, data[0], bool(data[1]), strides
+
+
+def _interface_matrix(x, name, kind, writable):
+    cai, shape, ptr, readonly, strides = _interface(x, name)
     if len(shape) != 2:
         raise ValueError(f"{name} must be a 2-D matrix, got shape {shape}")
     typestr = cai["typestr"]
@@ -105,11 +135,9 @@ def _interface_matrix(x, name, kind, writable):
                         f"({' or '.join(repr(s) for s in KINDS[kind][1])} in __cuda_array_interface__)")
     if cai.get("mask") is not None:
         raise ValueError(f"{name} has a mask: masked arrays are not supported")
-    ptr, readonly = cai["data"]
     if writable and readonly:
         raise ValueError(f"{name} is read-only: the result is written there")
     rows, cols = shape
-    strides = cai.get("strides")
     if strides is not None:
         size = KINDS[kind][2]
         if strides[0] % size or strides[1] % size:
@@ -134,18 +162,12 @@ def vector(x, name, count_hint):
         if not x.is_contiguous():
             raise ValueError(f"{name} must be contiguous ({count_hint}), got strides {x.stride()}")
         return x.data_ptr(), x.numel(), tuple(x.shape), x, x.device.index
-    try:
-        cai = x.__cuda_array_interface__
-    except AttributeError:
-        raise TypeError(f"{name} is a {type(x).__name__}: expected a torch tensor or an object with "
-                        f"__cuda_array_interface__ ({count_hint})") from None
+    cai, shape, ptr, _, strides = _interface(x, name, f" ({count_hint})")
     if cai.get("typestr") != "<f4":
         raise TypeError(f"{name} has element type {cai.get('typestr')!r}, expected '<f4' float32 ({count_hint})")
-    shape = tuple(cai["shape"])
     numel = 1
     for d in shape:
         numel *= d
-    strides = cai.get("strides")
     if strides is not None:  # C-contiguous: strides of a row-major packed array
         want, acc = [], 4
         for d in reversed(shape):
@@ -153,7 +175,7 @@ def vector(x, name, count_hint):
             acc *= d
         if any(d > 1 and s != w for d, s, w in zip(shape, strides, reversed(want))):
             raise ValueError(f"{name} must be contiguous ({count_hint}), got strides {tuple(strides)} bytes")
-    return int(cai["data"][0] or 0), numel, shape, None, None
+    return int(ptr or 0), numel, shape, None, None
 
 
 def stream_handle(stream):

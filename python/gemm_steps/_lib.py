@@ -111,15 +111,14 @@ _failure = None
 
 def load(path=None):
     """The loaded library (loaded once; `path` forces a (re)load from that file). Raises
-    LibraryNotFoundError naming every place it looked."""
+    LibraryNotFoundError naming every place it looked; a call after a failure looks again."""
     global _lib, _path, _failure
     if _lib is not None and path is None:
         return _lib
     with _lock:
         if _lib is not None and path is None:
             return _lib
-        if _failure is not None and path is None:
-            raise LibraryNotFoundError(_failure)
+        # A failure is not cached: after `make lib` (or a new $GEMM_STEPS_LIB) the next call finds the library.
         tried = []
         for p in ([Path(path)] if path is not None else candidates()):
             if not p.is_file():

@@ -137,6 +137,21 @@ class ArgumentChecks(unittest.TestCase):
         self.assert_names(TypeError, "stream is a str", gemm_steps.linear, bf16(16, 32), bf16(8, 32), out=bf16(16, 8),
                           stream="default")
 
+    def test_malformed_interfaces(self):
+        """Each malformed field of __cuda_array_interface__ is an error that names the argument."""
+        def raw(**cai):
+            return type("Raw", (), {"__cuda_array_interface__": cai})()
+        good = {"shape": (16, 32), "typestr": "<V2", "data": (BASE, False), "version": 3}
+        out = bf16(16, 8)
+        for exc, cai in ((ValueError, dict(good, strides=(64,))), (TypeError, dict(good, data=BASE)),
+                         (ValueError, dict(good, shape=(-16, 32))), (TypeError, dict(good, shape=(16.0, 32))),
+                         (TypeError, dict(good, shape=7))):
+            self.assert_names(exc, "a", gemm_steps.linear, raw(**cai), bf16(8, 32), out=out)
+        sa = raw(shape=(1,), typestr="<f4", data=(BASE, False))
+        for bad in (raw(), type("NotDict", (), {"__cuda_array_interface__": [1]})(),
+                    raw(typestr="<f4", data=(BASE, False))):
+            self.assert_names(TypeError, "scale_b", gemm_steps.linear_fp8, fp8(16, 32), fp8(8, 32), sa, bad, out=out)
+
     def test_torch_cpu_tensor(self):
         try:
             import torch
@@ -168,6 +183,26 @@ class MissingLibrary(unittest.TestCase):
         finally:
             if old is None:
                 del os.environ[_lib.ENV_VAR]
+            else:
+                os.environ[_lib.ENV_VAR] = old
+            _lib.reset()
+
+    def test_a_failure_is_not_remembered(self):
+        """After a failed load, a library that appears (make lib, or a new $GEMM_STEPS_LIB) is found."""
+        if not have_library():
+            self.skipTest("no libgemmsteps.so to find afterwards")
+        real = str(gemm_steps.library_path())
+        old = os.environ.get(_lib.ENV_VAR)
+        try:
+            os.environ[_lib.ENV_VAR] = "/nonexistent/libgemmsteps.so"
+            _lib.reset()
+            with self.assertRaises(gemm_steps.LibraryNotFoundError):
+                gemm_steps.steps()
+            os.environ[_lib.ENV_VAR] = real
+            self.assertTrue(gemm_steps.steps())
+        finally:
+            if old is None:
+                os.environ.pop(_lib.ENV_VAR, None)
             else:
                 os.environ[_lib.ENV_VAR] = old
             _lib.reset()

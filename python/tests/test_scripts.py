@@ -96,6 +96,29 @@ class PlotTorch(unittest.TestCase):
             r = run(SCRIPTS / "plot_torch.py", csv_path, "--book", book, "--check")
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
+    def test_no_timed_rows_or_a_bad_number_is_refused_not_written(self):
+        import bench_torch
+        with tempfile.TemporaryDirectory() as d:
+            csv_path, book = Path(d) / "x_torch.csv", Path(d) / "book.md"
+            fake_csv(csv_path)
+            with open(csv_path, newline="") as f:
+                rows = list(csv.DictReader(f))
+            book.write_text("# t\n<!-- torch:table -->\nold\n<!-- /torch -->\n")
+            for name, keep in (("only overhead and kernels rows", lambda r: r["mode"] != "paired"),
+                               ("a timed row with no ratio", None)):
+                with open(csv_path, "w", newline="") as f:
+                    w = csv.DictWriter(f, fieldnames=bench_torch.COLUMNS)
+                    w.writeheader()
+                    for r in rows:
+                        if keep is None and r["mode"] == "paired" and r["ms"]:
+                            r = dict(r, ratio="")
+                        if keep is None or keep(r):
+                            w.writerow(r)
+                r = run(SCRIPTS / "plot_torch.py", csv_path, "--book", book)
+                self.assertEqual(r.returncode, 1, name)
+                self.assertIn("error:", r.stderr, name)
+                self.assertIn("old", book.read_text(), name)  # the chapter is left as it was
+
     def test_the_book_is_what_the_committed_csv_says(self):
         # the file make results-tables takes: the H200's when committed, else the first by name
         committed = [p for p in [ROOT / "results/nvidia_h200_torch.csv"] if p.exists()] or \
@@ -105,6 +128,41 @@ class PlotTorch(unittest.TestCase):
         r = run(SCRIPTS / "plot_torch.py", committed[0], "--book", ROOT / "docs/pytorch.md", "--check")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
+
+
+class DispatchRegret(unittest.TestCase):
+    """scripts/dispatch_check.py --regret: step 29's pick against every entry the tuner timed at shapes off its grid."""
+    TOOL = ROOT / "build/bin/dispatch_dump"
+    CSV = ROOT / "results/tuning/nvidia_h100_80gb_hbm3_random_every_entry.csv"
+
+    def test_the_committed_run_per_class(self):
+        if not self.TOOL.exists():
+            self.skipTest("no build/bin/dispatch_dump (make test builds it)")
+        r = run(SCRIPTS / "dispatch_check.py", "--regret", self.CSV, "--gpu", "h100", "--worst", "2")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("K % 16 == 0: 34 shapes, the pick", r.stdout)
+        self.assertIn("K % 16 == 8: 34 shapes, the pick", r.stdout)
+
+    def test_a_pick_is_scored_by_its_own_row_and_bad_input_is_refused(self):
+        if not self.TOOL.exists():
+            self.skipTest("no build/bin/dispatch_dump (make test builds it)")
+        with tempfile.TemporaryDirectory() as d:
+            f = Path(d) / "t.csv"
+            dump = subprocess.run([str(self.TOOL), "--h100", "--explain", "132", "4096:4096:4096"], capture_output=True,
+                                  text=True, timeout=60)
+            pick = dump.stdout.splitlines()[1].split(",")[5]
+            other = "pp64x64-s12" if pick != "pp64x64-s12" else "pp128x128-s6"
+            hand_rows = "4096,4096,4096,step 28,1.0,\n" if pick == "hand" else ""
+            f.write_text("m,n,k,contender,ratio_vs_cublas,check\n"
+                         f"4096,4096,4096,{pick},0.9,pass\n4096,4096,4096,{other},1.2,pass\n"
+                         "4096,4096,4096,pp128x96-s7,5.0,FAIL\n" + hand_rows.replace("1.0,", "0.9,pass"))
+            r = run(SCRIPTS / "dispatch_check.py", "--regret", f, "--gpu", "h100")
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("regret (pick / best) 0.750", r.stdout)  # 0.9 against 1.2; the FAIL row's 5.0 is not a best
+            f.write_text("a,b\n1,2\n")
+            r = run(SCRIPTS / "dispatch_check.py", "--regret", f)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("not build/bin/tune's CSV", r.stderr)
 
 
 class ShapesTable(unittest.TestCase):
