@@ -41,7 +41,7 @@ SMOKE = [(4096, 4096, 4096), (4096, 4096, 4104), (128, 14336, 4096), (96, 4096, 
 # The estimate's assumptions (not measurements: each batch prints its real time).
 PLAN_TFLOPS = 600.0   # assumed speed of every contender
 PLAN_HBM_TBPS = 4.3   # device-to-device copy on the H200 (docs/machine.md)
-CONTENDERS = 36       # cuBLAS, the menu's 34 entries, the hand rule's step
+CONTENDERS = 39       # cuBLAS, the menu's 37 entries, the hand rule's step
 PER_LAUNCH_S = 80e-6  # assumed: the L2 flush, the clock probe and the launch around every timed launch
 PROCESS_S = 3.0       # assumed: context, handles, the menu's module load
 

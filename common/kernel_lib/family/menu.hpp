@@ -11,6 +11,8 @@
 //   - clusters of two along M (B's tile multicast) or N (A's), step 17's lesson back on the main line,
 //     and 2 x 2 (both: each block issues half of each box's rows, for pitches where every TMA row
 //     costs more L2 requests than lines: results/tuning/'s K + 8 rows slow down as rows per FLOP grow);
+//     the 64-row tiles in a pair along M too (cuBLAS's 64 x 56 in a 2 x 1 cluster at small grids with
+//     a misaligned pitch);
 //   - the epilogue with stmatrix (step 20);
 //   - swapped tiles (step 24) of C^T 8 to 64 wide, each for M up to its width.
 //   - split-K with a separate reduction (-psk, Spec::parallel_reduce) for grids under a wave with a
@@ -65,13 +67,18 @@ inline constexpr std::array kBf16 = {
     tile({.bn = 64, .bm = 64, .parallel_reduce = true}), tile({.bn = 128, .consumers = kCoop, .parallel_reduce = true}),
     tile({.bn = 256, .consumers = kCoop, .parallel_reduce = true}),
     tile({.bn = 128, .cluster_m = 2, .cluster_n = 2, .parallel_reduce = true}),
+    tile({.bn = 64, .bm = 64, .cluster_m = 2}), tile({.bn = 96, .bm = 64, .cluster_m = 2}),
+    tile({.bn = 128, .bm = 64, .cluster_m = 2}),
 };
 
 /// Entries added after both tables (results/tuning/) were measured: step 29's dispatch has no column
 /// for them and never picks them until `scripts/tune.py --entries` has timed them on a GPU's grid and
 /// scripts/gen_tuned_table.py has written their column (tests/test_family.cpp requires a column for
-/// every other entry, none for these). None today.
-inline constexpr std::array<const char*, 0> kAwaitingTune = {};
+/// every other entry, none for these). The 64-row tiles in a pair along M: at 268 x 1552 x 3576 (K % 16
+/// == 8) cuBLAS ran a 64 x 56 tile in a 2 x 1 cluster with 1.41 M L2 requests and 18.4 us where the
+/// unclustered 64 x 64 tile took 2.01 M and 25.9 us, level with it at K = 3584 (H100, ncu; docs/notebook/
+/// hopper.md, "Small grids at a misaligned pitch"). Not yet run on a GPU.
+inline constexpr std::array<const char*, 3> kAwaitingTune = {"pp64x64-c2m-s12", "pp64x96-c2m-s10", "pp64x128-c2m-s8"};
 /// Entries the H100's table has and the H200's does not yet (the same rule, on the H200 alone): the
 /// 2 x 2 clusters and the parallel split-K entries, timed on an H100 only.
 inline constexpr std::array<const char*, 6> kAwaitingTuneH200 = {"pp128x128-c2x2-s6", "pp128x160-c2x2-s5", "pp64x64-psk-s12",
