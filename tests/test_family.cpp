@@ -637,22 +637,22 @@ TEST_CASE("step 29 at a shape its table timed picks what was measured fastest th
   CHECK(replanned * 5 < int(t.size));  // 69 of 675 when the rule came: most rows are still checked
 }
 
-TEST_CASE("menu: the 64-row pairs share whole pairs of tile rows; at 268 x 1552 x 3576 only the 64 x 64 pair needs a second round",
-          "[cpu][family][menu]") {
-  // M = 268 is five tile rows of 64, so three pairs of rows (the last pair's partner past M); K = 3576 is
-  // 56 K tiles. 25, 17 and 13 tile columns make 75, 51 and 39 cluster tiles for 66 pairs of SMs: the
-  // 64 x 64 pair runs a second round that a one-wave grid does not hand to stream-K (docs/notebook/hopper.md,
-  // "Small grids at a misaligned pitch").
+TEST_CASE("menu: the 64-row pairs plan whole pairs of tiles, one round each at 268 x 1552 x 3576", "[cpu][family][menu]") {
+  // M = 268 is five tile rows of 64, N = 1552 is 25, 17 or 13 tile columns of 64, 96 or 128, and K = 3576
+  // is 56 K tiles. The 64 x 64 pair along N (cuBLAS's pairing there: A's tile shared) makes 5 x 13 = 65
+  // cluster tiles, the 64 x 96 and 64 x 128 pairs along M (B's tile shared; the last pair's partner past
+  // M) 3 x 17 = 51 and 3 x 13 = 39: each fits 66 pairs of SMs in one round of 56 K tiles. A 64 x 64 pair
+  // along M would make 75 and run a second round (docs/notebook/hopper.md, "Small grids at a misaligned pitch").
   int pairs = 0;
   for (const menu::Entry& e : menu::kBf16) {
-    if (e.spec.bm != 64 || e.spec.cluster_m != 2) continue;
+    if (e.spec.bm != 64 || cluster_size(e.spec) != 2) continue;
     ++pairs;
     INFO(menu::name(e.spec));
     const Plan p = menu::plan(e, 268, 1552, 3576, 132);
     CHECK(p.tiles_m == 5);
-    CHECK(p.items == 3 * p.tiles_n);                   // cluster tiles: pairs of tile rows
-    CHECK(p.split.blocks * 2 <= 132);                   // the grid's units are pairs
-    CHECK(busiest_k_tiles(p) == (e.spec.bn == 64 ? 2 * 56 : 56));
+    CHECK(p.items == (e.spec.cluster_n == 2 ? p.tiles_m * ((p.tiles_n + 1) / 2) : 3 * p.tiles_n));
+    CHECK(p.split.blocks * 2 <= 132);  // the grid's units are pairs
+    CHECK(busiest_k_tiles(p) == 56);
   }
   CHECK(pairs == 3);
 }

@@ -1,7 +1,8 @@
 // The family's menu (issue 46): the configurations a tuner times on a grid of shapes and a dispatcher
 // picks from, each a value of the family (config.hpp), never a file. What it spans and why, from
-// cuBLAS's own kernel names on the H200 (nvjet_sm90_tst_<BM>x<BN>_<BK>x<stages>_<cluster>_...: tiles
-// 48 to 320 wide and not only powers of two, clusters of 2, 3 to 15 stages):
+// cuBLAS's own kernel names on the H200 (nvjet_sm90_tst_<N>x<M>_<BK>x<stages>_<cluster>_...: the tile of
+// C^T that the harness asks cuBLAS for, so its first number and the cluster's first runs along our N;
+// tiles 48 to 320 wide and not only powers of two, clusters of 2, 3 to 15 stages):
 //   - ping-pong tiles of 128 rows, BN 40 to 160 (a BN that is not a power of two can fill 132 SMs
 //     where 128 leaves a wave a third empty; 80 and 40 store through 16- and 8-column epilogue
 //     boxes, config.hpp's epi_n), and of 64 rows, BN 64 to 256 (the M = 65-127 class:
@@ -11,8 +12,8 @@
 //   - clusters of two along M (B's tile multicast) or N (A's), step 17's lesson back on the main line,
 //     and 2 x 2 (both: each block issues half of each box's rows, for pitches where every TMA row
 //     costs more L2 requests than lines: results/tuning/'s K + 8 rows slow down as rows per FLOP grow);
-//     the 64-row tiles in a pair along M too (cuBLAS's 64 x 56 in a 2 x 1 cluster at small grids with
-//     a misaligned pitch);
+//     the 64-row tiles in pairs too (cuBLAS pairs 56-row tiles along N at small grids with a
+//     misaligned pitch);
 //   - the epilogue with stmatrix (step 20);
 //   - swapped tiles (step 24) of C^T 8 to 64 wide, each for M up to its width.
 //   - split-K with a separate reduction (-psk, Spec::parallel_reduce) for grids under a wave with a
@@ -67,18 +68,19 @@ inline constexpr std::array kBf16 = {
     tile({.bn = 64, .bm = 64, .parallel_reduce = true}), tile({.bn = 128, .consumers = kCoop, .parallel_reduce = true}),
     tile({.bn = 256, .consumers = kCoop, .parallel_reduce = true}),
     tile({.bn = 128, .cluster_m = 2, .cluster_n = 2, .parallel_reduce = true}),
-    tile({.bn = 64, .bm = 64, .cluster_m = 2}), tile({.bn = 96, .bm = 64, .cluster_m = 2}),
+    tile({.bn = 64, .bm = 64, .cluster_n = 2}), tile({.bn = 96, .bm = 64, .cluster_m = 2}),
     tile({.bn = 128, .bm = 64, .cluster_m = 2}),
 };
 
 /// Entries added after both tables (results/tuning/) were measured: step 29's dispatch has no column
 /// for them and never picks them until `scripts/tune.py --entries` has timed them on a GPU's grid and
 /// scripts/gen_tuned_table.py has written their column (tests/test_family.cpp requires a column for
-/// every other entry, none for these). The 64-row tiles in a pair along M: at 268 x 1552 x 3576 (K % 16
-/// == 8) cuBLAS ran a 64 x 56 tile in a 2 x 1 cluster with 1.41 M L2 requests and 18.4 us where the
-/// unclustered 64 x 64 tile took 2.01 M and 25.9 us, level with it at K = 3584 (H100, ncu; docs/notebook/
-/// hopper.md, "Small grids at a misaligned pitch"). Not yet run on a GPU.
-inline constexpr std::array<const char*, 3> kAwaitingTune = {"pp64x64-c2m-s12", "pp64x96-c2m-s10", "pp64x128-c2m-s8"};
+/// every other entry, none for these). The 64-row tiles in pairs: at 268 x 1552 x 3576 (K % 16 == 8)
+/// cuBLAS ran 56-row tiles 64 wide in pairs along N (A's tile shared; nvjet's name spells C^T's tile,
+/// N first) with 1.41 M L2 requests and 18.4 us where the unpaired 64 x 64 tile took 2.01 M and 25.9 us,
+/// level with it at K = 3584 (H100, ncu; docs/notebook/hopper.md, "Small grids at a misaligned pitch").
+/// Not yet run on a GPU.
+inline constexpr std::array<const char*, 3> kAwaitingTune = {"pp64x64-c2n-s12", "pp64x96-c2m-s10", "pp64x128-c2m-s8"};
 /// Entries the H100's table has and the H200's does not yet (the same rule, on the H200 alone): the
 /// 2 x 2 clusters and the parallel split-K entries, timed on an H100 only.
 inline constexpr std::array<const char*, 6> kAwaitingTuneH200 = {"pp128x128-c2x2-s6", "pp128x160-c2x2-s5", "pp64x64-psk-s12",
