@@ -17,8 +17,9 @@ Two parts, one process, one GPU:
    for per-tensor scales, its max-autotune compile. Paired as the harness pairs (common/harness/timing.cu,
    time_paired): each round runs every contender once, in turn (reversed every other round), each launch
    after an L2 flush (a read of twice L2's size, as the harness's flush_l2), timed by CUDA events; and
-   since a Python call costs more host time than a small kernel runs, each round first queues a GPU sleep about as long as the host needs to enqueue the
-   round, so the events time the kernels and not the host (part 1 measures the host). The sleep is kept
+   since a Python call costs more host time than a small kernel runs, each round first queues a GPU
+   sleep about as long as the host needs to enqueue the round, so the events time the kernels and not
+   the host (part 1 measures the host). The sleep is kept
    that short on purpose: a longer idle gap lets a power-capped GPU clock up, which favours whichever
    contender is bound by the clock (a 2 ms sleep per round moved torch.matmul at 8192^3 on an H100 from
    1536 to 1373 us and left the step's 1900 us where it was; docs/notebook/measuring.md). Ratio = contender's time / step's time per
@@ -129,7 +130,6 @@ class Bench:
                      "date": datetime.date.today().isoformat()}
         self.compiled = {}
         self.timed = []  # (dtype, scaling, family, shape, contenders) of every shape timed: the kernel pass's work
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         self.csv_file = open(args.out, "w", newline="")
         self.writer = csv.DictWriter(self.csv_file, fieldnames=COLUMNS, extrasaction="raise")
         self.writer.writeheader()
@@ -327,7 +327,8 @@ class Bench:
         """After every timing (the profiler is never on while anything is timed): one call of each
         contender at each timed shape under torch.profiler, after an L2 flush, and the GPU kernels it
         launched with their durations, as rows with mode "kernels" (the column `kernels`: "name us; ...").
-        cuBLAS's kernel names spell their configuration (nvjet_sm90_tst_<BM>x<BN>_<BK>x<stages>_<cluster>_...),
+        cuBLAS's kernel names spell their configuration (nvjet_sm90_tst_<tile>_<BK>x<stages>_<cluster>_..., the
+        tile of C^T that torch asks cuBLAS for: its first number runs along N),
         Inductor's name the Triton template; the durations are one unpaired launch each, for orientation,
         not a result."""
         torch = self.torch
@@ -463,7 +464,7 @@ def main():
         need("--families names no family (the sweep's decode, ragged, ..., or square)")
     if not [d for d in args.dtypes.split(",") if d.strip()]:
         need("--dtypes names no dtype (bf16, fp8)")
-    try:  # the CSV's place, before minutes of work go into it
+    try:  # the CSV's place, made and checked before minutes of work go into it (Bench opens it)
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         with open(args.out, "a"):
             pass

@@ -12,9 +12,9 @@ C are not 16-byte aligned), so a ratio over cuBLAS means something else. No GPU.
 The pick's regret (--regret TUNE_CSV): the CSV of `build/bin/tune` run with every entry at shapes the
 tuner's grid never held (e.g. the random set's). For each shape, the ratio over cuBLAS that step 29's pick
 (dispatch_dump --explain, the table of --gpu) measured in that run, against the best of every entry
-timed there: how much the dispatch loses to a perfect pick from the same menu. The best of about 35 noisy
-ratios is biased upwards (a paired ratio's interquartile range is 1-2 %), so a regret near 0.97 is mostly
-noise; a pick that is not an entry (step 28's hand rule) counts with the hand step's row.
+timed there: how much the dispatch loses to a perfect pick from the same menu. The best of 29-35 noisy
+ratios a shape is biased upwards (a paired ratio's interquartile range is typically 1.5-5 %), so a regret
+near 0.97 is mostly noise; a pick that is not an entry (step 28's hand rule) counts with the hand step's row.
 
   scripts/dispatch_check.py --regret results/tuning/nvidia_h100_80gb_hbm3_random_every_entry.csv --gpu h100
 """
@@ -36,12 +36,10 @@ def main():
     ap.add_argument("--sms", type=int, default=132)
     ap.add_argument("--worst", type=int, default=5, help="list this many shapes the model misses most")
     ap.add_argument("--regret", metavar="TUNE_CSV", help="the pick against every entry timed in this tune CSV (above)")
-    ap.add_argument("--gpu", choices=("h200", "h100"), default="h200", help="the table dispatch_dump reads (--regret)")
+    ap.add_argument("--gpu", choices=("h200", "h100"), default="h200", help="the table dispatch_dump reads")
     args = ap.parse_args()
     if args.regret:
         return regret(args)
-    if not pathlib.Path(args.tool).exists():
-        sys.exit(f"error: {args.tool} is missing: make build/bin/dispatch_dump")
     measured = {}
     for r in sw.read_results(args.csv):
         cublas = r["refs"].get("cublas")
@@ -50,12 +48,8 @@ def main():
     if not measured:
         sys.exit(f"error: {args.csv}: no step 28 row with a cuBLAS ratio")
     shapes = sorted(measured)
-    out = subprocess.run([args.tool, "--explain", str(args.sms)] + [f"{m}:{n}:{k}" for m, n, k in shapes],
-                         capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit(f"error: {args.tool} --explain: {out.stderr.strip()}")
     misses = []
-    for line in out.stdout.splitlines()[1:]:
+    for line in explain(args, shapes):
         m, n, k, src, hand = line.split(",")[:5]
         shape = (int(m), int(n), int(k))
         # a shape the table holds is not a test of carrying: its own row speaks
@@ -81,11 +75,20 @@ def main():
     return 0
 
 
+def explain(args, shapes):
+    """dispatch_dump --explain's lines (no header) for `shapes` [(m, n, k)], with the table of --gpu."""
+    if not pathlib.Path(args.tool).exists():
+        sys.exit(f"error: {args.tool} is missing: make build/bin/dispatch_dump")
+    cmd = [args.tool] + (["--h100"] if args.gpu == "h100" else []) + ["--explain", str(args.sms)]
+    out = subprocess.run(cmd + [f"{m}:{n}:{k}" for m, n, k in shapes], capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"error: {args.tool} --explain: {out.stderr.strip()}")
+    return out.stdout.splitlines()[1:]
+
+
 def regret(args):
     """The pick's measured ratio against the best entry's, per alignment class (see the module's docstring)."""
     import csv
-    if not pathlib.Path(args.tool).exists():
-        sys.exit(f"error: {args.tool} is missing: make build/bin/dispatch_dump")
     timed = {}
     try:
         with open(args.regret, newline="") as f:
@@ -100,12 +103,8 @@ def regret(args):
     shapes = sorted(s for s, by in timed.items() if any(not c.startswith("step") for c in by))
     if not shapes:
         sys.exit(f"error: {args.regret}: no shape with a timed menu entry")
-    cmd = [args.tool] + (["--h100"] if args.gpu == "h100" else []) + ["--explain", str(args.sms)]
-    out = subprocess.run(cmd + [f"{m}:{n}:{k}" for m, n, k in shapes], capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit(f"error: {args.tool} --explain: {out.stderr.strip()}")
     groups = {}
-    for line in out.stdout.splitlines()[1:]:
+    for line in explain(args, shapes):
         f = line.split(",")
         shape, pick = (int(f[0]), int(f[1]), int(f[2])), f[5]
         by = timed[shape]

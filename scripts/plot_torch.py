@@ -14,6 +14,7 @@ import csv
 import math
 import os
 import pathlib
+import re
 import sys
 
 import results_table  # the book's generated blocks (rewrite_block)
@@ -85,7 +86,6 @@ def torch_best(by):
 def short_kernels(text):
     """A kernel row's "name us; name us" list, shortened for a table: the workspace's memsets dropped,
     "void", parameter lists, namespaces and integer suffixes taken out; several kernels joined by " + "."""
-    import re
     out = []
     for part in (text or "").split("; "):
         name = part.rsplit(" ", 1)[0] if part.endswith("us") else part
@@ -231,10 +231,9 @@ def plot(rows, out):
                         fmt=mk, color=color, ms=5, capsize=2, label=f"vs {c}")
         ax.axhline(1.0, color="gray", lw=0.8)
         ax.set_yscale("log", base=2)
-        lo = min(min(float(by[c]["ratio_q25"]) for c in by if not c.startswith("step")) for _, by in shapes
-                 if any(not c.startswith("step") for c in by))
-        hi = max(max(float(by[c]["ratio_q75"]) for c in by if not c.startswith("step")) for _, by in shapes
-                 if any(not c.startswith("step") for c in by))
+        theirs = [r for _, by in shapes for c, r in by.items() if not c.startswith("step")]
+        lo = min(float(r["ratio_q25"]) for r in theirs)
+        hi = max(float(r["ratio_q75"]) for r in theirs)
         ticks = [t for t in (0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 2.5, 3.0) if lo / 1.1 <= t <= hi * 1.1]
         ax.set_yticks(ticks, [f"{t:g}" for t in ticks])  # ratios a reader can read off, on the log axis
         ax.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())

@@ -106,13 +106,12 @@ _SIGNATURES = {
 _lock = threading.Lock()
 _lib = None
 _path = None
-_failure = None
 
 
 def load(path=None):
     """The loaded library (loaded once; `path` forces a (re)load from that file). Raises
     LibraryNotFoundError naming every place it looked; a call after a failure looks again."""
-    global _lib, _path, _failure
+    global _lib, _path
     if _lib is not None and path is None:
         return _lib
     with _lock:
@@ -141,12 +140,12 @@ def load(path=None):
                 if abi != ABI_VERSION:
                     tried.append(f"{p} (ABI version {abi}, this package speaks {ABI_VERSION}: rebuild it with `make lib`)")
                     continue
-                _lib, _path, _failure = lib, p.resolve(), None
+                _lib, _path = lib, p.resolve()
                 return lib
         env = os.environ.get(ENV_VAR)
-        _failure = ("gemm_steps cannot load libgemmsteps.so: tried " + "; ".join(tried) +
-                    (f" (from ${ENV_VAR})" if env else f". Build it with `make lib` in the repository, or set ${ENV_VAR} to its path"))
-        raise LibraryNotFoundError(_failure)
+        raise LibraryNotFoundError("gemm_steps cannot load libgemmsteps.so: tried " + "; ".join(tried) +
+                                   (f" (from ${ENV_VAR})" if env else
+                                    f". Build it with `make lib` in the repository, or set ${ENV_VAR} to its path"))
 
 
 def path():
@@ -155,10 +154,10 @@ def path():
 
 
 def reset():
-    """Forgets the loaded library and any failure, so the next call looks again (tests; $GEMM_STEPS_LIB changed)."""
-    global _lib, _path, _failure
+    """Forgets the loaded library, so the next call looks again (tests; $GEMM_STEPS_LIB changed)."""
+    global _lib, _path
     with _lock:
-        _lib, _path, _failure = None, None, None
+        _lib, _path = None, None
 
 
 def check(code, lib=None):
