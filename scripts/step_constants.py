@@ -134,7 +134,8 @@ def configurations(step):
 
 def menu_entries():
     """The bf16 menu of step 29 (menu::kBf16 in common/kernel_lib/family/menu.hpp): [{field: value} of
-    the fields each entry sets; "swap" and "bn" for swapped(bn)], in menu order."""
+    the fields each entry sets; "swap" and "bn" for swapped(bn), and "swap" beside the fields of
+    wide_swapped({...})], in menu order."""
     text = _strip((ROOT / MENU_HPP).read_text())
     m = re.search(r"kBf16\s*=\s*\{(.*?)\n\};", text, re.S)
     if not m:
@@ -142,13 +143,15 @@ def menu_entries():
     aliases = dict(re.findall(r"\b(k\w+)\s*=\s*\w+::(\w+)", text))  # kPP = Consumers::pingpong, ...
     entries = []
     for item in _split_top(m.group(1)):
-        t = re.fullmatch(r"tile\(\{(.*)\}\)", item, re.S)
+        t = re.fullmatch(r"(tile|wide_swapped)\(\{(.*)\}\)", item, re.S)
         s = re.fullmatch(r"swapped\((\d+)\)", item)
         if t:
             fields = {}
-            for f in _split_top(t.group(1)):
+            for f in _split_top(t.group(2)):
                 d = re.fullmatch(r"\.(\w+)\s*=\s*(.+)", f, re.S)
                 fields[d.group(1)] = _value(d.group(2), aliases)
+            if t.group(1) == "wide_swapped":
+                fields["swap"] = "true"
             entries.append(fields)
         elif s:
             entries.append({"bn": s.group(1), "swap": "true"})

@@ -20,6 +20,9 @@ measured; resuming times only its shapes.
                                             tuned): a shape is done when the CSV has a row of each
                                             (an entry that refuses a shape writes none, so such a
                                             shape is timed again on every resume)
+  scripts/tune.py --entries ... --m-max 2048 only the grid's shapes with M <= 2048 (entries meant for small and
+                                            middle M; the rest of the table has no cell for them there,
+                                            so the dispatch never picks them there)
 """
 import argparse
 import csv
@@ -41,7 +44,7 @@ SMOKE = [(4096, 4096, 4096), (4096, 4096, 4104), (128, 14336, 4096), (96, 4096, 
 # The estimate's assumptions (not measurements: each batch prints its real time).
 PLAN_TFLOPS = 600.0   # assumed speed of every contender
 PLAN_HBM_TBPS = 4.3   # device-to-device copy on the H200 (docs/machine.md)
-CONTENDERS = 39       # cuBLAS, the menu's 37 entries, the hand rule's step
+CONTENDERS = 47       # cuBLAS, the menu's 45 entries, the hand rule's step
 PER_LAUNCH_S = 80e-6  # assumed: the L2 flush, the clock probe and the launch around every timed launch
 PROCESS_S = 3.0       # assumed: context, handles, the menu's module load
 
@@ -102,14 +105,17 @@ def main():
     ap.add_argument("--out", help="the CSV (default results/tuning/<gpu>_bf16.csv)")
     ap.add_argument("--hand-step", default="28", help="the registered bf16 step timed beside the menu")
     ap.add_argument("--entries", default="", help="time only these menu entries (comma list; the hand step is then left out)")
+    ap.add_argument("--m-max", type=int, default=0, help="only the grid's shapes with M at most this (0: all)")
     ap.add_argument("--dry-run", action="store_true", help="print the plan, run nothing")
     args = ap.parse_args()
     if args.rounds < 3:
         sys.exit("error: --rounds must be 3 or more")
-    shapes = grid(args.grid)
+    shapes = [s for s in grid(args.grid) if not args.m_max or s[0] <= args.m_max]
+    entries = [e for e in args.entries.split(",") if e]
+    contenders = len(entries) + 1 if entries else CONTENDERS  # with --entries: cuBLAS and those
     if args.dry_run:
-        plan = batches(shapes, args.rounds, args.batch_s)
-        total = sum(shape_seconds(*s, args.rounds) for s in shapes) + PROCESS_S * len(plan)
+        plan = batches(shapes, args.rounds, args.batch_s, contenders)
+        total = sum(shape_seconds(*s, args.rounds, contenders) for s in shapes) + PROCESS_S * len(plan)
         print(f"tune: {len(shapes)} shapes ({args.grid} grid) in {len(plan)} processes; estimated {total / 60:.1f} min "
               f"(assumed per-launch costs in scripts/tune.py, not a measurement)")
         for i, b in enumerate(plan):
@@ -124,13 +130,11 @@ def main():
         sys.exit("error: tune: nvidia-smi finds no GPU (make tune times kernels on one)")
     out = pathlib.Path(args.out) if args.out else ROOT / "results" / "tuning" / f"{slug_of(gpu)}_bf16.csv"
     out.parent.mkdir(parents=True, exist_ok=True)
-    entries = [e for e in args.entries.split(",") if e]
     done = done_shapes(out, entries, "step" + args.hand_step)
     todo = [s for s in shapes if s not in done]
     print(f"tune: {len(shapes) - len(todo)} of {len(shapes)} shapes already in {out}; {len(todo)} to run", flush=True)
     start = time.monotonic()
     failed = 0
-    contenders = len(entries) + 1 if entries else CONTENDERS  # with --entries: cuBLAS and those
     for b in batches(todo, args.rounds, args.batch_s, contenders):
         if args.max_minutes and time.monotonic() - start > 60 * args.max_minutes:
             print(f"tune: stopping after {args.max_minutes} minutes; run again to go on (shapes done are kept)")

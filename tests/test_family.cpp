@@ -263,7 +263,7 @@ TEST_CASE("family plan: the menu's stream-K only where the split tiles' panels f
   for (int i = 0; i < 3000; ++i) {
     const int m = 1 + int(rng() % 20000), n = 1 + int(rng() % 20000), k = 8 * (1 + int(rng() % 4000));
     const menu::Entry& e = menu::kBf16[rng() % menu::kBf16.size()];
-    if (e.spec.swap) continue;
+    if (e.one_column) continue;
     const Plan pl = make_plan({m, n, k}, e.spec, steps, false, rng() % 2 ? 132 : 120);
     if (pl.split.sk_tiles == 0) continue;
     const Spec& sp = pl.spec;
@@ -282,10 +282,12 @@ TEST_CASE("family plan: the menu's stream-K only where the split tiles' panels f
     ++walked;
   }
   CHECK(walked > 300);
-  // The menu's unswapped entries take the rule, its swapped ones and the hand rule (steps 24-28) do not.
+  // The menu's unswapped and wide swapped entries take the rule, its narrow swapped ones (step 24's
+  // idle rule) and the hand rule (steps 24-28) do not.
   for (const menu::Entry& e : menu::kBf16) {
     INFO(menu::name(e.spec));
-    CHECK(e.split.l2_fit == !e.spec.swap);
+    CHECK(e.split.l2_fit == !e.one_column);
+    CHECK((e.one_column && !e.spec.swap) == false);
   }
   CHECK(menu::hand_plan(1135, 19936, 21376, 132).split.sk_tiles > 0);
 }
@@ -408,10 +410,19 @@ TEST_CASE("family menu: every entry assembles, fits and has its own name", "[cpu
   CHECK(has([](Spec s) { return s.cluster_n == 2; }));
   CHECK(has([](Spec s) { return cluster_size(s) == 4; }));
   CHECK(has([](Spec s) { return s.swap && s.bn == 8; }));
-  // Its own refusals: a swapped tile only for M <= its width.
-  const menu::Entry sw = menu::swapped(16), wide = menu::tile({});
+  CHECK(has([](Spec s) { return s.swap && s.bn % 64 != 0 && s.bn > 64; }));  // cuBLAS's orientation, M in steps of 8
+  // Its own refusals: a narrow swapped tile only for M <= its width; a wide one takes any M.
+  const menu::Entry sw = menu::swapped(16), wide = menu::tile({}), wide_sw = menu::wide_swapped({.bn = 144});
   CHECK(menu::refusal(sw, 17, 4096, 4096) != nullptr);
   CHECK(menu::refusal(sw, 16, 4096, 4096) == nullptr);
+  CHECK(menu::refusal(wide_sw, 572, 23520, 3352) == nullptr);
+  // There its tiles are C^T's: 184 rows of 128 along N by 4 columns of 144 along M (576 rows of C for
+  // 572, where 128-row tiles cover 640).
+  const Plan ws = menu::plan(wide_sw, 572, 23520, 3352, 132);
+  CHECK(ws.km == 23520);
+  CHECK(ws.kn == 572);
+  CHECK(ws.tiles_m == 184);
+  CHECK(ws.tiles_n == 4);
   CHECK(menu::refusal(wide, 1, 1, 8) == nullptr);
   CHECK(menu::refusal(wide, 0, 1, 8) != nullptr);
   // Its steps add the rules every TMA kernel shares (K % 8 == 0), and the menu's own, in the kernel's
@@ -422,7 +433,7 @@ TEST_CASE("family menu: every entry assembles, fits and has its own name", "[cpu
     INFO(steps[i].name);
     CHECK(steps[i].unsupported(4096, 4096, 4100).has_value());
     CHECK(steps[i].unsupported(8, 4096, 4096).has_value() == false);
-    CHECK(steps[i].unsupported(menu::kBf16[i].spec.swap ? 65 : 4096, 4096, 4096).has_value() == menu::kBf16[i].spec.swap);
+    CHECK(steps[i].unsupported(menu::kBf16[i].one_column ? 65 : 4096, 4096, 4096).has_value() == menu::kBf16[i].one_column);
   }
 }
 

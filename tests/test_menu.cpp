@@ -22,11 +22,21 @@ using gemm_test::Shape;
 
 namespace {
 
-// The shapes one entry runs on, from its tile: the kernel's problem is C's (swapped: C^T's, so M is
-// kept at or under the tile's width and the tile's rows run along N).
-std::vector<Shape> entry_shapes(const Step& step, const family::Spec& s) {
+// The shapes one entry runs on, from its tile: the kernel's problem is C's (swapped: C^T's, so the
+// tile's rows run along N and its columns along M; a narrow swapped tile keeps M at or under its width).
+std::vector<Shape> entry_shapes(const Step& step, const family::menu::Entry& e) {
+  const family::Spec s = e.spec;
   const int bm = s.bm * s.cluster_m, bn = s.bn * s.cluster_n;  // a cluster tile
   const int ring = 64 * s.stages;
+  if (s.swap && !e.one_column) {  // cuBLAS's orientation: any number of columns of M
+    const int w = s.bn;
+    return {{1, 1000, 4104, "M = 1, ragged N, K % 16 == 8"},
+            {3 * w + 5, 2 * s.bm + 3, 1032, "three columns of M and a ragged fourth, ragged N, K % 16 == 8"},
+            {w + 1, 3 * s.bm + 5, ring + 72, "one column and one row of M past it, K one ring and a tail"},
+            {2 * w - 8, 4095, 8200, "two columns, the second ragged, odd N, K % 16 == 8"},
+            {2 * w, 4096, 16384, "a grid under one wave with a long K: split"},
+            {4 * w + 3, 8192, 8, "many short items: the transposed stores back to back"}};
+  }
   if (s.swap) {
     const int w = s.bn;  // C's M per tile column of C^T
     return {{1, 1000, 4104, "M = 1, ragged N, K % 16 == 8"},
@@ -55,9 +65,8 @@ TEST_CASE("menu: every entry matches cuBLAS on shapes from its own tile (random 
   REQUIRE(steps.size() == family::menu::kBf16.size());
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step& step = steps[i];
-    const family::Spec s = family::menu::kBf16[i].spec;
     int ran = 0;
-    for (const Shape& sh : entry_shapes(step, s)) {
+    for (const Shape& sh : entry_shapes(step, family::menu::kBf16[i])) {
       const std::string what = step.name + ": " + sh.what;
       ran += gemm_test::expect_pass(step, {Dtype::bf16, sh.m, sh.n, sh.k, 1, 0, 53, false}, Oracle::cublas, what);
       gemm_test::expect_pass(step, {Dtype::bf16, sh.m, sh.n, sh.k, 1, 0, 59, true}, Oracle::cublas, what + " (exact)");

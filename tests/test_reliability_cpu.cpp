@@ -301,7 +301,7 @@ TEST_CASE("fuzz: --help, bad input, no GPU, and seeded draws that cover every fa
   const auto pp = lines_with_prefix(menu.output, "pp128x128-s6 "), sw = lines_with_prefix(menu.output, "pp128x8-swap-");
   CHECK(pp.size() == 100);
   CHECK(sw.size() == 100);
-  CHECK(count_of(sw, "refused: a swapped tile is for M <= its width") >= 10);
+  CHECK(count_of(sw, "refused: a narrow swapped tile is for M <= its width") >= 10);
   const auto picked = run_bin("fuzz", "--seed 7 --menu --steps pp128x128-s6 --count 100 --dry-run");
   REQUIRE(picked.status == 0);
   CHECK(lines_with_prefix(picked.output, "pp128x128-s6 ") == pp);

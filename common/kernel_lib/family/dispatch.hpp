@@ -35,7 +35,7 @@ inline constexpr int kHandRule = -1;  ///< pick's answer where the step's hand r
 /// An entry overrules the hand rule only where its carried ratio is this much higher: a paired ratio
 /// moves by about 1 % between runs of the same kernel (docs/benchmarking.md).
 inline constexpr double kMargin = 0.01;
-inline constexpr size_t kMaxEntries = 40;  ///< the most entries a generated table's rows hold
+inline constexpr size_t kMaxEntries = 48;  ///< the most entries a generated table's rows hold
 
 /// One entry at one tuned shape: its paired ratio over cuBLAS (0: not timed there, it refused the shape,
 /// or it failed its check) and the split it was timed with (stream_k::Split's sk_tiles and blocks, as the

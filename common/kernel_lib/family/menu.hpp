@@ -15,7 +15,13 @@
 //     the 64-row tiles in pairs too (cuBLAS pairs 56-row tiles along N at small grids with a
 //     misaligned pitch);
 //   - the epilogue with stmatrix (step 20);
-//   - swapped tiles (step 24) of C^T 8 to 64 wide, each for M up to its width.
+//   - swapped tiles (step 24) of C^T 8 to 64 wide, each for M up to its width (one tile column);
+//   - and cuBLAS's own orientation: wide swapped tiles of C^T, 64 or 128 rows of N by 80 to 192 columns
+//     of M, any number of columns (past 112 columns cooperative: a ping-pong consumer's 144 sums beside
+//     the transposed stores' addresses spilled, ptxas -v). The harness asks cuBLAS for C^T, and cuBLASLt's best tiles at the
+//     random set's worst M = 144-572 shapes run along M in widths of 72 to 288 (tile ids 64x72, 64x120,
+//     128x80, 128x288, 192x144: C^T's rows, then its columns): M in steps of 8, where an unswapped tile
+//     steps in m64 slabs (M = 572: five 128-row tiles cover 640 rows, four 144-wide columns 576).
 //   - split-K with a separate reduction (-psk, Spec::parallel_reduce) for grids under a wave with a
 //     long K, where many segments would meet in one block's fixup (issue 46 asks for it; cuBLAS's own
 //     split-K at 256 x 256 x 16384 turned out to be one kernel, docs/notebook/hopper.md).
@@ -39,6 +45,9 @@ namespace gemm::family::menu {
 struct Entry {
   Spec spec;
   SplitPolicy split;
+  /// A swapped tile for M up to its width only (steps 24 and 27: C^T's one tile column, so that B, the
+  /// large operand, is read once); false: any M (an unswapped tile, or a wide swapped one).
+  bool one_column = false;
 };
 
 /// `s` with the most stages its shared memory holds.
@@ -47,7 +56,12 @@ constexpr Spec fit(Spec s) {
   return s;
 }
 constexpr Entry tile(Spec s) { return {fit(s), {.wave_limits = true, .split_k = true, .l2_fit = true}}; }
-constexpr Entry swapped(int bn) { return {fit(Spec{.bn = bn, .swap = true}), {.wave_limits = false}}; }
+constexpr Entry swapped(int bn) { return {fit(Spec{.bn = bn, .swap = true}), {.wave_limits = false}, true}; }
+/// A wide swapped tile (cuBLAS's orientation): `s` swapped, planned as an unswapped tile is (tile()).
+constexpr Entry wide_swapped(Spec s) {
+  s.swap = true;
+  return tile(s);
+}
 
 inline constexpr Consumers kPP = Consumers::pingpong, kCoop = Consumers::cooperative;
 
@@ -70,6 +84,9 @@ inline constexpr std::array kBf16 = {
     tile({.bn = 128, .cluster_m = 2, .cluster_n = 2, .parallel_reduce = true}),
     tile({.bn = 64, .bm = 64, .cluster_n = 2}), tile({.bn = 96, .bm = 64, .cluster_m = 2}),
     tile({.bn = 128, .bm = 64, .cluster_m = 2}),
+    wide_swapped({.bn = 80}), wide_swapped({.bn = 96}), wide_swapped({.bn = 112}),
+    wide_swapped({.bn = 144, .consumers = kCoop}), wide_swapped({.bn = 192, .consumers = kCoop}),
+    wide_swapped({.bn = 80, .bm = 64}), wide_swapped({.bn = 128, .bm = 64}), wide_swapped({.bn = 192, .bm = 64}),
 };
 
 /// Entries added after both tables (results/tuning/) were measured: step 29's dispatch has no column
@@ -79,8 +96,11 @@ inline constexpr std::array kBf16 = {
 /// cuBLAS ran 56-row tiles 64 wide in pairs along N (A's tile shared; nvjet's name spells C^T's tile,
 /// N first) with 1.41 M L2 requests and 18.4 us where the unpaired 64 x 64 tile took 2.01 M and 25.9 us,
 /// level with it at K = 3584 (H100, ncu; docs/notebook/hopper.md, "Small grids at a misaligned pitch").
-/// Not yet run on a GPU.
-inline constexpr std::array<const char*, 3> kAwaitingTune = {"pp64x64-c2n-s12", "pp64x96-c2m-s10", "pp64x128-c2m-s8"};
+/// The wide swapped tiles: cuBLAS's orientation (see the header). Not yet run on a GPU.
+inline constexpr std::array<const char*, 11> kAwaitingTune = {
+    "pp64x64-c2n-s12",       "pp64x96-c2m-s10",      "pp64x128-c2m-s8",       "pp128x80-swap-s7",
+    "pp128x96-swap-s6",      "pp128x112-swap-s6",    "co128x144-swap-s5",     "co128x192-swap-s4",
+    "pp64x80-swap-s10",      "pp64x128-swap-s8",     "pp64x192-swap-s6"};
 /// Entries the H100's table has and the H200's does not yet (the same rule, on the H200 alone): the
 /// 2 x 2 clusters and the parallel split-K entries, timed on an H100 only.
 inline constexpr std::array<const char*, 6> kAwaitingTuneH200 = {"pp128x128-c2x2-s6", "pp128x160-c2x2-s5", "pp64x64-psk-s12",
@@ -121,12 +141,12 @@ inline Plan plan(const Entry& e, int m, int n, int k, int sms) {
 
 /// The menu's own rule for whether entry e takes C = A * B^T (m x n x k), past the rules every TMA
 /// kernel of the family shares (K % 8 == 0, the schedule's tile limit: refusals.hpp's
-/// tma_persistent_gemm_refusal, which menu.cu's steps apply after this one): a swapped tile only where C^T is
-/// one tile column, M <= BN (step 27's rule: B, the large operand, is then read once; past it each
-/// column of tiles reads all of B again). nullptr: it does.
+/// tma_persistent_gemm_refusal, which menu.cu's steps apply after this one): a narrow swapped tile
+/// (Entry::one_column) only where C^T is one tile column, M <= BN (step 27's rule: B, the large
+/// operand, is then read once; past it each column of tiles reads all of B again). nullptr: it does.
 inline const char* refusal(const Entry& e, int m, int n, int k) {
   if (m < 1 || n < 1 || k < 1) return "M, N and K must be at least 1";
-  if (e.spec.swap && m > e.spec.bn) return "a swapped tile is for M <= its width BN (C^T's one tile column)";
+  if (e.one_column && m > e.spec.bn) return "a narrow swapped tile is for M <= its width BN (C^T's one tile column)";
   return nullptr;
 }
 
