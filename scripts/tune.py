@@ -44,9 +44,14 @@ SMOKE = [(4096, 4096, 4096), (4096, 4096, 4104), (128, 14336, 4096), (96, 4096, 
 # The estimate's assumptions (not measurements: each batch prints its real time).
 PLAN_TFLOPS = 600.0   # assumed speed of every contender
 PLAN_HBM_TBPS = 4.3   # device-to-device copy on the H200 (docs/machine.md)
-CONTENDERS = 47       # cuBLAS, the menu's 45 entries, the hand rule's step
 PER_LAUNCH_S = 80e-6  # assumed: the L2 flush, the clock probe and the launch around every timed launch
 PROCESS_S = 3.0       # assumed: context, handles, the menu's module load
+
+
+def all_contenders():
+    """The contenders of a run of every entry: cuBLAS, every entry of the menu (common/kernel_lib/family/menu.hpp, read by step_constants) and the hand rule's step."""
+    from step_constants import menu_entries  # noqa: E402
+    return len(menu_entries()) + 2
 
 
 def grid(name):
@@ -62,13 +67,13 @@ def grid(name):
     return out
 
 
-def shape_seconds(m, n, k, rounds, contenders=CONTENDERS):
+def shape_seconds(m, n, k, rounds, contenders):
     """Estimated seconds of one shape in a tune process (every contender: a check and the paired rounds)."""
     kernel = max(2.0 * m * n * k / (PLAN_TFLOPS * 1e12), 2.0 * (m * k + n * k + m * n) / (PLAN_HBM_TBPS * 1e12))
     return contenders * (rounds + 3) * (kernel + PER_LAUNCH_S) + 12e-9 * m * n * contenders * (m * n <= 1 << 25)
 
 
-def batches(shapes, rounds, target_s, contenders=CONTENDERS):
+def batches(shapes, rounds, target_s, contenders):
     """Consecutive shapes in batches of about target_s estimated seconds each."""
     out, cur, t = [], [], 0.0
     for s in shapes:
@@ -112,7 +117,7 @@ def main():
         sys.exit("error: --rounds must be 3 or more")
     shapes = [s for s in grid(args.grid) if not args.m_max or s[0] <= args.m_max]
     entries = [e for e in args.entries.split(",") if e]
-    contenders = len(entries) + 1 if entries else CONTENDERS  # with --entries: cuBLAS and those
+    contenders = len(entries) + 1 if entries else all_contenders()  # with --entries: cuBLAS and those
     if args.dry_run:
         plan = batches(shapes, args.rounds, args.batch_s, contenders)
         total = sum(shape_seconds(*s, args.rounds, contenders) for s in shapes) + PROCESS_S * len(plan)

@@ -257,7 +257,7 @@ TEST_CASE("family plan: the menu's stream-K only where the split tiles' panels f
   // Split-K under one wave is not stream-K of a last wave: its segments walk K together.
   CHECK(make_plan({256, 256, 16384}, kWide, {.wave_limits = true, .split_k = true, .planned = true, .l2_fit = true}, false, 132).split.sk_tiles > 0);
   // The closed form against a walk over the split items in the kernel's order, on random shapes and
-  // every unswapped entry (clusters included), on 132 and 120 SMs.
+  // every entry but the narrow swapped ones (clusters and wide swapped tiles included), on 132 and 120 SMs.
   std::mt19937 rng(46);
   int walked = 0;
   for (int i = 0; i < 3000; ++i) {
@@ -346,9 +346,11 @@ TEST_CASE("family config: which Specs the parts assemble, and their shared memor
   CHECK(refusal(Spec{.elem = Elem::e4m3, .consumers = Consumers::cooperative, .accum = Accum::promoted,
                      .scales = Scales::block, .stages = 4, .cluster_n = 2}) != nullptr);
   CHECK(empty_arrivals(Spec{.cluster_m = 2}) == 8);  // one consumer's 4 warps, in each of the two blocks
-  // stmatrix writes 64-wide boxes only.
+  // stmatrix writes 64-wide boxes only; swapped, boxes of 16 rows of C (two 8-column blocks of C^T).
   CHECK(refusal(Spec{.bn = 96, .stmatrix = true}) != nullptr);
   CHECK(refusal(Spec{.stmatrix = true}) == nullptr);
+  CHECK(refusal(Spec{.bn = 144, .swap = true, .consumers = Consumers::cooperative, .stages = 5, .stmatrix = true}) == nullptr);
+  CHECK(refusal(Spec{.bn = 24, .swap = true, .stmatrix = true}) != nullptr);
   // The most stages that fit: 128 x 128 bf16 (32 KB a stage) holds 6, 64 x 96 (20 KB) holds 10.
   CHECK(stages_that_fit(kWide) == 6);
   CHECK(stages_that_fit(Spec{.bn = 96, .bm = 64}) == 10);
@@ -412,7 +414,8 @@ TEST_CASE("family menu: every entry assembles, fits and has its own name", "[cpu
   CHECK(has([](Spec s) { return s.swap && s.bn == 8; }));
   CHECK(has([](Spec s) { return s.swap && s.bn % 64 != 0 && s.bn > 64; }));  // cuBLAS's orientation, M in steps of 8
   // Its own refusals: a narrow swapped tile only for M <= its width; a wide one takes any M.
-  const menu::Entry sw = menu::swapped(16), wide = menu::tile({}), wide_sw = menu::wide_swapped({.bn = 144});
+  const menu::Entry sw = menu::swapped(16), wide = menu::tile({}),
+                    wide_sw = menu::wide_swapped({.bn = 144, .consumers = Consumers::cooperative});
   CHECK(menu::refusal(sw, 17, 4096, 4096) != nullptr);
   CHECK(menu::refusal(sw, 16, 4096, 4096) == nullptr);
   CHECK(menu::refusal(wide_sw, 572, 23520, 3352) == nullptr);

@@ -32,9 +32,10 @@ std::vector<Shape> entry_shapes(const Step& step, const family::menu::Entry& e) 
     const int w = s.bn;
     return {{1, 1000, 4104, "M = 1, ragged N, K % 16 == 8"},
             {3 * w + 5, 2 * s.bm + 3, 1032, "three columns of M and a ragged fourth, ragged N, K % 16 == 8"},
+            {3 * w + 5, 1000, 1032, "a ragged fourth column, N % 8 == 0 (C's rows TMA-addressable), K % 16 == 8"},
             {w + 1, 3 * s.bm + 5, ring + 72, "one column and one row of M past it, K one ring and a tail"},
             {2 * w - 8, 4095, 8200, "two columns, the second ragged, odd N, K % 16 == 8"},
-            {2 * w, 4096, 16384, "a grid under one wave with a long K: split"},
+            {2 * w, 32 * s.bm, 16384, "a grid under one wave with a long K: split"},
             {4 * w + 3, 8192, 8, "many short items: the transposed stores back to back"}};
   }
   if (s.swap) {

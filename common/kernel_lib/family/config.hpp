@@ -45,7 +45,10 @@ struct Spec {
   int bm = 128;        ///< the tile's M: m64 slabs, 64 or 128 (ping-pong: each consumer all of them), 128 or 256 (cooperative: half each)
   int cluster_m = 1;   ///< blocks per cluster along M: 2 share B's tile, each loading half and multicasting it (step 17)
   int cluster_n = 1;   ///< blocks per cluster along N: 2 share A's tile the same way (both 2: a 2 x 2 cluster shares both)
-  bool stmatrix = false;  ///< the epilogue writes its boxes with stmatrix (step 20) instead of 4-byte stores
+  /// the epilogue writes its boxes with stmatrix (step 20) instead of 4-byte stores; swapped, with
+  /// stmatrix's transposing form into boxes of C's own rows, stored by TMA (kSwapEpiRows), instead of
+  /// one 2-byte store an element from registers
+  bool stmatrix = false;
   /// Split-K with a separate reduction (issue 46): where the plan splits K into equal segments, each
   /// piece stores its fp32 sums to its own slice of the workspace and a second kernel sums the slices
   /// over every SM (family/reduce.cuh), in place of step 21's fixup, where one block reads them all.
@@ -62,6 +65,9 @@ inline constexpr int kProducerRegs = 40, kConsumerRegs = 232;  ///< setmaxnreg s
 inline constexpr int kGroupM = 16;      ///< grouped order's tile rows per group (step 15, schedule.hpp)
 inline constexpr int kEpiBox = 64;      ///< epilogue box: 64 rows (one slab) x epi_n(spec) bf16 columns (step 16)
 inline constexpr int kEpiBufs = 2;      ///< boxes in flight per consumer: one written while the other's store reads
+/// A swapped tile's stmatrix epilogue: boxes of kSwapEpiRows rows of C (16 columns of C^T, two stmatrix
+/// 8 x 8 blocks) by 64 of its columns (one m64 slab of C^T's rows), in the first 2 KB of an epilogue buffer.
+inline constexpr int kSwapEpiRows = 16;
 inline constexpr int kSmemBytes = 227 * 1024;  ///< the most dynamic shared memory a block may ask for (sm_90)
 /// fp32 registers of sums a consumer thread may hold: the K loop's own (acc, and tc where promoted), of
 /// its 232 (kConsumerRegs). At 192 the K loop still fits where little else is live (step 34's two sets
@@ -155,7 +161,9 @@ GEMM_HD constexpr const char* refusal(Spec s) {
   if (s.scales == Scales::block && s.cluster_n > 1)  // (along M the pair shares B's tile and its scale row; rows past M scale by 0)
     return "block scales with a cluster along N: a partner block past N's edge would read B's scales past their end (not built)";
   if (s.parallel_reduce && s.swap) return "a parallel reduction of a swapped tile would sum C^T's slices: not built (a swapped grid splits with the fixup)";
-  if (s.stmatrix && (s.swap || s.bn % 64 != 0)) return "stmatrix writes 64-wide epilogue boxes of an unswapped tile (BN % 64 == 0)";
+  if (s.stmatrix && !s.swap && s.bn % 64 != 0) return "stmatrix writes 64-wide epilogue boxes of an unswapped tile (BN % 64 == 0)";
+  if (s.stmatrix && s.swap && s.bn % kSwapEpiRows != 0)
+    return "a swapped tile's stmatrix epilogue writes boxes of 16 rows of C, two 8-column blocks of C^T (BN % 16 == 0)";
   if (s.stages < 2 || smem_bytes(s) > kSmemBytes) return "the ring must have 2 stages or more and fit 227 KB";
   return nullptr;
 }

@@ -94,9 +94,34 @@ __device__ __forceinline__ void finish(SharedStorage<C>& s, const Params& p, con
       for (int r = 0; r < C::FRAG; ++r) acc[i][r] *= scale_ab;
   }
   if constexpr (C::spec.swap) {  // acc is a tile of C^T: slab i holds C's columns m0 + 64i.., its rows n0..
+    bool boxed = false;
+    if constexpr (C::spec.stmatrix) boxed = p.tma_epilogue;
+    if (boxed) {  // transposed by stmatrix into boxes of C's rows, stored by TMA
+      const bool issuer = threadIdx.x % 128 == 0;
+      const int wg = 1 + me;
+      constexpr int kBoxes = C::SLABS * (C::BN / kSwapEpiRows);
+      const int first = kBoxes % kEpiBufs == 0 ? 0 : boxes_stored;
 #pragma unroll
-    for (int i = 0; i < C::SLABS; ++i)  // C's M x N is the kernel's N x M
-      ptx::store_dt_fragment_bf16(acc[i], p.C, p.N, p.M, int64_t(o.m0) + slab_row<C>(i, me), o.n0);
+      for (int i = 0; i < C::SLABS; ++i)
+#pragma unroll
+        for (int jj = 0; jj < C::BN / kSwapEpiRows; ++jj) {
+          __nv_bfloat16* buf = s.c[me][(first + i * (C::BN / kSwapEpiRows) + jj) % kEpiBufs];
+          if (issuer) ptx::tma_store_wait_read<kEpiBufs - 1>();  // as below
+          ptx::named_barrier_sync(wg, 128);
+          if constexpr (C::spec.stmatrix) ptx::store_dt_box16_sw128_stmatrix(acc[i], jj, buf);
+          ptx::fence_proxy_async_shared();
+          ptx::named_barrier_sync(wg, 128);
+          if (issuer) {  // C's columns o.m0 + the slab's rows of C^T, its rows o.n0 + 16 jj (clipped at M, N)
+            ptx::tma_store_2d_hint(&p.tmap_c, buf, o.m0 + slab_row<C>(i, me), o.n0 + jj * kSwapEpiRows, evict_first);
+            ptx::tma_store_commit();
+          }
+        }
+      if constexpr (kBoxes % kEpiBufs != 0) boxes_stored += kBoxes;
+    } else {
+#pragma unroll
+      for (int i = 0; i < C::SLABS; ++i)  // C's M x N is the kernel's N x M
+        ptx::store_dt_fragment_bf16(acc[i], p.C, p.N, p.M, int64_t(o.m0) + slab_row<C>(i, me), o.n0);
+    }
   } else if (!p.tma_epilogue) {
 #pragma unroll
     for (int i = 0; i < C::SLABS; ++i)

@@ -75,14 +75,16 @@ void launch(const char* step, const Problem& prob, const Plan& pl, cudaStream_t 
   k.tmap_a = make_tma_2d({C::spec.swap ? b : a, uint64_t(pl.km), uint64_t(pl.shape.k), a_rows, C::BK, SW128, te, uint64_t(pl.pitch)});
   k.tmap_b = make_tma_2d({C::spec.swap ? a : b, uint64_t(pl.kn), uint64_t(pl.shape.k), b_rows, C::BK, SW128, te, uint64_t(pl.pitch)});
   // C through TMA when its rows are addressable (N % 8 == 0, 16-byte aligned base); else register
-  // stores. Swapped, always register stores: the accumulators hold C^T. The box is 64 x EPI_N, its
-  // swizzle span one box row (epilogue.cuh's store_d_box_* write that layout).
+  // stores. The box is 64 x EPI_N, its swizzle span one box row (epilogue.cuh's store_d_box_* write
+  // that layout). Swapped, the accumulators hold C^T: register stores, or with stmatrix boxes of
+  // kSwapEpiRows rows of C by 64 columns, transposed into place (store_dt_box16_sw128_stmatrix).
   constexpr CUtensorMapSwizzle epi_swizzle = C::EPI_N == 64   ? CU_TENSOR_MAP_SWIZZLE_128B
                                              : C::EPI_N == 32 ? CU_TENSOR_MAP_SWIZZLE_64B
                                              : C::EPI_N == 16 ? CU_TENSOR_MAP_SWIZZLE_32B
                                                               : CU_TENSOR_MAP_SWIZZLE_NONE;
-  const TmaMatrix c{prob.c, uint64_t(pl.shape.m), uint64_t(pl.shape.n), kEpiBox, C::EPI_N, epi_swizzle};
-  k.tma_epilogue = !C::spec.swap && !tma_refusal(c).has_value();
+  const TmaMatrix c = C::spec.swap ? TmaMatrix{prob.c, uint64_t(pl.shape.m), uint64_t(pl.shape.n), kSwapEpiRows, 64, SW128}
+                                    : TmaMatrix{prob.c, uint64_t(pl.shape.m), uint64_t(pl.shape.n), kEpiBox, C::EPI_N, epi_swizzle};
+  k.tma_epilogue = (!C::spec.swap || C::spec.stmatrix) && !tma_refusal(c).has_value();
   if (k.tma_epilogue) k.tmap_c = make_tma_2d(c);
   k.M = pl.km, k.N = pl.kn, k.K = pl.shape.k;
   k.tiles_m = pl.tiles_m, k.tiles_n = pl.tiles_n, k.k_tiles = pl.k_tiles;

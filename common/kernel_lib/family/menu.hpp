@@ -18,10 +18,12 @@
 //   - swapped tiles (step 24) of C^T 8 to 64 wide, each for M up to its width (one tile column);
 //   - and cuBLAS's own orientation: wide swapped tiles of C^T, 64 or 128 rows of N by 80 to 192 columns
 //     of M, any number of columns (past 112 columns cooperative: a ping-pong consumer's 144 sums beside
-//     the transposed stores' addresses spilled, ptxas -v). The harness asks cuBLAS for C^T, and cuBLASLt's best tiles at the
-//     random set's worst M = 144-572 shapes run along M in widths of 72 to 288 (tile ids 64x72, 64x120,
-//     128x80, 128x288, 192x144: C^T's rows, then its columns): M in steps of 8, where an unswapped tile
-//     steps in m64 slabs (M = 572: five 128-row tiles cover 640 rows, four 144-wide columns 576).
+//     the transposed stores' addresses spilled, ptxas -v), their C stored from registers, one element a
+//     store, or (-stm) transposed by stmatrix into boxes of C's rows and stored by TMA. The harness
+//     asks cuBLAS for C^T, and cuBLASLt's best tiles at the random set's worst M = 144-572 shapes run
+//     along M in widths of 72 to 288 (tile ids 64x72, 64x120, 128x80, 128x288, 192x144: C^T's rows,
+//     then its columns): M in steps of 8, where an unswapped tile steps in m64 slabs (M = 572: five
+//     128-row tiles cover 640 rows, four 144-wide columns 576).
 //   - split-K with a separate reduction (-psk, Spec::parallel_reduce) for grids under a wave with a
 //     long K, where many segments would meet in one block's fixup (issue 46 asks for it; cuBLAS's own
 //     split-K at 256 x 256 x 16384 turned out to be one kernel, docs/notebook/hopper.md).
@@ -39,9 +41,9 @@
 
 namespace gemm::family::menu {
 
-/// One entry: a configuration and the split policy its plans use (unswapped: 23's wave limits with
-/// 26's split-K under one wave, and the last wave's stream-K only where its panels fit in L2; swapped:
-/// 24's idle-time rule alone).
+/// One entry: a configuration and the split policy its plans use (unswapped and wide swapped: 23's wave
+/// limits with 26's split-K under one wave, and the last wave's stream-K only where its panels fit in
+/// L2; narrow swapped: 24's idle-time rule alone).
 struct Entry {
   Spec spec;
   SplitPolicy split;
@@ -87,19 +89,27 @@ inline constexpr std::array kBf16 = {
     wide_swapped({.bn = 80}), wide_swapped({.bn = 96}), wide_swapped({.bn = 112}),
     wide_swapped({.bn = 144, .consumers = kCoop}), wide_swapped({.bn = 192, .consumers = kCoop}),
     wide_swapped({.bn = 80, .bm = 64}), wide_swapped({.bn = 128, .bm = 64}), wide_swapped({.bn = 192, .bm = 64}),
+    wide_swapped({.bn = 144, .consumers = kCoop, .stmatrix = true}), wide_swapped({.bn = 192, .consumers = kCoop, .stmatrix = true}),
+    wide_swapped({.bn = 80, .bm = 64, .stmatrix = true}),
 };
 
 /// Entries added after both tables (results/tuning/) were measured: step 29's dispatch has no column
 /// for them and never picks them until `scripts/tune.py --entries` has timed them on a GPU's grid and
 /// scripts/gen_tuned_table.py has written their column (tests/test_family.cpp requires a column for
-/// every other entry, none for these). None today.
-inline constexpr std::array<const char*, 0> kAwaitingTune = {};
+/// every other entry, none for these). The wide swapped tiles with a transposing stmatrix epilogue and
+/// TMA stores of C's rows (config.hpp's Spec::stmatrix, swapped): the register stores of the others
+/// wrote 3.0x C's sectors and left co128x144-swap at 0.708x cuBLAS at 572 x 23520 x 3360, where the
+/// unswapped co128x192 ran 0.908x (H100, ncu and the tuner; docs/notebook/hopper.md, "cuBLAS's
+/// orientation"). Not yet run on a GPU.
+inline constexpr std::array<const char*, 3> kAwaitingTune = {"co128x144-swap-stm-s5", "co128x192-swap-stm-s4",
+                                                             "pp64x80-swap-stm-s10"};
 /// Entries the H100's table has and the H200's does not yet (the same rule, on the H200 alone): the
 /// 2 x 2 clusters and the parallel split-K entries; the 64-row tiles in pairs (at 268 x 1552 x 3576,
 /// K % 16 == 8, cuBLAS ran 56-row tiles 64 wide in pairs along N, A's tile shared, with 1.41 M L2
 /// requests and 18.4 us where the unpaired 64 x 64 tile took 2.01 M and 25.9 us, H100, ncu;
 /// docs/notebook/hopper.md, "Small grids at a misaligned pitch"); the wide swapped tiles (cuBLAS's
-/// orientation, see the header), timed on the H100's grid up to M = 1024 (`tune.py --m-max`).
+/// orientation, see the header), timed on the H100's grid at M up to 512 and half the shapes at M = 1024
+/// (`tune.py --m-max 2048` stopped at its time limit: the dispatch never picks them past there).
 inline constexpr std::array<const char*, 17> kAwaitingTuneH200 = {
     "pp128x128-c2x2-s6", "pp128x160-c2x2-s5", "pp64x64-psk-s12",   "co128x128-psk-s6",  "co128x256-psk-s4",
     "pp128x128-c2x2-psk-s6", "pp64x64-c2n-s12", "pp64x96-c2m-s10", "pp64x128-c2m-s8",   "pp128x80-swap-s7",
@@ -124,9 +134,9 @@ inline std::string name(Spec s) {
 }
 
 /// Entry e's plan for C = A * B^T (m x n x k) on `sms` SMs (no padded copies: the menu reads A and B
-/// where they are). Under one wave an unswapped entry splits K into equal segments wherever step 26's
-/// price says the split pays (tile_menu::split_factor >= 2 segments, and a segment's K tiles plus
-/// kSplitFixupKTiles under a whole tile's), not only under a quarter wave: 46 unsplit 64 x 64 tiles of
+/// where they are). Under one wave an unswapped or wide swapped entry splits K into equal segments
+/// wherever step 26's price says the split pays (tile_menu::split_factor >= 2 segments, and a segment's
+/// K tiles plus kSplitFixupKTiles under a whole tile's), not only under a quarter wave: 46 unsplit 64 x 64 tiles of
 /// 67 x 1472 x 26192 left 86 SMs idle and ran at 0.38x cuBLAS (results/nvidia_h200_shapes.csv).
 inline Plan plan(const Entry& e, int m, int n, int k, int sms) {
   SplitPolicy sp = e.split;

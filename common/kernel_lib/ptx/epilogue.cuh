@@ -187,4 +187,29 @@ __device__ __forceinline__ void store_d_box_sw128_stmatrix(const float (&d)[R], 
   }
 }
 
+/// Rows 16 jj .. 16 jj + 15 of C from this warpgroup's m64nNk16 D fragment of C^T (a swapped tile: the
+/// fragment's rows are C's columns, its columns C's rows), as a 16 x 64 bf16 box of C (16 rows of 128
+/// bytes, 2 KB, 1024-byte aligned) in the layout a TMA store with CU_TENSOR_MAP_SWIZZLE_128B reads. One
+/// stmatrix.x4.trans a thread: the fragment's 8 x 8 blocks (j, h) = (2jj, 0), (2jj, 1), (2jj + 1, 0),
+/// (2jj + 1, 1) (rows 16w + 8h .., columns 8j ..), each stored transposed, so that block (j, h)'s column
+/// r becomes box row 8 (j - 2jj) + r, chunk 2w + h (the 8 rows of C^T it holds are 8 columns of C, 16
+/// bytes). The 8 rows of one block land in chunks (2w + h) ^ r of their rows: 8 different chunks of the
+/// bank window, conflict-free. Where the 2-byte register stores (store_dt_fragment_bf16) write 16-byte
+/// runs of C, a TMA store writes whole lines.
+template <int R>
+__device__ __forceinline__ void store_dt_box16_sw128_stmatrix(const float (&d)[R], int jj, void* dst) {
+  static_assert(R % 8 == 0, "the fragment must hold whole pairs of 8-column blocks (N a multiple of 16)");
+  const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
+  const int mat = lane / 8;  // the block whose transposed row this lane addresses
+  uint32_t r[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {  // block i: j = 2jj + i/2, h = i%2
+    const int acc = 4 * (2 * jj + i / 2) + 2 * (i % 2);
+    const __nv_bfloat162 v = __floats2bfloat162_rn(d[acc], d[acc + 1]);
+    r[i] = *reinterpret_cast<const uint32_t*>(&v);
+  }
+  const uint32_t linear = uint32_t(8 * (mat / 2) + lane % 8) * 128 + 16 * (2 * warp + mat % 2);
+  stmatrix_x4_trans(static_cast<uint8_t*>(dst) + gemm::swizzle::byte_offset<128>(linear), r[0], r[1], r[2], r[3]);
+}
+
 }  // namespace ptx

@@ -22,4 +22,12 @@ __device__ __forceinline__ void stmatrix_x4(void* row_addr, uint32_t r0, uint32_
                : "memory");
 }
 
+/// stmatrix.sync.aligned.m8n8.x4.trans.shared.b16: as stmatrix_x4, each matrix stored transposed: the
+/// row that lane 8i + r addresses receives column r of matrix i (its 8 values from the 8 row-holders).
+__device__ __forceinline__ void stmatrix_x4_trans(void* row_addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(smem_addr(row_addr)),
+               "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
+}
+
 }  // namespace ptx
