@@ -21,11 +21,13 @@
 #include "../common/kernel_lib/family/menu_steps.hpp"
 #include "../common/kernel_lib/family/plan.hpp"
 #include "../common/kernel_lib/family/tuned_bf16.hpp"
+#include "../common/kernel_lib/swizzle.hpp"
 #include "support.hpp"
 
 using namespace gemm::family;
 using gemm::stream_k::Split;
 namespace stream_k = gemm::stream_k;
+namespace swizzle = gemm::swizzle;
 
 namespace {
 constexpr Spec kWide{}, kNarrow{.bn = 64}, kSwapped8{.bn = 8, .swap = true};
@@ -437,6 +439,36 @@ TEST_CASE("family menu: every entry assembles, fits and has its own name", "[cpu
     CHECK(steps[i].unsupported(4096, 4096, 4100).has_value());
     CHECK(steps[i].unsupported(8, 4096, 4096).has_value() == false);
     CHECK(steps[i].unsupported(menu::kBf16[i].one_column ? 65 : 4096, 4096, 4096).has_value() == menu::kBf16[i].one_column);
+  }
+}
+
+TEST_CASE("a swapped tile's stmatrix epilogue: each lane's transposed row lands where TMA reads C's row", "[cpu][family]") {
+  // stmatrix.x4.trans, modelled (PTX ISA, "stmatrix"): lane l holds row l/4, columns 2(l%4), +1 of each
+  // of the four 8 x 8 matrices; the row that lane 8i + q addresses receives column q of matrix i. The
+  // fragment of C^T (wgmma's D, m64nN: warp w holds rows 16w + l/4 (+8), columns 8j + 2(l%4) (+1)) goes
+  // in as ptx::store_dt_box16_sw128_stmatrix passes it; the box is read back as a TMA store with the
+  // 128-byte swizzle reads it (swizzle::byte_offset<128>), and must be C's rows 16 jj .. + 15.
+  const auto ct = [](int r, int c) { return r * 1000 + c; };  // C^T's element (slab row r, column c)
+  for (int jj = 0; jj < 3; ++jj) {
+    std::vector<int> box(16 * 64, -1);  // 2-byte slots
+    for (int w = 0; w < 4; ++w)
+      for (int i = 0; i < 4; ++i) {   // matrix i: the fragment's block (j = 2 jj + i/2, h = i%2)
+        const int j = 2 * jj + i / 2, h = i % 2;
+        for (int q = 0; q < 8; ++q) {  // its transposed row q, at the address lane 8i + q gives
+          const uint32_t at = swizzle::dt_box16_row_offset(w, 8 * i + q);
+          REQUIRE(at % 16 == 0);
+          REQUIRE(at + 16 <= 16 * 128);
+          for (int a = 0; a < 8; ++a) {  // column q of matrix i: row a of it is held by lanes 4a .. 4a + 3
+            int& slot = box[size_t(at / 2 + uint32_t(a))];
+            CHECK(slot == -1);  // no slot written twice
+            slot = ct(16 * w + 8 * h + a, 8 * j + q);
+          }
+        }
+      }
+    int right = 0;
+    for (int m = 0; m < 16; ++m)
+      for (int n = 0; n < 64; ++n) right += box[size_t(swizzle::byte_offset<128>(uint32_t(m * 128 + 2 * n)) / 2)] == ct(n, 16 * jj + m);
+    CHECK(right == 16 * 64);  // C[16 jj + m][n] = C^T[n][16 jj + m], every element of the box
   }
 }
 

@@ -23,4 +23,15 @@ GEMM_HD constexpr uint32_t byte_offset(uint32_t linear) {
   return linear ^ (((linear >> 7) & (SpanBytes / 16 - 1)) << 4);
 }
 
+/// In a 16-row box of C with 128-byte rows under the 128B swizzle (a swapped tile's stmatrix epilogue,
+/// ptx::store_dt_box16_sw128_stmatrix): the byte offset of the row that lane `lane` of warp `warp`
+/// (0..3 of the warpgroup) addresses in its stmatrix.x4.trans. Lanes 8i..8i+7 address matrix i, the
+/// fragment's 8 x 8 block (j = 2 jj + i / 2, h = i % 2): its transposed row q is C's row 8 (i / 2) + q of
+/// the box, and its 8 values C's columns 16 warp + 8 h .. + 7 of the slab, chunk 2 warp + h.
+/// tests/test_family.cpp models stmatrix's .trans over every lane and reads the box back as TMA does.
+GEMM_HD constexpr uint32_t dt_box16_row_offset(int warp, int lane) {
+  const int mat = lane / 8;
+  return byte_offset<128>(uint32_t(8 * (mat / 2) + lane % 8) * 128 + uint32_t(16 * (2 * warp + mat % 2)));
+}
+
 }  // namespace gemm::swizzle

@@ -200,7 +200,6 @@ template <int R>
 __device__ __forceinline__ void store_dt_box16_sw128_stmatrix(const float (&d)[R], int jj, void* dst) {
   static_assert(R % 8 == 0, "the fragment must hold whole pairs of 8-column blocks (N a multiple of 16)");
   const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
-  const int mat = lane / 8;  // the block whose transposed row this lane addresses
   uint32_t r[4];
 #pragma unroll
   for (int i = 0; i < 4; ++i) {  // block i: j = 2jj + i/2, h = i%2
@@ -208,8 +207,7 @@ __device__ __forceinline__ void store_dt_box16_sw128_stmatrix(const float (&d)[R
     const __nv_bfloat162 v = __floats2bfloat162_rn(d[acc], d[acc + 1]);
     r[i] = *reinterpret_cast<const uint32_t*>(&v);
   }
-  const uint32_t linear = uint32_t(8 * (mat / 2) + lane % 8) * 128 + 16 * (2 * warp + mat % 2);
-  stmatrix_x4_trans(static_cast<uint8_t*>(dst) + gemm::swizzle::byte_offset<128>(linear), r[0], r[1], r[2], r[3]);
+  stmatrix_x4_trans(static_cast<uint8_t*>(dst) + gemm::swizzle::dt_box16_row_offset(warp, lane), r[0], r[1], r[2], r[3]);
 }
 
 }  // namespace ptx
