@@ -17,6 +17,12 @@ ratios a shape is biased upwards (a paired ratio's interquartile range is typica
 near 0.97 is mostly noise; a pick that is not an entry (step 28's hand rule) counts with the hand step's row.
 
   scripts/dispatch_check.py --regret results/tuning/nvidia_h100_80gb_hbm3_random_every_entry.csv --gpu h100
+
+Leave-one-out (--loo): each shape of the table picked from the other rows alone, against the best measured
+there, per alignment class (dispatch_dump --loo): how the pick does one grid step from any measurement,
+on far more shapes than the random set has. It chose dispatch::kNeighbours.
+
+  scripts/dispatch_check.py --loo --gpu h100
 """
 import argparse
 import math
@@ -37,7 +43,10 @@ def main():
     ap.add_argument("--worst", type=int, default=5, help="list this many shapes the model misses most")
     ap.add_argument("--regret", metavar="TUNE_CSV", help="the pick against every entry timed in this tune CSV (above)")
     ap.add_argument("--gpu", choices=("h200", "h100"), default="h200", help="the table dispatch_dump reads")
+    ap.add_argument("--loo", action="store_true", help="leave-one-out over the table (above)")
     args = ap.parse_args()
+    if args.loo:
+        return leave_one_out(args)
     if args.regret:
         return regret(args)
     measured = {}
@@ -84,6 +93,23 @@ def explain(args, shapes):
     if out.returncode != 0:
         sys.exit(f"error: {args.tool} --explain: {out.stderr.strip()}")
     return out.stdout.splitlines()[1:]
+
+
+def leave_one_out(args):
+    """dispatch_dump --loo's table, one line per alignment class."""
+    if not pathlib.Path(args.tool).exists():
+        sys.exit(f"error: {args.tool} is missing: make build/bin/dispatch_dump")
+    cmd = [args.tool] + (["--h100"] if args.gpu == "h100" else []) + ["--loo", str(args.sms)]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"error: {args.tool} --loo: {out.stderr.strip()}")
+    names = {0: "aligned", 1: "K % 16 == 8", 2: "N % 8 != 0", 4: "K % 64 != 0 (off the line)"}
+    print(f"step 29's pick ({args.gpu}'s table) at each of its rows from the other rows alone, against the best measured there")
+    for line in out.stdout.splitlines()[1:]:
+        cls, shapes, regret_gm, below = line.split(",")
+        label = names.get(int(cls), f"class {cls}")
+        print(f"  {label}: {shapes} shapes, regret (pick / best) {float(regret_gm):.3f}, below 0.95 on {below}")
+    return 0
 
 
 def regret(args):

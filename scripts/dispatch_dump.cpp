@@ -9,6 +9,8 @@
 // One line per shape: m,n,k, the measured shape the ratios were carried from, the hand rule's carried
 // ratio, the pick and its carried ratio, and every entry's carried ratio, highest first (family/dispatch.hpp's
 // carry(): what the pick saw).
+//   build/bin/dispatch_dump [--h100] --loo SMS
+// Leave-one-out over the table (leave_one_out()): the pick's regret per alignment class.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -57,6 +59,36 @@ static int explain(int sms, int argc, char** argv) {
   return 0;
 }
 
+/// Leave-one-out over the table: each measured shape's pick from the other rows alone (carry() and
+/// pick()'s rule, among the entries measured there), against the best measured there; per alignment
+/// class the geometric mean of pick / best and the count below 0.95.
+static int leave_one_out(int sms) {
+  const auto table = tuned();
+  const auto esms = fam::dispatch::table_sms(table.rows, table.size, fam::menu::kBf16, sms);
+  std::vector<std::decay_t<decltype(table.rows[0])>> rest(table.rows, table.rows + table.size);
+  double sum[8] = {}, below[8] = {}, count[8] = {};
+  for (size_t i = 0; i < table.size; ++i) {
+    const auto row = table.rows[i];
+    rest.erase(rest.begin() + long(i));
+    const auto c = fam::dispatch::carry(rest.data(), rest.size(), fam::menu::kBf16, row.m, row.n, row.k, sms, &esms);
+    rest.insert(rest.begin() + long(i), row);
+    double best = row.hand, got = -1, got_carried = -1;
+    for (size_t e = 0; e < c.entry.size(); ++e) {
+      if (!(row.ratio[e] > 0)) continue;
+      best = std::max(best, double(row.ratio[e]));
+      if (c.entry[e] > got_carried) got_carried = c.entry[e], got = row.ratio[e];
+    }
+    if (got < 0 || (row.hand > 0 && c.hand > 0 && got_carried <= c.hand * (1 + fam::dispatch::kMargin))) got = row.hand;
+    if (!(got > 0) || !(best > 0)) continue;
+    const int cls = fam::dispatch::alignment_class(row.n, row.k);
+    sum[cls] += std::log(got / best), count[cls] += 1, below[cls] += got / best < 0.95;
+  }
+  std::printf("class,shapes,regret,below_0.95\n");
+  for (int cls = 0; cls < 8; ++cls)
+    if (count[cls] > 0) std::printf("%d,%.0f,%.4f,%.0f\n", cls, count[cls], std::exp(sum[cls] / count[cls]), below[cls]);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   namespace tm = gemm::tile_menu;
   if (argc >= 2 && std::string(argv[1]) == "--h100") g_h100 = true, --argc, ++argv;
@@ -69,6 +101,7 @@ int main(int argc, char** argv) {
     }
     return explain(int(sms), argc - 3, argv + 3);
   }
+  if (argc == 3 && std::string(argv[1]) == "--loo") return leave_one_out(std::atoi(argv[2]));
   if (argc != 5) {
     std::fprintf(stderr, "usage: dispatch_dump [--h100] SMS K M_MAX N_MAX\n       dispatch_dump [--h100] --explain SMS M:N:K ...\n");
     return 2;

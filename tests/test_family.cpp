@@ -551,7 +551,7 @@ TEST_CASE("family dispatch: efficiency sees padding, waves and idle SMs", "[cpu]
   CHECK(eff(wide, 4096, 4096, 4096) > 0.9);
 }
 
-TEST_CASE("family dispatch: the nearest measured shape's ratios, carried to the query", "[cpu][family][menu]") {
+TEST_CASE("family dispatch: the nearest measured shapes' ratios, carried to the query", "[cpu][family][menu]") {
   const int wide = menu::entry_of({.bn = 128}), narrow_m = menu::entry_of({.bn = 96, .bm = 64}),
             pp64x64 = menu::entry_of({.bn = 64, .bm = 64}), pp128x64 = menu::entry_of({.bn = 64}),
             swap16 = menu::entry_of({.bn = 16, .swap = true});
@@ -609,7 +609,7 @@ TEST_CASE("family dispatch: the nearest measured shape's ratios, carried to the 
   off_line.push_back(row(4096, 4096, 4128, 0.7f, {{wide, 0.6f}, {narrow_m, 0.75f}}));
   CHECK(pick(off_line, 4096, 4096, 4112) == narrow_m);
   CHECK(pick(off_line, 4096, 4096, 4096) == wide);  // the aligned query keeps its own row
-  // Two rows equally near: each entry's lower carried ratio.
+  // Two rows equally near: each entry's ratios carried from both, averaged (geometric, equal weights).
   const std::vector halves = {row(96, 4096, 4096, 0.9f, {{narrow_m, 1.0f}, {wide, 0.8f}}),
                               row(96, 4096, 16384, 0.9f, {{narrow_m, 0.8f}, {wide, 1.0f}})};
   const auto carry = [](const std::vector<dispatch::Measured<kMenu>>& t, int m, int n, int k) {
@@ -619,13 +619,26 @@ TEST_CASE("family dispatch: the nearest measured shape's ratios, carried to the 
              high = carry({halves[1]}, 96, 4096, 8192);
   for (const int e : {narrow_m, wide}) {
     CAPTURE(e);
-    CHECK(both.entry[size_t(e)] == Approx(std::min(low.entry[size_t(e)], high.entry[size_t(e)])));
+    CHECK(both.entry[size_t(e)] == Approx(std::sqrt(low.entry[size_t(e)] * high.entry[size_t(e)])));
   }
-  CHECK(both.hand == Approx(std::min(low.hand, high.hand)));
-  // Nearer one row (K = 7000 is nearer 4096 in log), that row alone speaks.
-  const auto near_low = carry(halves, 96, 4096, 7000), only_low = carry({halves[0]}, 96, 4096, 7000);
+  CHECK(both.hand == Approx(std::sqrt(low.hand * high.hand)));
+  // Nearer one row (K = 7000 is nearer 4096 in log), that row weighs more: the average lies between
+  // the two rows' carried ratios, nearer the low row's; the nearest row is the one named.
+  const auto near_low = carry(halves, 96, 4096, 7000), only_low = carry({halves[0]}, 96, 4096, 7000),
+             only_high = carry({halves[1]}, 96, 4096, 7000);
   CHECK(near_low.from_k == 4096);
-  CHECK(near_low.entry[size_t(narrow_m)] == Approx(only_low.entry[size_t(narrow_m)]));
+  const double lo = std::log(only_low.entry[size_t(narrow_m)]), hi = std::log(only_high.entry[size_t(narrow_m)]),
+               mid = std::log(near_low.entry[size_t(narrow_m)]);
+  CHECK(lo > hi);
+  CHECK(mid < lo);
+  CHECK(mid > 0.5 * (lo + hi));
+  // At a measured row the row speaks alone for itself.
+  const auto at_row = carry(halves, 96, 4096, 4096);
+  CHECK(at_row.entry[size_t(narrow_m)] == Approx(1.0));
+  // An entry the nearest row did not measure is not carried from farther rows.
+  const std::vector gap = {row(96, 4096, 4096, 0.9f, {{narrow_m, 1.0f}}), row(96, 4096, 16384, 0.9f, {{narrow_m, 0.8f}, {wide, 1.0f}})};
+  CHECK(carry(gap, 96, 4096, 7000).entry[size_t(wide)] < 0);
+  CHECK(carry(gap, 96, 4096, 12000).entry[size_t(wide)] > 0);
 }
 
 TEST_CASE("family dispatch: a table's names resolve against the menu; unknown names speak for nothing", "[cpu][family][menu]") {

@@ -1,10 +1,10 @@
 // The measured dispatch (issue 46): which menu entry (family/menu.hpp) runs a shape, read off a table
 // of the tuner's measurements (build/bin/tune, results/tuning/): for each shape it timed, every entry's
-// paired ratio over cuBLAS there, and the hand rule's (step 28). A query takes the measured shape
+// paired ratio over cuBLAS there, and the hand rule's (step 28). A query takes the four measured shapes
 // nearest to it in (ln M, ln N, ln K) among those of its own alignment class (K % 16 == 8, or rows on a
 // sector but off a 128-byte line, or neither; N % 8 == 0 or not: the classes where the best entry
 // changes for reasons a distance in size cannot see),
-// and from that row the entry whose ratio, carried to the query, is highest. Carried how: a ratio
+// and from them the entry whose ratio, carried to the query and averaged (kNeighbours), is highest. Carried how: a ratio
 // measured at one shape is scaled by how close the entry's plan comes to the shape's floor at the query
 // against at the measured shape (efficiency(): a roofline of the plan, its tiles padded at the edges,
 // its waves and splits rounded, its idle SMs idle). Why: the winner changes in steps (a tile that fills
@@ -35,7 +35,18 @@ inline constexpr int kHandRule = -1;  ///< pick's answer where the step's hand r
 /// An entry overrules the hand rule only where its carried ratio is this much higher: a paired ratio
 /// moves by about 1 % between runs of the same kernel (docs/benchmarking.md).
 inline constexpr double kMargin = 0.01;
-inline constexpr size_t kMaxEntries = 48;  ///< the most entries a generated table's rows hold
+inline constexpr size_t kMaxEntries = 48;
+/// How many measured shapes speak for a query: the nearest kNeighbours of its class, each entry's ratios
+/// carried from each and averaged (geometric) with weights 1 / (squared log distance + kNearWeight), so
+/// a shape near a measured one takes mostly its ratios (kNearWeight is small against a grid step's
+/// (ln 2)^2 = 0.48), and a measured shape speaks alone for itself.
+/// Four, chosen by leave-one-out over the H100's table (dispatch_dump --loo: each row picked from the
+/// others; pick / best per class 0.959, 0.945, 0.949 with the nearest row alone, 0.969, 0.970, 0.954
+/// with four; two, six, eight and twelve no better; the H200's table: 0.961, 0.946 -> 0.973, 0.975) and checked on the random set the tuner never saw
+/// (scripts/dispatch_check.py --regret: the pick 0.900 -> 0.909 where K % 16 == 0, 0.907 -> 0.909
+/// where K % 16 == 8); docs/notebook/hopper.md, "The pick from four neighbours".
+inline constexpr int kNeighbours = 4;
+inline constexpr double kNearWeight = 1e-3;  ///< the most entries a generated table's rows hold
 
 /// One entry at one tuned shape: its paired ratio over cuBLAS (0: not timed there, it refused the shape,
 /// or it failed its check) and the split it was timed with (stream_k::Split's sk_tiles and blocks, as the
@@ -199,12 +210,13 @@ struct Carried {
   std::array<double, N> entry{};
 };
 
-/// The ratios for C = A * B^T (m x n x k) on `sms` SMs, carried from the nearest measured shape of
-/// the same alignment class (else of that class without bit 2, as before the tuner measured pitches
-/// off the line; else of any class; rows equally near: each entry's lowest): each entry's
-/// ratio there that takes the query (menu::refusal), times efficiency at the query (menu::plan) over
-/// efficiency there (the plan it was timed with: timed_plan), and the hand rule's, carried the same way
-/// with its plans (menu::hand_plan). Nothing is carried when the table has no row or the shape lies
+/// The ratios for C = A * B^T (m x n x k) on `sms` SMs, carried from the kNeighbours nearest measured
+/// shapes of the same alignment class (else of that class without bit 2, as before the tuner measured
+/// pitches off the line; else of any class): each entry that takes the query (menu::refusal), its ratio
+/// at each row times efficiency at the query (menu::plan) over efficiency there (the plan it was timed
+/// with: timed_plan), averaged over the rows (kNeighbours' weights) that measured it, and only where the
+/// nearest row did; the hand rule's the same way with its plans (menu::hand_plan). from_m, from_n,
+/// from_k: the nearest row. Nothing is carried when the table has no row or the shape lies
 /// more than kReachBelow times under or kReachAbove times over the table's range of M, N or K.
 /// entry_sms[e]: the SMs entry e's plans run on, at the query and at the row alike (a cluster entry's:
 /// those its clusters cover, menu::plan_sms_of; nullptr: `sms` for every entry); efficiency() still
@@ -237,20 +249,51 @@ Carried<N> carry(const Measured<N>* table, size_t rows, const std::array<menu::E
       if (fits(table[i], w) && (nearest[w] < 0 || d < nearest[w])) nearest[w] = d;
   }
   const int w = nearest[0] >= 0 ? 0 : nearest[1] >= 0 ? 1 : 2;
-  const double q_hand = efficiency(menu::hand_plan(m, n, k, sms), sms);
-  const auto keep = [](double& slot, double x) { slot = slot < 0 ? x : std::min(slot, x); };
+  // The kNeighbours rows of that class nearest the query, nearest first (insertion into a short list).
+  int near_i[kNeighbours] = {};
+  double near_d[kNeighbours] = {};
+  int found = 0;
   for (size_t i = 0; i < rows; ++i) {
-    const Measured<N>& r = table[i];
-    if (!fits(r, w) || log_distance(lq, r) > nearest[w] + 1e-12) continue;
-    out.from_m = r.m, out.from_n = r.n, out.from_k = r.k;
-    const double hand_there = r.hand > 0 ? efficiency(menu::hand_plan(r.m, r.n, r.k, sms), sms) : 0;
-    if (hand_there > 0) keep(out.hand, r.hand * q_hand / hand_there);
-    for (size_t e = 0; e < N; ++e) {
-      if (!(r.ratio[e] > 0) || menu::refusal(entries[e], m, n, k)) continue;
-      const int esms = entry_sms ? (*entry_sms)[e] : sms;
-      const double there = efficiency(timed_plan(entries[e], r, e, esms), sms);
-      if (there > 0) keep(out.entry[e], r.ratio[e] * efficiency(menu::plan(entries[e], m, n, k, esms), sms) / there);
+    if (!fits(table[i], w)) continue;
+    const double d = log_distance(lq, table[i]);
+    if (found == kNeighbours && d >= near_d[kNeighbours - 1]) continue;
+    int j = found < kNeighbours ? found++ : kNeighbours - 1;
+    for (; j > 0 && near_d[j - 1] > d; --j) near_i[j] = near_i[j - 1], near_d[j] = near_d[j - 1];
+    near_i[j] = int(i), near_d[j] = d;
+  }
+  const Measured<N>& first = table[size_t(near_i[0])];
+  out.from_m = first.m, out.from_n = first.n, out.from_k = first.k;
+  // Each neighbour's carried ratio, weighted by 1 / (squared log distance + kNearWeight) in a geometric
+  // mean; an entry (or the hand rule) speaks only where the nearest row measured it. A measured shape
+  // speaks alone for itself (a neighbour's 1 % would flip its close calls).
+  if (near_d[0] <= 0) found = 1;
+  const auto blend = [&](auto&& carried_at) {
+    double sw = 0, swl = 0;
+    for (int j = 0; j < found; ++j) {
+      const double x = carried_at(table[size_t(near_i[j])]);
+      if (!(x > 0)) {
+        if (j == 0) return -1.0;
+        continue;
+      }
+      const double wt = 1.0 / (near_d[j] + kNearWeight);
+      sw += wt, swl += wt * std::log(x);
     }
+    return sw > 0 ? std::exp(swl / sw) : -1.0;
+  };
+  const double q_hand = efficiency(menu::hand_plan(m, n, k, sms), sms);
+  out.hand = blend([&](const Measured<N>& r) {
+    const double there = r.hand > 0 ? efficiency(menu::hand_plan(r.m, r.n, r.k, sms), sms) : 0;
+    return there > 0 ? r.hand * q_hand / there : -1.0;
+  });
+  for (size_t e = 0; e < N; ++e) {
+    if (menu::refusal(entries[e], m, n, k)) continue;
+    const int esms = entry_sms ? (*entry_sms)[e] : sms;
+    const double here = efficiency(menu::plan(entries[e], m, n, k, esms), sms);
+    out.entry[e] = blend([&](const Measured<N>& r) {
+      if (!(r.ratio[e] > 0)) return -1.0;
+      const double there = efficiency(timed_plan(entries[e], r, e, esms), sms);
+      return there > 0 ? r.ratio[e] * here / there : -1.0;
+    });
   }
   return out;
 }
