@@ -35,7 +35,7 @@ inline constexpr int kHandRule = -1;  ///< pick's answer where the step's hand r
 /// An entry overrules the hand rule only where its carried ratio is this much higher: a paired ratio
 /// moves by about 1 % between runs of the same kernel (docs/benchmarking.md).
 inline constexpr double kMargin = 0.01;
-inline constexpr size_t kMaxEntries = 48;
+inline constexpr size_t kMaxEntries = 56;
 /// How many measured shapes speak for a query: the nearest kNeighbours of its class, each entry's ratios
 /// carried from each and averaged (geometric) with weights 1 / (squared log distance + kNearWeight), so
 /// a shape near a measured one takes mostly its ratios (kNearWeight is small against a grid step's

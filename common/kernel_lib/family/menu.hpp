@@ -91,13 +91,19 @@ inline constexpr std::array kBf16 = {
     wide_swapped({.bn = 80, .bm = 64}), wide_swapped({.bn = 128, .bm = 64}), wide_swapped({.bn = 192, .bm = 64}),
     wide_swapped({.bn = 144, .consumers = kCoop, .stmatrix = true}), wide_swapped({.bn = 192, .consumers = kCoop, .stmatrix = true}),
     wide_swapped({.bn = 80, .bm = 64, .stmatrix = true}),
+    wide_swapped({.bn = 144, .consumers = kCoop, .cluster_m = 2, .stmatrix = true}),
+    wide_swapped({.bn = 192, .consumers = kCoop, .cluster_m = 2, .stmatrix = true}),
 };
 
 /// Entries added after both tables (results/tuning/) were measured: step 29's dispatch has no column
 /// for them and never picks them until `scripts/tune.py --entries` has timed them on a GPU's grid and
 /// scripts/gen_tuned_table.py has written their column (tests/test_family.cpp requires a column for
-/// every other entry, none for these). Empty now: a new entry goes here first.
-inline constexpr std::array<const char*, 0> kAwaitingTune = {};
+/// every other entry, none for these). The wide swapped stmatrix tiles in pairs along the kernel's M
+/// (C^T's rows, our N: the two blocks share A's tile, each loading half and multicasting it, step 17):
+/// at 572 x 23520 x 3352 the unpaired 128 x 144 tile moved 1.9x the box rows per FLOP of the pair
+/// co128x256-c2m, and a misaligned K's cost followed those rows (docs/notebook/hopper.md, "cuBLAS's
+/// orientation"); paired, 128 + 72 rows a K tile for 128 x 144 sums, 128 + 96 for 128 x 192.
+inline constexpr std::array<const char*, 2> kAwaitingTune = {"co128x144-swap-c2m-stm-s5", "co128x192-swap-c2m-stm-s4"};
 /// Entries the H100's table has and the H200's does not yet (the same rule, on the H200 alone): the
 /// 2 x 2 clusters and the parallel split-K entries; the 64-row tiles in pairs (at 268 x 1552 x 3576,
 /// K % 16 == 8, cuBLAS ran 56-row tiles 64 wide in pairs along N, A's tile shared, with 1.41 M L2
