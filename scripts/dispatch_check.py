@@ -2,7 +2,7 @@
 """How well step 29's model carries a measured ratio (family/dispatch.hpp's efficiency()), checked on
 shapes the tuner never timed: for every shape of a `make bench-shapes` CSV where step 28 ran, the ratio
 over cuBLAS that dispatch::carry predicts for step 28's hand rule (build/bin/dispatch_dump --explain,
-carried from the nearest row of the generated table) against the one measured there. Shapes with
+carried from the four nearest rows of the generated table) against the one measured there. Shapes with
 N % 8 != 0 are left out: the table has no row of their class, and cuBLAS slows down there (its rows of
 C are not 16-byte aligned), so a ratio over cuBLAS means something else. No GPU.
 

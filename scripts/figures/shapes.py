@@ -315,7 +315,7 @@ def family_parts():
             entries = menu_entries()
             rows = [(f"the menu\n({len(entries)} entries,\nmenu.hpp)",
                      [_menu_text(entries, defaults, names) for _, _, names in KERNEL_PARTS])]
-            policy = [f"{pol['pick'].split('::')[-1]}: the nearest", "measured shape's ratios,", "carried (efficiency);",
+            policy = [f"{pol['pick'].split('::')[-1]}: the four nearest", "measured shapes' ratios,", "carried (efficiency);",
                       "else step 28's rule", "(menu::hand_plan)"]
             plan = [f"the entry's own split;", f"hand rule: {pol['split']}", f"pad = {pol['pad']}"]
         else:
@@ -482,7 +482,7 @@ def _kind(winner):
               "and the table overrules it mostly at small M: swapped tiles at M <= 32, 64-row tiles up to "
               "M = 256-512; at K + 8 the rule loses almost everywhere, and from M = 192 up tiles in cluster "
               "pairs (B or A multicast, fewer L2 sectors per FLOP) win most shapes. dispatch::pick answers any "
-              "other shape from the nearest row of its alignment class, every entry's ratio there carried to it")
+              "other shape from the four nearest rows of its alignment class, every entry's ratios there carried to it")
 def dispatch_table():
     rows = tuned_table()
     ms = sorted({r[0] for r in rows})

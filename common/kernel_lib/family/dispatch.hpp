@@ -35,18 +35,20 @@ inline constexpr int kHandRule = -1;  ///< pick's answer where the step's hand r
 /// An entry overrules the hand rule only where its carried ratio is this much higher: a paired ratio
 /// moves by about 1 % between runs of the same kernel (docs/benchmarking.md).
 inline constexpr double kMargin = 0.01;
-inline constexpr size_t kMaxEntries = 56;
+inline constexpr size_t kMaxEntries = 56;  ///< the most entries a generated table's rows hold
 /// How many measured shapes speak for a query: the nearest kNeighbours of its class, each entry's ratios
 /// carried from each and averaged (geometric) with weights 1 / (squared log distance + kNearWeight), so
 /// a shape near a measured one takes mostly its ratios (kNearWeight is small against a grid step's
-/// (ln 2)^2 = 0.48), and a measured shape speaks alone for itself.
+/// (ln 2)^2 = 0.48), and a measured shape speaks alone for itself. Rows equally near (a query halfway
+/// between grid points) are taken in (M, N, K) order, so the answer never depends on the table's order.
 /// Four, chosen by leave-one-out over the H100's table (dispatch_dump --loo: each row picked from the
-/// others; pick / best per class 0.959, 0.945, 0.949 with the nearest row alone, 0.969, 0.970, 0.954
-/// with four; two, six, eight and twelve no better; the H200's table: 0.961, 0.946 -> 0.973, 0.975) and checked on the random set the tuner never saw
-/// (scripts/dispatch_check.py --regret: the pick 0.900 -> 0.909 where K % 16 == 0, 0.907 -> 0.909
-/// where K % 16 == 8); docs/notebook/hopper.md, "The pick from four neighbours".
+/// others, pick / best per class: 0.958, 0.945, 0.946 with the nearest row alone, 0.968, 0.968, 0.955
+/// with four; two, six, eight and twelve no better; the H200's table: 0.963, 0.952 -> 0.972, 0.975), not
+/// on the random set, where it was checked (scripts/dispatch_check.py --regret: the pick 0.901 -> 0.910
+/// where K % 16 == 0, 0.911 both ways where K % 16 == 8); docs/notebook/hopper.md, "The pick from four
+/// neighbours".
 inline constexpr int kNeighbours = 4;
-inline constexpr double kNearWeight = 1e-3;  ///< the most entries a generated table's rows hold
+inline constexpr double kNearWeight = 1e-3;
 
 /// One entry at one tuned shape: its paired ratio over cuBLAS (0: not timed there, it refused the shape,
 /// or it failed its check) and the split it was timed with (stream_k::Split's sk_tiles and blocks, as the
@@ -249,36 +251,41 @@ Carried<N> carry(const Measured<N>* table, size_t rows, const std::array<menu::E
       if (fits(table[i], w) && (nearest[w] < 0 || d < nearest[w])) nearest[w] = d;
   }
   const int w = nearest[0] >= 0 ? 0 : nearest[1] >= 0 ? 1 : 2;
-  // The kNeighbours rows of that class nearest the query, nearest first (insertion into a short list).
+  // The kNeighbours rows of that class nearest the query, nearest first, rows equally near (within
+  // rounding) in (M, N, K) order: an insertion into a short list.
+  const auto before = [&](double da, size_t a, double db, size_t b) {
+    if (da < db - 1e-12 || db < da - 1e-12) return da < db;
+    const Measured<N>&ra = table[a], &rb = table[b];
+    return ra.m != rb.m ? ra.m < rb.m : ra.n != rb.n ? ra.n < rb.n : ra.k < rb.k;
+  };
   int near_i[kNeighbours] = {};
   double near_d[kNeighbours] = {};
   int found = 0;
   for (size_t i = 0; i < rows; ++i) {
     if (!fits(table[i], w)) continue;
     const double d = log_distance(lq, table[i]);
-    if (found == kNeighbours && d >= near_d[kNeighbours - 1]) continue;
+    if (found == kNeighbours && !before(d, i, near_d[kNeighbours - 1], size_t(near_i[kNeighbours - 1]))) continue;
     int j = found < kNeighbours ? found++ : kNeighbours - 1;
-    for (; j > 0 && near_d[j - 1] > d; --j) near_i[j] = near_i[j - 1], near_d[j] = near_d[j - 1];
+    for (; j > 0 && before(d, i, near_d[j - 1], size_t(near_i[j - 1])); --j) near_i[j] = near_i[j - 1], near_d[j] = near_d[j - 1];
     near_i[j] = int(i), near_d[j] = d;
   }
   const Measured<N>& first = table[size_t(near_i[0])];
   out.from_m = first.m, out.from_n = first.n, out.from_k = first.k;
   // Each neighbour's carried ratio, weighted by 1 / (squared log distance + kNearWeight) in a geometric
-  // mean; an entry (or the hand rule) speaks only where the nearest row measured it. A measured shape
-  // speaks alone for itself (a neighbour's 1 % would flip its close calls).
+  // mean; an entry (or the hand rule) speaks only where a nearest row (any of those equally near)
+  // measured it. A measured shape speaks alone for itself (a neighbour's 1 % would flip its close calls).
   if (near_d[0] <= 0) found = 1;
   const auto blend = [&](auto&& carried_at) {
     double sw = 0, swl = 0;
+    bool nearest_speaks = false;
     for (int j = 0; j < found; ++j) {
       const double x = carried_at(table[size_t(near_i[j])]);
-      if (!(x > 0)) {
-        if (j == 0) return -1.0;
-        continue;
-      }
+      if (!(x > 0)) continue;
+      nearest_speaks = nearest_speaks || near_d[j] <= near_d[0] + 1e-12;
       const double wt = 1.0 / (near_d[j] + kNearWeight);
       sw += wt, swl += wt * std::log(x);
     }
-    return sw > 0 ? std::exp(swl / sw) : -1.0;
+    return nearest_speaks && sw > 0 ? std::exp(swl / sw) : -1.0;
   };
   const double q_hand = efficiency(menu::hand_plan(m, n, k, sms), sms);
   out.hand = blend([&](const Measured<N>& r) {

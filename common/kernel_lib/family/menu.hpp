@@ -98,27 +98,26 @@ inline constexpr std::array kBf16 = {
 /// Entries added after both tables (results/tuning/) were measured: step 29's dispatch has no column
 /// for them and never picks them until `scripts/tune.py --entries` has timed them on a GPU's grid and
 /// scripts/gen_tuned_table.py has written their column (tests/test_family.cpp requires a column for
-/// every other entry, none for these). The wide swapped stmatrix tiles in pairs along the kernel's M
-/// (C^T's rows, our N: the two blocks share A's tile, each loading half and multicasting it, step 17):
-/// at 572 x 23520 x 3352 the unpaired 128 x 144 tile moved 1.9x the box rows per FLOP of the pair
-/// co128x256-c2m, and a misaligned K's cost followed those rows (docs/notebook/hopper.md, "cuBLAS's
-/// orientation"); paired, 128 + 72 rows a K tile for 128 x 144 sums, 128 + 96 for 128 x 192.
-inline constexpr std::array<const char*, 2> kAwaitingTune = {"co128x144-swap-c2m-stm-s5", "co128x192-swap-c2m-stm-s4"};
+/// every other entry, none for these). Empty now: a new entry goes here first.
+inline constexpr std::array<const char*, 0> kAwaitingTune = {};
 /// Entries the H100's table has and the H200's does not yet (the same rule, on the H200 alone): the
 /// 2 x 2 clusters and the parallel split-K entries; the 64-row tiles in pairs (at 268 x 1552 x 3576,
 /// K % 16 == 8, cuBLAS ran 56-row tiles 64 wide in pairs along N, A's tile shared, with 1.41 M L2
 /// requests and 18.4 us where the unpaired 64 x 64 tile took 2.01 M and 25.9 us, H100, ncu;
 /// docs/notebook/hopper.md, "Small grids at a misaligned pitch"); the wide swapped tiles (cuBLAS's
-/// orientation, see the header), timed on the H100's grid at M up to 1024 (`tune.py --m-max 2048`: the
+/// orientation, see the header), timed on the H100's grid at M up to 2048 (`tune.py --m-max 2048`: the
 /// dispatch never picks them past there); the same with a transposing stmatrix epilogue and TMA stores of
 /// C's rows (config.hpp's Spec::stmatrix, swapped), which halved the register stores' write sectors at
-/// 572 x 23520 x 3360 (H100, ncu; docs/notebook/hopper.md, "cuBLAS's orientation").
-inline constexpr std::array<const char*, 20> kAwaitingTuneH200 = {
+/// 572 x 23520 x 3360 (H100, ncu; docs/notebook/hopper.md, "cuBLAS's orientation"); the same in pairs
+/// along C^T's rows (A's tile shared and multicast, step 17: 128 + 72 and 128 + 96 box rows a K tile
+/// for 128 x 144 and 128 x 192 sums), which at 572 x 23520 x 3352 cut the 128 x 192 tile's L2 requests
+/// from 28.9 M to 20.6 M and took it from 0.514x to 0.715x cuBLAS (H100, ncu and the tuner).
+inline constexpr std::array<const char*, 22> kAwaitingTuneH200 = {
     "pp128x128-c2x2-s6", "pp128x160-c2x2-s5", "pp64x64-psk-s12",   "co128x128-psk-s6",  "co128x256-psk-s4",
     "pp128x128-c2x2-psk-s6", "pp64x64-c2n-s12", "pp64x96-c2m-s10", "pp64x128-c2m-s8",   "pp128x80-swap-s7",
     "pp128x96-swap-s6",  "pp128x112-swap-s6", "co128x144-swap-s5", "co128x192-swap-s4", "pp64x80-swap-s10",
     "pp64x128-swap-s8",  "pp64x192-swap-s6",  "co128x144-swap-stm-s5", "co128x192-swap-stm-s4",
-    "pp64x80-swap-stm-s10"};
+    "pp64x80-swap-stm-s10", "co128x144-swap-c2m-stm-s5", "co128x192-swap-c2m-stm-s4"};
 
 /// The entry's name in the field's terms: consumers (pp: ping-pong, co: cooperative), BM x BN, then
 /// swap (a tile of C^T), a cluster (c2m: two along M, c2n: along N, c2x2: both), stmatrix (stm), a
