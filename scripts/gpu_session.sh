@@ -82,7 +82,8 @@
 #                                   shapes ten times the same bits) and fuzz --menu (FUZZ_COUNT, default
 #                                   1000 shapes shared by the entries) side by side under CHECKS_TIMEOUT_S
 #                                   (default 300 s); then, only if both passed and alone on the GPU,
-#                                   scripts/tune.py (TUNE_ARGS add, e.g. "--grid smoke"; default the whole
+#                                   scripts/tune.py (TUNE_ARGS add, e.g. "--grid smoke", or on an H200
+#                                   "--entries awaiting-h200": the entries its table lacks; default the whole
 #                                   grid, stopping after TUNE_MINUTES, default 4, and resuming from
 #                                   $OUT/run/tuning.csv when TUNE_IN names a CSV carried back; MENU_CHECKED=1
 #                                   skips the checks where they passed earlier on the same machine)

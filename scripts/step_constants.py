@@ -132,6 +132,19 @@ def configurations(step):
     return out
 
 
+def menu_awaiting(which="kAwaitingTuneH200"):
+    """The names in one of menu.hpp's lists of entries a table lacks: kAwaitingTune (no table has them)
+    or kAwaitingTuneH200 (the H100's has, the H200's not), in their order."""
+    text = _strip((ROOT / MENU_HPP).read_text())
+    m = re.search(r"std::array<const char\*,\s*(\d+)>\s*" + which + r"\s*=\s*\{(.*?)\};", text, re.S)
+    if not m:
+        raise SystemExit(f"error: no {which} = {{ ... }}; in {MENU_HPP}")
+    names = re.findall(r'"([^"]+)"', m.group(2))
+    if len(names) != int(m.group(1)):
+        raise SystemExit(f"error: {MENU_HPP}: {which} declares {m.group(1)} names and lists {len(names)}")
+    return names
+
+
 def menu_entries():
     """The bf16 menu of step 29 (menu::kBf16 in common/kernel_lib/family/menu.hpp): [{field: value} of
     the fields each entry sets; "swap" and "bn" for swapped(bn), and "swap" beside the fields of

@@ -20,6 +20,9 @@ measured; resuming times only its shapes.
                                             tuned): a shape is done when the CSV has a row of each
                                             (an entry that refuses a shape writes none, so such a
                                             shape is timed again on every resume)
+  scripts/tune.py --entries awaiting-h200    the entries menu.hpp lists in kAwaitingTuneH200 (the H100's table
+                                            has them, the H200's not: run it on an H200); `awaiting`:
+                                            kAwaitingTune's (no table has them)
   scripts/tune.py --entries ... --m-max 2048 only the grid's shapes with M <= 2048 (entries meant for small and
                                             middle M; the rest of the table has no cell for them there,
                                             so the dispatch never picks them there)
@@ -109,7 +112,8 @@ def main():
     ap.add_argument("--max-minutes", type=float, default=0, help="start no batch after this many minutes (0: no limit)")
     ap.add_argument("--out", help="the CSV (default results/tuning/<gpu>_bf16.csv)")
     ap.add_argument("--hand-step", default="28", help="the registered bf16 step timed beside the menu")
-    ap.add_argument("--entries", default="", help="time only these menu entries (comma list; the hand step is then left out)")
+    ap.add_argument("--entries", default="", help="time only these menu entries (comma list; the hand step is then "
+                    "left out), or awaiting-h200 / awaiting: menu.hpp's lists of entries a table lacks")
     ap.add_argument("--m-max", type=int, default=0, help="only the grid's shapes with M at most this (0: all)")
     ap.add_argument("--dry-run", action="store_true", help="print the plan, run nothing")
     args = ap.parse_args()
@@ -117,6 +121,12 @@ def main():
         sys.exit("error: --rounds must be 3 or more")
     shapes = [s for s in grid(args.grid) if not args.m_max or s[0] <= args.m_max]
     entries = [e for e in args.entries.split(",") if e]
+    if entries in (["awaiting"], ["awaiting-h200"]):
+        sys.path.insert(0, str(ROOT / "scripts"))
+        from step_constants import menu_awaiting  # noqa: E402
+        entries = menu_awaiting("kAwaitingTune" if entries == ["awaiting"] else "kAwaitingTuneH200")
+        if not entries:
+            sys.exit(f"error: --entries {args.entries}: menu.hpp's list is empty (nothing awaits a tuning run)")
     contenders = len(entries) + 1 if entries else all_contenders()  # with --entries: cuBLAS and those
     if args.dry_run:
         plan = batches(shapes, args.rounds, args.batch_s, contenders)

@@ -761,6 +761,14 @@ TEST_CASE("step 29's tables: a column for every menu entry, and they are what ge
   INFO(r.output);
   CHECK(r.status == 0);
   CHECK(r.output.find("up to date") != std::string::npos);
+  // tune.py --entries awaiting-h200 reads the same list from menu.hpp (scripts/step_constants.py).
+  std::string want;
+  for (const char* n : menu::kAwaitingTuneH200) want += std::string(want.empty() ? "" : ",") + n;
+  const auto py = gemm_test::run_command("python3 -c \"import sys; sys.path.insert(0, '" + (repo / "scripts").string() +
+                                         "'); import step_constants as s; print(','.join(s.menu_awaiting()))\"");
+  INFO(py.output);
+  CHECK(py.status == 0);
+  CHECK(py.output.find(want) != std::string::npos);
 }
 
 TEST_CASE("family steps refuse an M, N or K whose round-up to whole tiles would overflow a 32-bit int", "[cpu][family]") {
