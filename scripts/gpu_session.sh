@@ -83,7 +83,8 @@
 #                                   1000 shapes shared by the entries) side by side under CHECKS_TIMEOUT_S
 #                                   (default 300 s); then, only if both passed and alone on the GPU,
 #                                   scripts/tune.py (TUNE_ARGS add, e.g. "--grid smoke", or on an H200
-#                                   "--entries awaiting-h200": the entries its table lacks; default the whole
+#                                   "--entries awaiting-h200" (the entries its table lacks; with TUNE_IN, a
+#                                   call at a time, and --m-max 2048 for those timed only there); default the whole
 #                                   grid, stopping after TUNE_MINUTES, default 4, and resuming from
 #                                   $OUT/run/tuning.csv when TUNE_IN names a CSV carried back; MENU_CHECKED=1
 #                                   skips the checks where they passed earlier on the same machine)

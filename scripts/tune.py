@@ -121,6 +121,8 @@ def main():
         sys.exit("error: --rounds must be 3 or more")
     shapes = [s for s in grid(args.grid) if not args.m_max or s[0] <= args.m_max]
     entries = [e for e in args.entries.split(",") if e]
+    if len(entries) > 1 and {"awaiting", "awaiting-h200"} & set(entries):
+        sys.exit("error: --entries awaiting or awaiting-h200 stands alone, not in a list of names")
     if entries in (["awaiting"], ["awaiting-h200"]):
         sys.path.insert(0, str(ROOT / "scripts"))
         from step_constants import menu_awaiting  # noqa: E402

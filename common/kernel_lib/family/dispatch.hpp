@@ -43,7 +43,7 @@ inline constexpr size_t kMaxEntries = 56;  ///< the most entries a generated tab
 /// between grid points) are taken in (M, N, K) order, so the answer never depends on the table's order.
 /// Four, chosen by leave-one-out over the H100's table (dispatch_dump --loo: each row picked from the
 /// others, pick / best per class: 0.958, 0.945, 0.946 with the nearest row alone, 0.968, 0.968, 0.955
-/// with four; two, six, eight and twelve no better; the H200's table: 0.963, 0.952 -> 0.972, 0.975), not
+/// with four; two, six, eight and twelve none better by more than 0.002, the noise; the H200's table: 0.963, 0.952 -> 0.972, 0.975), not
 /// on the random set, where it was checked (scripts/dispatch_check.py --regret: the pick 0.901 -> 0.910
 /// where K % 16 == 0, 0.911 both ways where K % 16 == 8); docs/notebook/hopper.md, "The pick from four
 /// neighbours".
