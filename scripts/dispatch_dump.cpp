@@ -60,8 +60,8 @@ static int explain(int sms, int argc, char** argv) {
 }
 
 /// Leave-one-out over the table: each measured shape's pick from the other rows alone (carry() and
-/// pick()'s rule, among the entries measured there), against the best measured there; per alignment
-/// class the geometric mean of pick / best and the count below 0.95.
+/// choose(), among the entries measured there), against the best measured there; per alignment class
+/// the geometric mean of pick / best and the count below 0.95.
 static int leave_one_out(int sms) {
   const auto table = tuned();
   const auto esms = fam::dispatch::table_sms(table.rows, table.size, fam::menu::kBf16, sms);
@@ -70,15 +70,15 @@ static int leave_one_out(int sms) {
   for (size_t i = 0; i < table.size; ++i) {
     const auto row = table.rows[i];
     rest.erase(rest.begin() + long(i));
-    const auto c = fam::dispatch::carry(rest.data(), rest.size(), fam::menu::kBf16, row.m, row.n, row.k, sms, &esms);
+    auto c = fam::dispatch::carry(rest.data(), rest.size(), fam::menu::kBf16, row.m, row.n, row.k, sms, &esms);
     rest.insert(rest.begin() + long(i), row);
-    double best = row.hand, got = -1, got_carried = -1;
+    double best = row.hand;
     for (size_t e = 0; e < c.entry.size(); ++e) {
-      if (!(row.ratio[e] > 0)) continue;
-      best = std::max(best, double(row.ratio[e]));
-      if (c.entry[e] > got_carried) got_carried = c.entry[e], got = row.ratio[e];
+      if (row.ratio[e] > 0) best = std::max(best, double(row.ratio[e]));
+      else c.entry[e] = -1;  // the pick among the entries measured there
     }
-    if (got < 0 || (row.hand > 0 && c.hand > 0 && got_carried <= c.hand * (1 + fam::dispatch::kMargin))) got = row.hand;
+    const int e = fam::dispatch::choose(c);
+    const double got = e == fam::dispatch::kHandRule ? row.hand : row.ratio[size_t(e)];
     if (!(got > 0) || !(best > 0)) continue;
     const int cls = fam::dispatch::alignment_class(row.n, row.k);
     sum[cls] += std::log(got / best), count[cls] += 1, below[cls] += got / best < 0.95;

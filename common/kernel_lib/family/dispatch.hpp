@@ -244,13 +244,10 @@ Carried<N> carry(const Measured<N>* table, size_t rows, const std::array<menu::E
   // (an off-line pitch as an aligned one), [2] any.
   const int want[2] = {cls, cls & ~4};
   const auto fits = [&](const Measured<N>& r, int w) { return w == 2 || alignment_class(r.n, r.k) == want[w]; };
-  double nearest[3] = {-1, -1, -1};
-  for (size_t i = 0; i < rows; ++i) {
-    const double d = log_distance(lq, table[i]);
-    for (int w = 0; w < 3; ++w)
-      if (fits(table[i], w) && (nearest[w] < 0 || d < nearest[w])) nearest[w] = d;
-  }
-  const int w = nearest[0] >= 0 ? 0 : nearest[1] >= 0 ? 1 : 2;
+  bool has[3] = {false, false, true};  // whether the table holds rows of each (any class: rows > 0)
+  for (size_t i = 0; i < rows; ++i)
+    for (int w = 0; w < 2; ++w) has[w] = has[w] || fits(table[i], w);
+  const int w = has[0] ? 0 : has[1] ? 1 : 2;
   // The kNeighbours rows of that class nearest the query, nearest first, rows equally near (within
   // rounding) in (M, N, K) order: an insertion into a short list.
   const auto before = [&](double da, size_t a, double db, size_t b) {
@@ -305,18 +302,23 @@ Carried<N> carry(const Measured<N>* table, size_t rows, const std::array<menu::E
   return out;
 }
 
-/// The menu entry for C = A * B^T (m x n x k) on `sms` SMs (entry_sms: carry()'s): the entry whose carried ratio (carry()) is
-/// highest, or kHandRule (-1) where the hand rule's is within kMargin of it, no entry's was carried, or
-/// the query lies outside the table's reach.
+/// pick()'s rule on what carry() said: the entry whose carried ratio is highest (the first of equals),
+/// or kHandRule (-1) where the hand rule's is within kMargin of it or no entry's was carried.
 template <size_t N>
-int pick(const Measured<N>* table, size_t rows, const std::array<menu::Entry, N>& entries, int m, int n, int k,
-         int sms, const std::array<int, N>* entry_sms = nullptr) {
-  const Carried<N> c = carry(table, rows, entries, m, n, k, sms, entry_sms);
+int choose(const Carried<N>& c) {
   int best = kHandRule;
   for (size_t e = 0; e < N; ++e)
     if (c.entry[e] > 0 && (best < 0 || c.entry[e] > c.entry[size_t(best)])) best = int(e);
   if (best < 0 || (c.hand > 0 && c.entry[size_t(best)] <= c.hand * (1 + kMargin))) return kHandRule;
   return best;
+}
+
+/// The menu entry for C = A * B^T (m x n x k) on `sms` SMs (entry_sms: carry()'s): choose() over
+/// carry(), so kHandRule (-1) also where the query lies outside the table's reach (nothing carried).
+template <size_t N>
+int pick(const Measured<N>* table, size_t rows, const std::array<menu::Entry, N>& entries, int m, int n, int k,
+         int sms, const std::array<int, N>* entry_sms = nullptr) {
+  return choose(carry(table, rows, entries, m, n, k, sms, entry_sms));
 }
 
 }  // namespace gemm::family::dispatch
