@@ -165,6 +165,27 @@ class DispatchRegret(unittest.TestCase):
             self.assertIn("not build/bin/tune's CSV", r.stderr)
 
 
+class TuneDrawGrid(unittest.TestCase):
+    """scripts/tune.py --grid draw: rows between the grid's points, never a shape of the random set."""
+
+    def test_draw_is_fixed_disjoint_from_the_random_set_and_of_two_classes(self):
+        import shape_sweep
+        import tune
+        draw = tune.grid("draw")
+        self.assertEqual(draw, tune.grid("draw"))  # the same list every run (a committed seed)
+        self.assertEqual(len(draw), tune.DRAW_COUNT)
+        self.assertEqual(len(set(draw)), len(draw))
+        self.assertFalse(set(draw) & set(shape_sweep.RANDOM_SHAPES))
+        classes = [shape_sweep.random_class(*s) for s in draw]
+        self.assertEqual(set(classes), {"aligned", "K%16==8"})
+        self.assertEqual(classes.count("aligned"), classes.count("K%16==8"))
+
+    def test_an_unknown_grid_is_refused(self):
+        r = run(SCRIPTS / "tune.py", "--grid", "nope", "--dry-run")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("the grids are default, draw and smoke", r.stderr)
+
+
 class ShapesTable(unittest.TestCase):
     CSV = ROOT / "results/nvidia_h100_80gb_hbm3_shapes.csv"
 
