@@ -169,8 +169,14 @@ class TuneDrawGrid(unittest.TestCase):
     """scripts/tune.py --grid draw: rows between the grid's points, never a shape of the random set."""
 
     def test_draw_is_fixed_disjoint_from_the_random_set_and_of_two_classes(self):
-        import shape_sweep
-        import tune
+        # bench_torch (imported by an earlier test) takes scripts/ off sys.path (its profile.py would shadow
+        # the standard library's): put it back for these two imports only.
+        sys.path.insert(0, str(SCRIPTS))
+        try:
+            import shape_sweep
+            import tune
+        finally:
+            sys.path.remove(str(SCRIPTS))
         draw = tune.grid("draw")
         self.assertEqual(draw, tune.grid("draw"))  # the same list every run (a committed seed)
         self.assertEqual(len(draw), tune.DRAW_COUNT)
