@@ -12,7 +12,7 @@ sweep's summary and table are over the other rows only.
 With --full FILE, writes it between <!-- shapes:begin --> and <!-- shapes:end --> of FILE
 (docs/results.md); `make results-tables` does so when the CSV exists.
 
-Two chapter blocks, each between `<!-- NAME:table -->` and `<!-- /NAME -->` of --book (--check: exit 1
+Three chapter blocks, each between `<!-- NAME:table -->` and `<!-- /NAME -->` of --book (--check: exit 1
 when the block is not what the CSV says, writing nothing):
   --book F --block NAME --steps 29,28
       classes_table(): per step, the geometric mean over the sweep and over each class of the random set.
@@ -23,7 +23,12 @@ when the block is not what the CSV says, writing nothing):
       day: the times are not paired), time S / P the quotient of the two medians, and × best the
       step's paired ratio to the best reference of its own process [interquartile range], as in the
       table above. Every number is a measurement of the CSV; an unknown step or a shape a step did not
-      run is refused."""
+      run is refused.
+  --book F --block NAME --pickers STEP,HAND
+      pickers_table(): how close each way of picking a kernel comes to the best reference on the random
+      set's two classes with N % 8 == 0 (the references' rows of STEP's processes, and STEP's and HAND's
+      own ratios): one fixed CUTLASS kernel, cuBLAS (its heuristic's choice), cuBLASLt's best of its
+      heuristic's first eight, the hand rules of HAND and the measured pick of STEP."""
 import argparse
 import csv
 import pathlib
@@ -235,6 +240,78 @@ def classes_table(csv_path, steps):
     return "\n".join(lines) + "\n"
 
 
+def pickers_table(csv_path, step, hand):
+    """A Markdown table: for each way of picking a kernel, the geometric mean over each class of the random
+    set with N % 8 == 0 of t_best / t_picked, where t_best is the faster of cuBLAS and cuBLASLt's best of
+    eight in the same process (each timed paired with `step`: a ratio of two of its paired ratios), and
+    for cuBLASLt how often its heuristic's first choice (detail "lt#1") was the fastest of the eight. Only
+    shapes where both references were timed count. The hand-rule and measured steps' cells are their own
+    paired ratios to that best. Exits with one line when the CSV has no random rows of `step` or `hand`."""
+    rows = list(csv.DictReader(open(csv_path, newline="", encoding="utf-8")))
+    num = sw._num
+    by_shape = {}
+    for r in rows:
+        if r.get("family") != sw.RANDOM_FAMILY or r.get("step") not in (step, hand):
+            continue
+        by_shape.setdefault((r["step"], int(r["m"]), int(r["n"]), int(r["k"])), {})[r["kernel"]] = r
+    for sid in (step, hand):
+        if not any(key[0] == sid for key in by_shape):
+            sys.exit(f"error: {csv_path}: no random-set rows of step {sid}")
+    lines = [f"| who picks, and how | {' | '.join(RANDOM_LABEL[c] + ' (' + '{n_' + c + '}' + ')' for c in PICK_CLASSES)} |",
+             "|---|" + "---:|" * len(PICK_CLASSES)]
+    cells = {name: [] for name in PICKERS}
+    counts = {}
+    for cls in PICK_CLASSES:
+        got = {name: [] for name in PICKERS}
+        first_best = shapes = 0
+        for (sid, m, n, k), kern in sorted(by_shape.items()):
+            if sid != step or sw.random_class(m, n, k) != cls:
+                continue
+            refs = {name: num(kern[name]["step_ratio"]) for name in ("cublas", "cublaslt_best") if name in kern}
+            if len(refs) != 2 or None in refs.values() or "step" not in kern or num(kern["step"]["tflops"]) is None:
+                continue
+            best = min(refs.values())  # t_best / t_step: the smaller time over the step's
+            shapes += 1
+            first_best += kern["cublaslt_best"]["detail"].startswith("lt#1 ")
+            got["cublas"].append(best / refs["cublas"])
+            got["cublaslt_best"].append(best / refs["cublaslt_best"])
+            for ref in ("cutlass_coop_128x256x64_c2x1", "cutlass_pingpong_128x128x64_c1x1"):
+                if ref in kern and num(kern[ref]["step_ratio"]) is not None:
+                    got[ref].append(best / num(kern[ref]["step_ratio"]))
+            got["step"].append(best)
+            h = by_shape.get((hand, m, n, k), {})
+            h_refs = [num(h[name]["step_ratio"]) for name in ("cublas", "cublaslt_best") if name in h]
+            if len(h_refs) == 2 and None not in h_refs and "step" in h and num(h["step"]["tflops"]) is not None:
+                got["hand"].append(min(h_refs))
+        counts[cls] = shapes
+        for name in PICKERS:
+            gm = sw.geomean(got[name])
+            cell = "–" if gm is None else f"{gm:.3f}×"
+            if name == "cublaslt_best" and shapes:
+                cell += f" (its first choice the fastest on {first_best} of {shapes})"
+            if gm is not None and len(got[name]) != shapes:
+                cell += f" ({len(got[name])} shapes)"
+            cells[name].append(cell)
+    lines[0] = lines[0].format(**{"n_" + c: counts[c] for c in PICK_CLASSES})
+    for name, label in PICKERS.items():
+        label = label.format(step=step, hand=hand)
+        lines.append(f"| {label} | " + " | ".join(cells[name]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+# pickers_table()'s rows: the random set's classes whose references all run (N % 8 == 0) and the pickers.
+PICK_CLASSES = ("aligned", "K%16==8")
+RANDOM_LABEL = {"aligned": "aligned", "K%16==8": "K % 16 == 8", "N%8!=0": "N % 8 != 0"}
+PICKERS = {
+    "cutlass_pingpong_128x128x64_c1x1": "one kernel for every shape: CUTLASS ping-pong 128 × 128",
+    "cutlass_coop_128x256x64_c2x1": "one kernel for every shape: CUTLASS cooperative 128 × 256, 2 × 1 cluster",
+    "hand": "hand rules on a small menu: step {hand}",
+    "cublas": "a model of the GPU, nothing timed: cuBLAS (its heuristic's choice)",
+    "cublaslt_best": "the heuristic's first eight, each timed on the shape: cuBLASLt best-of-8",
+    "step": "a grid of shapes timed once, four nearest rows: step {step}",
+}
+
+
 def parse_shapes(text):
     """"256:4096:4096,1:4096:14336" (or 256x4096x4096) -> [(256, 4096, 4096), (1, 4096, 14336)]."""
     out = []
@@ -284,8 +361,16 @@ def main():
     ap.add_argument("--steps", help="the steps of the --book table, comma-separated (e.g. 29,28)")
     ap.add_argument("--pair", help="PARENT,STEP: the --book block is pair_table() of the two steps at --shapes")
     ap.add_argument("--shapes", help="with --pair: the shapes, M:N:K comma-separated (e.g. 256:4096:4096,5000:5000:5000)")
+    ap.add_argument("--pickers", help="STEP,HAND: the --book block is pickers_table() of the two steps' random-set rows")
     ap.add_argument("--check", action="store_true", help="with --book: exit 1 when the block is not current")
     args = ap.parse_args()
+    if args.pickers:
+        pair = args.pickers.split(",")
+        if not args.book or len(pair) != 2 or not all(pair):
+            sys.exit("error: --pickers STEP,HAND needs --book and --block")
+        body = pickers_table(args.csv, pair[0], pair[1])
+        command = f"python3 scripts/shapes_table.py {args.csv} --book {args.book} --block {args.block} --pickers {args.pickers}"
+        sys.exit(results_table.rewrite_block(args.book, args.block, body, args.check, command))
     if args.pair:
         pair = args.pair.split(",")
         if not args.book or not args.shapes or len(pair) != 2 or not all(pair):

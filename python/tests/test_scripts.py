@@ -218,6 +218,41 @@ class ShapesTable(unittest.TestCase):
             self.assertNotEqual(r.returncode, 0)
             self.assertIn("no rows of step 99", r.stderr)
 
+    def test_the_pickers_block_is_what_the_committed_csv_says(self):
+        if not self.CSV.exists():
+            self.skipTest("no results/nvidia_h100_80gb_hbm3_shapes.csv")
+        r = run(SCRIPTS / "shapes_table.py", self.CSV, "--book", ROOT / "docs/every_shape.md", "--block", "pickers_h100",
+                "--pickers", "29,28", "--check")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_pickers_from_a_csv(self):
+        # One aligned random-set shape with both references (t_best / t_picked by hand below), one with
+        # K % 16 == 8 whose cuBLASLt row is missing (so it counts nowhere), and a step with no rows.
+        head = "step,family,m,n,k,kernel,detail,tflops,step_ratio\n"
+        rows = ["29,random,100,512,1024,step,,1.0,1.0", "29,random,100,512,1024,cublas,,1.0,0.8",
+                '29,random,100,512,1024,cublaslt_best,"lt#1 (algo 6)",1.0,0.9',
+                "29,random,100,512,1024,cutlass_pingpong_128x128x64_c1x1,,1.0,1.6",
+                "28,random,100,512,1024,step,,1.0,1.0", "28,random,100,512,1024,cublas,,1.0,0.5",
+                '28,random,100,512,1024,cublaslt_best,"lt#3 (algo 6)",1.0,0.6',
+                "29,random,100,512,1032,step,,1.0,1.0", "29,random,100,512,1032,cublas,,1.0,0.7"]
+        with tempfile.TemporaryDirectory() as d:
+            f, book = Path(d) / "s.csv", Path(d) / "book.md"
+            f.write_text(head + "\n".join(rows) + "\n")
+            book.write_text("<!-- p:table -->\n<!-- /p -->\n")
+            r = run(SCRIPTS / "shapes_table.py", f, "--book", book, "--block", "p", "--pickers", "29,28")
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            text = book.read_text()
+            self.assertIn("| who picks, and how | aligned (1) | K % 16 == 8 (0) |", text)
+            self.assertIn("CUTLASS ping-pong 128 × 128 | 0.500× | – |", text)       # 0.8 / 1.6
+            self.assertIn("2 × 1 cluster | – | – |", text)                          # never timed
+            self.assertIn("step 28 | 0.500× | – |", text)                           # its own best, 0.5
+            self.assertIn("(its heuristic's choice) | 1.000× | – |", text)          # cuBLAS was the best
+            self.assertIn("best-of-8 | 0.889× (its first choice the fastest on 1 of 1) | – |", text)  # 0.8 / 0.9
+            self.assertIn("step 29 | 0.800× | – |", text)
+            r = run(SCRIPTS / "shapes_table.py", f, "--book", book, "--block", "p", "--pickers", "29,27")
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("no random-set rows of step 27", r.stderr)
+
 
 
 class Fp8Table(unittest.TestCase):
