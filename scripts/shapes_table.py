@@ -12,7 +12,7 @@ sweep's summary and table are over the other rows only.
 With --full FILE, writes it between <!-- shapes:begin --> and <!-- shapes:end --> of FILE
 (docs/results.md); `make results-tables` does so when the CSV exists.
 
-Three chapter blocks, each between `<!-- NAME:table -->` and `<!-- /NAME -->` of --book (--check: exit 1
+Four chapter blocks, each between `<!-- NAME:table -->` and `<!-- /NAME -->` of --book (--check: exit 1
 when the block is not what the CSV says, writing nothing):
   --book F --block NAME --steps 29,28
       classes_table(): per step, the geometric mean over the sweep and over each class of the random set.
@@ -28,7 +28,12 @@ when the block is not what the CSV says, writing nothing):
       pickers_table(): how close each way of picking a kernel comes to the best reference on the random
       set's two classes with N % 8 == 0 (the references' rows of STEP's processes, and STEP's and HAND's
       own ratios): one fixed CUTLASS kernel, cuBLAS (its heuristic's choice), cuBLASLt's best of its
-      heuristic's first eight, the hand rules of HAND and the measured pick of STEP."""
+      heuristic's first eight, the hand rules of HAND and the measured pick of STEP.
+  --book F --block NAME --decode STEP
+      decode_table(): issue 46's decode bar, M <= 16 (the sweep's and the random set's shapes): where
+      STEP moves the same bytes as cuBLAS, its fraction of the HBM roofline is cuBLAS's times its paired
+      ratio to cuBLAS, so the bar is that ratio >= 1. A summary line, then the five lowest shapes with
+      the bytes' rate of each (2 (MK + NK + MN) bytes over the median time)."""
 import argparse
 import csv
 import pathlib
@@ -299,6 +304,39 @@ def pickers_table(csv_path, step, hand):
     return "\n".join(lines) + "\n"
 
 
+DECODE_M_MAX = 16  # issue 46: "M <= 16: at least cuBLAS's fraction of the HBM roofline on each such shape"
+
+
+def decode_table(csv_path, step, m_max=DECODE_M_MAX, worst=5):
+    """Markdown: for `step`'s shapes with M <= m_max in the CSV (every family), how many ran at or above
+    cuBLAS (the paired ratio, t_cuBLAS / t_step, at least 1) and the geometric mean of that ratio, then
+    the `worst` lowest with the rate at which each moved its bytes (2 (MK + NK + MN), bf16 A, B and C,
+    over the median time of the step and of cuBLAS in the same process), the ratio [quartiles] and the
+    step's SM clock. Exits with one line when the CSV has no such shape of `step`."""
+    num = sw._num
+    shapes = {}
+    for r in csv.DictReader(open(csv_path, newline="", encoding="utf-8")):
+        if r.get("step") == step and int(r["m"]) <= m_max:
+            shapes.setdefault((int(r["m"]), int(r["n"]), int(r["k"])), {})[r["kernel"]] = r
+    got = []
+    for (m, n, k), kern in sorted(shapes.items()):
+        me, cb = kern.get("step"), kern.get("cublas")
+        if not me or not cb or num(me["ms"]) is None or num(cb["ms"]) is None or num(cb["step_ratio"]) is None:
+            continue
+        gbytes = 2.0 * (m * k + n * k + m * n) / 1e9
+        got.append((num(cb["step_ratio"]), (m, n, k), gbytes / num(me["ms"]), gbytes / num(cb["ms"]),
+                    num(cb["step_ratio_q25"]), num(cb["step_ratio_q75"]), me.get("clock_mhz", "")))
+    if not got:
+        sys.exit(f"error: {csv_path}: no shape of step {step} with M <= {m_max} and a cuBLAS row")
+    at = sum(g[0] >= 1.0 for g in got)
+    lines = [f"Step {step} at M ≤ {m_max}: at or above cuBLAS on {at} of {len(got)} shapes, geometric mean "
+             f"{sw.geomean([g[0] for g in got]):.3f}× cuBLAS. The {min(worst, len(got))} lowest:", "",
+             "| M×N×K | step TB/s | cuBLAS TB/s | × cuBLAS [IQR] | SM MHz |", "|---|---:|---:|---:|---:|"]
+    for ratio, (m, n, k), mine, theirs, q25, q75, mhz in sorted(got)[:worst]:
+        lines.append(f"| {m}×{n}×{k} | {mine:.2f} | {theirs:.2f} | {ratio:.3f} [{fmt(q25)}–{fmt(q75)}] | {mhz} |")
+    return "\n".join(lines) + "\n"
+
+
 # pickers_table()'s rows: the random set's classes whose references all run (N % 8 == 0) and the pickers.
 PICK_CLASSES = ("aligned", "K%16==8")
 RANDOM_LABEL = {"aligned": "aligned", "K%16==8": "K % 16 == 8", "N%8!=0": "N % 8 != 0"}
@@ -361,9 +399,16 @@ def main():
     ap.add_argument("--steps", help="the steps of the --book table, comma-separated (e.g. 29,28)")
     ap.add_argument("--pair", help="PARENT,STEP: the --book block is pair_table() of the two steps at --shapes")
     ap.add_argument("--shapes", help="with --pair: the shapes, M:N:K comma-separated (e.g. 256:4096:4096,5000:5000:5000)")
+    ap.add_argument("--decode", help="STEP: the --book block is decode_table() of the step's shapes with M <= 16")
     ap.add_argument("--pickers", help="STEP,HAND: the --book block is pickers_table() of the two steps' random-set rows")
     ap.add_argument("--check", action="store_true", help="with --book: exit 1 when the block is not current")
     args = ap.parse_args()
+    if args.decode:
+        if not args.book:
+            sys.exit("error: --decode STEP needs --book and --block")
+        body = decode_table(args.csv, args.decode)
+        command = f"python3 scripts/shapes_table.py {args.csv} --book {args.book} --block {args.block} --decode {args.decode}"
+        sys.exit(results_table.rewrite_block(args.book, args.block, body, args.check, command))
     if args.pickers:
         pair = args.pickers.split(",")
         if not args.book or len(pair) != 2 or not all(pair):

@@ -225,6 +225,34 @@ class ShapesTable(unittest.TestCase):
                 "--pickers", "29,28", "--check")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
+    def test_the_decode_block_is_what_the_committed_csv_says(self):
+        if not self.CSV.exists():
+            self.skipTest("no results/nvidia_h100_80gb_hbm3_shapes.csv")
+        r = run(SCRIPTS / "shapes_table.py", self.CSV, "--book", ROOT / "docs/every_shape.md", "--block", "decode_h100",
+                "--decode", "29", "--check")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_decode_from_a_csv(self):
+        # Two shapes with M <= 16 (one at cuBLAS's speed, one slower), one with M = 17 that does not count.
+        head = "step,family,m,n,k,kernel,ms,step_ratio,step_ratio_q25,step_ratio_q75,clock_mhz\n"
+        rows = ["29,decode,1,1000,1000,step,0.002,1,1,1,1980", "29,decode,1,1000,1000,cublas,0.002,1.0,0.9,1.1,1980",
+                "29,random,16,500,4000,step,0.01,1,1,1,1900", "29,random,16,500,4000,cublas,0.008,0.8,0.75,0.85,1900",
+                "29,random,17,500,4000,step,0.01,1,1,1,1900", "29,random,17,500,4000,cublas,0.001,0.1,0.1,0.1,1900"]
+        with tempfile.TemporaryDirectory() as d:
+            f, book = Path(d) / "s.csv", Path(d) / "book.md"
+            f.write_text(head + "\n".join(rows) + "\n")
+            book.write_text("<!-- p:table -->\n<!-- /p -->\n")
+            r = run(SCRIPTS / "shapes_table.py", f, "--book", book, "--block", "p", "--decode", "29")
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            text = book.read_text()
+            self.assertIn("at or above cuBLAS on 1 of 2 shapes, geometric mean 0.894× cuBLAS", text)  # sqrt(0.8)
+            # 2 (16*4000 + 500*4000 + 16*500) bytes = 4.144 MB: 0.41 TB/s in 0.01 ms, 0.52 in 0.008
+            self.assertIn("| 16×500×4000 | 0.41 | 0.52 | 0.800 [0.750–0.850] | 1900 |", text)
+            self.assertNotIn("17×500", text)
+            r = run(SCRIPTS / "shapes_table.py", f, "--book", book, "--block", "p", "--decode", "28")
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("no shape of step 28 with M <= 16", r.stderr)
+
     def test_pickers_from_a_csv(self):
         # One aligned random-set shape with both references (t_best / t_picked by hand below), one with
         # K % 16 == 8 whose cuBLASLt row is missing (so it counts nowhere), and a step with no rows.
