@@ -14,7 +14,7 @@ measured; resuming times only its shapes.
   scripts/tune.py --dry-run                 the grid, its batches and an estimate (no GPU)
   scripts/tune.py                           run it (GPU), resuming: shapes already in the CSV are skipped
   scripts/tune.py --grid smoke              six shapes, for a first look
-  scripts/tune.py --grid draw               DRAW_COUNT shapes drawn as issue 46's random set is, from another
+  scripts/tune.py --grid draw [--draw-count N]  DRAW_COUNT (or N) shapes drawn as issue 46's random set is, from another
                                             seed (DRAW_SEED), never one of the random set's, and only of its
                                             aligned and K%16==8 classes: rows between the grid's points where
                                             the pick misses most, while the random set stays unseen by the table
@@ -67,15 +67,16 @@ def all_contenders():
     return len(menu_entries()) + 2
 
 
-def grid(name):
-    """The shapes of grid `name`, (m, n, k), in run order (small M first)."""
+def grid(name, draw_count=DRAW_COUNT):
+    """The shapes of grid `name`, (m, n, k), in run order (small M first; the draw grid in drawing order,
+    so a larger draw_count extends a smaller one's list)."""
     if name == "smoke":
         return list(SMOKE)
     if name == "draw":
         from shape_sweep import RANDOM_SHAPES, random_shapes  # noqa: E402
         held_out = set(RANDOM_SHAPES)
-        drawn = random_shapes(DRAW_SEED, 3 * (DRAW_COUNT + len(held_out)))
-        return [(m, n, k) for m, n, k, c in drawn if c != "N%8!=0" and (m, n, k) not in held_out][:DRAW_COUNT]
+        drawn = random_shapes(DRAW_SEED, 3 * (draw_count + len(held_out)))
+        return [(m, n, k) for m, n, k, c in drawn if c != "N%8!=0" and (m, n, k) not in held_out][:draw_count]
     if name != "default":
         sys.exit(f"error: --grid {name}: the grids are default, draw and smoke")
     out = []
@@ -122,6 +123,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=str(ROOT / "build"))
     ap.add_argument("--grid", default="default", help="default, draw or smoke")
+    ap.add_argument("--draw-count", type=int, default=DRAW_COUNT, help="with --grid draw: its first this many shapes")
     ap.add_argument("--rounds", type=int, default=10, help="paired rounds per shape (3 or more)")
     ap.add_argument("--batch-s", type=float, default=60.0, help="estimated seconds of shapes per process")
     ap.add_argument("--max-minutes", type=float, default=0, help="start no batch after this many minutes (0: no limit)")
@@ -134,7 +136,9 @@ def main():
     args = ap.parse_args()
     if args.rounds < 3:
         sys.exit("error: --rounds must be 3 or more")
-    shapes = [s for s in grid(args.grid) if not args.m_max or s[0] <= args.m_max]
+    if args.draw_count < 1:
+        sys.exit("error: --draw-count must be 1 or more")
+    shapes = [s for s in grid(args.grid, args.draw_count) if not args.m_max or s[0] <= args.m_max]
     entries = [e for e in args.entries.split(",") if e]
     if len(entries) > 1 and {"awaiting", "awaiting-h200"} & set(entries):
         sys.exit("error: --entries awaiting or awaiting-h200 stands alone, not in a list of names")

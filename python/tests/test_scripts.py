@@ -185,6 +185,8 @@ class TuneDrawGrid(unittest.TestCase):
         classes = [shape_sweep.random_class(*s) for s in draw]
         self.assertEqual(set(classes), {"aligned", "K%16==8"})
         self.assertEqual(classes.count("aligned"), classes.count("K%16==8"))
+        self.assertEqual(tune.grid("draw", 2 * tune.DRAW_COUNT)[:tune.DRAW_COUNT], draw)  # a larger draw extends it
+        self.assertFalse(set(tune.grid("draw", 2 * tune.DRAW_COUNT)) & set(shape_sweep.RANDOM_SHAPES))
 
     def test_an_unknown_grid_is_refused(self):
         r = run(SCRIPTS / "tune.py", "--grid", "nope", "--dry-run")
