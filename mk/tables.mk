@@ -44,9 +44,9 @@ results-tables: steps-table
 	  for s in 30 31 32 33 34; do python3 scripts/fp8_table.py results/nvidia_h200.csv --step $$s --book docs/fp8.md --block fp8_$$s --sol || exit 1; done; \
 	fi
 	@if [ -f results/nvidia_h100_80gb_hbm3_shapes.csv ]; then \
-	  python3 scripts/shapes_table.py results/nvidia_h100_80gb_hbm3_shapes.csv --book docs/every_shape.md --block shapes_h100 --steps 29,28; \
-	  python3 scripts/shapes_table.py results/nvidia_h100_80gb_hbm3_shapes.csv --book docs/every_shape.md --block pickers_h100 --pickers 29,28; \
-	  python3 scripts/shapes_table.py results/nvidia_h100_80gb_hbm3_shapes.csv --book docs/every_shape.md --block decode_h100 --decode 29; \
+	  python3 scripts/shapes_table.py results/nvidia_h100_80gb_hbm3_shapes.csv --book docs/every_shape.md --block shapes_h100 --steps 29,28 || exit 1; \
+	  python3 scripts/shapes_table.py results/nvidia_h100_80gb_hbm3_shapes.csv --book docs/every_shape.md --block pickers_h100 --pickers 29,28 || exit 1; \
+	  python3 scripts/shapes_table.py results/nvidia_h100_80gb_hbm3_shapes.csv --book docs/every_shape.md --block decode_h100 --decode 29 || exit 1; \
 	fi
 	@if [ -f results/nvidia_h200_shapes.csv ]; then \
 	  python3 scripts/shapes_table.py results/nvidia_h200_shapes.csv --book docs/every_shape.md --block pair_24_25 --pair 24,25 --shapes 256:4096:4096,256:4096:14336,128:4096:4096,128:6144:4096,1024:1024:65536,128:4096:14336 || exit 1; \

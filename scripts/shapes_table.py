@@ -245,6 +245,29 @@ def classes_table(csv_path, steps):
     return "\n".join(lines) + "\n"
 
 
+def raw_rows(csv_path, columns):
+    """The CSV's burst rows as dicts, m, n and k as integers; exits with one line when it cannot be read,
+    lacks one of `columns` (besides step, m, n, k and kernel) or has a shape that is not three integers
+    (the checks of shape_sweep.read_results, for the blocks that need each reference's own row)."""
+    need = ("step", "m", "n", "k", "kernel") + tuple(columns)
+    try:
+        with open(csv_path, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            missing = [c for c in need if c not in (reader.fieldnames or [])]
+            if missing:
+                sys.exit(f"error: {csv_path}: no column {', '.join(missing)} (not a CSV of bench.py --shapes)")
+            rows = [r for r in reader if r.get("mode", "burst") == "burst"]
+    except (OSError, UnicodeDecodeError) as e:
+        sys.exit(f"error: cannot read {csv_path}: {getattr(e, 'strerror', None) or e}")
+    for line, r in enumerate(rows, start=2):
+        try:
+            r["m"], r["n"], r["k"] = int(r["m"]), int(r["n"]), int(r["k"])
+        except (TypeError, ValueError):
+            sys.exit(f"error: {csv_path}:{line}: m, n and k must be integers (got {r.get('m')}, {r.get('n')}, "
+                     f"{r.get('k')}); a truncated or edited file?")
+    return rows
+
+
 def pickers_table(csv_path, step, hand):
     """A Markdown table: for each way of picking a kernel, the geometric mean over each class of the random
     set with N % 8 == 0 of t_best / t_picked, where t_best is the faster of cuBLAS and cuBLASLt's best of
@@ -252,13 +275,13 @@ def pickers_table(csv_path, step, hand):
     for cuBLASLt how often its heuristic's first choice (detail "lt#1") was the fastest of the eight. Only
     shapes where both references were timed count. The hand-rule and measured steps' cells are their own
     paired ratios to that best. Exits with one line when the CSV has no random rows of `step` or `hand`."""
-    rows = list(csv.DictReader(open(csv_path, newline="", encoding="utf-8")))
+    rows = raw_rows(csv_path, ("family", "detail", "tflops", "step_ratio"))
     num = sw._num
     by_shape = {}
     for r in rows:
-        if r.get("family") != sw.RANDOM_FAMILY or r.get("step") not in (step, hand):
+        if r["family"] != sw.RANDOM_FAMILY or r["step"] not in (step, hand):
             continue
-        by_shape.setdefault((r["step"], int(r["m"]), int(r["n"]), int(r["k"])), {})[r["kernel"]] = r
+        by_shape.setdefault((r["step"], r["m"], r["n"], r["k"]), {})[r["kernel"]] = r
     for sid in (step, hand):
         if not any(key[0] == sid for key in by_shape):
             sys.exit(f"error: {csv_path}: no random-set rows of step {sid}")
@@ -315,9 +338,9 @@ def decode_table(csv_path, step, m_max=DECODE_M_MAX, worst=5):
     step's SM clock. Exits with one line when the CSV has no such shape of `step`."""
     num = sw._num
     shapes = {}
-    for r in csv.DictReader(open(csv_path, newline="", encoding="utf-8")):
-        if r.get("step") == step and int(r["m"]) <= m_max:
-            shapes.setdefault((int(r["m"]), int(r["n"]), int(r["k"])), {})[r["kernel"]] = r
+    for r in raw_rows(csv_path, ("ms", "step_ratio", "step_ratio_q25", "step_ratio_q75", "clock_mhz")):
+        if r["step"] == step and r["m"] <= m_max:
+            shapes.setdefault((r["m"], r["n"], r["k"]), {})[r["kernel"]] = r
     got = []
     for (m, n, k), kern in sorted(shapes.items()):
         me, cb = kern.get("step"), kern.get("cublas")
@@ -328,9 +351,14 @@ def decode_table(csv_path, step, m_max=DECODE_M_MAX, worst=5):
                     num(cb["step_ratio_q25"]), num(cb["step_ratio_q75"]), me.get("clock_mhz", "")))
     if not got:
         sys.exit(f"error: {csv_path}: no shape of step {step} with M <= {m_max} and a cuBLAS row")
-    at = sum(g[0] >= 1.0 for g in got)
-    lines = [f"Step {step} at M ≤ {m_max}: at or above cuBLAS on {at} of {len(got)} shapes, geometric mean "
-             f"{sw.geomean([g[0] for g in got]):.3f}× cuBLAS. The {min(worst, len(got))} lowest:", "",
+    parts = []
+    for label, group in (("N % 8 == 0", [g for g in got if g[1][1] % 8 == 0]),
+                         ("N % 8 != 0 (where cuBLAS's C rows are not 16-byte aligned)", [g for g in got if g[1][1] % 8])):
+        if group:
+            parts.append(f"{sum(g[0] >= 1.0 for g in group)} of {len(group)} shapes with {label}, geometric mean "
+                         f"{sw.geomean([g[0] for g in group]):.3f}×")
+    lines = [f"Step {step} at M ≤ {m_max}, at or above cuBLAS: " + "; ".join(parts) + "."
+             f" The {min(worst, len(got))} lowest:", "",
              "| M×N×K | step TB/s | cuBLAS TB/s | × cuBLAS [IQR] | SM MHz |", "|---|---:|---:|---:|---:|"]
     for ratio, (m, n, k), mine, theirs, q25, q75, mhz in sorted(got)[:worst]:
         lines.append(f"| {m}×{n}×{k} | {mine:.2f} | {theirs:.2f} | {ratio:.3f} [{fmt(q25)}–{fmt(q75)}] | {mhz} |")
@@ -403,16 +431,18 @@ def main():
     ap.add_argument("--pickers", help="STEP,HAND: the --book block is pickers_table() of the two steps' random-set rows")
     ap.add_argument("--check", action="store_true", help="with --book: exit 1 when the block is not current")
     args = ap.parse_args()
+    if sum(bool(x) for x in (args.decode, args.pickers, args.pair, args.steps and args.book)) > 1:
+        sys.exit("error: --decode, --pickers, --pair and --steps each write one block: give one of them")
+    if (args.decode or args.pickers) and (not args.book or args.block == "shapes"):
+        sys.exit("error: --decode and --pickers need --book FILE and --block NAME (the chapter's block)")
     if args.decode:
-        if not args.book:
-            sys.exit("error: --decode STEP needs --book and --block")
         body = decode_table(args.csv, args.decode)
         command = f"python3 scripts/shapes_table.py {args.csv} --book {args.book} --block {args.block} --decode {args.decode}"
         sys.exit(results_table.rewrite_block(args.book, args.block, body, args.check, command))
     if args.pickers:
         pair = args.pickers.split(",")
-        if not args.book or len(pair) != 2 or not all(pair):
-            sys.exit("error: --pickers STEP,HAND needs --book and --block")
+        if len(pair) != 2 or not all(pair) or pair[0] == pair[1]:
+            sys.exit(f"error: --pickers {args.pickers}: give two different step ids, STEP,HAND (e.g. 29,28)")
         body = pickers_table(args.csv, pair[0], pair[1])
         command = f"python3 scripts/shapes_table.py {args.csv} --book {args.book} --block {args.block} --pickers {args.pickers}"
         sys.exit(results_table.rewrite_block(args.book, args.block, body, args.check, command))

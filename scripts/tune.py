@@ -51,6 +51,7 @@ NK_GRID = [(n, k) for n in (256, 1024, 4096, 8192, 16384) for k in (1024, 4096, 
 # over the whole space would stand nearer than the grid's rows of the aligned class it reads now.
 DRAW_SEED = 4601
 DRAW_COUNT = 128
+MAX_DRAW_COUNT = 4096
 SMOKE = [(4096, 4096, 4096), (4096, 4096, 4104), (128, 14336, 4096), (96, 4096, 4096), (8, 4096, 14336),
          (2048, 2048, 32768)]
 
@@ -136,8 +137,10 @@ def main():
     args = ap.parse_args()
     if args.rounds < 3:
         sys.exit("error: --rounds must be 3 or more")
-    if args.draw_count < 1:
-        sys.exit("error: --draw-count must be 1 or more")
+    if args.draw_count != DRAW_COUNT and args.grid != "draw":
+        sys.exit("error: --draw-count is for --grid draw")
+    if not 1 <= args.draw_count <= MAX_DRAW_COUNT:
+        sys.exit(f"error: --draw-count must be 1 to {MAX_DRAW_COUNT} (at a few seconds a shape, more is days of GPU)")
     shapes = [s for s in grid(args.grid, args.draw_count) if not args.m_max or s[0] <= args.m_max]
     entries = [e for e in args.entries.split(",") if e]
     if len(entries) > 1 and {"awaiting", "awaiting-h200"} & set(entries):

@@ -188,10 +188,29 @@ class TuneDrawGrid(unittest.TestCase):
         self.assertEqual(tune.grid("draw", 2 * tune.DRAW_COUNT)[:tune.DRAW_COUNT], draw)  # a larger draw extends it
         self.assertFalse(set(tune.grid("draw", 2 * tune.DRAW_COUNT)) & set(shape_sweep.RANDOM_SHAPES))
 
+    def test_the_committed_table_holds_the_draw_and_the_grid(self):
+        # The H100 table's shapes off the default grid are the draw's first DRAW_COUNT: a change to the draw
+        # (random_shapes, the seed, the sweep's shapes) would make a resumed run time other shapes.
+        sys.path.insert(0, str(SCRIPTS))
+        try:
+            import tune
+        finally:
+            sys.path.remove(str(SCRIPTS))
+        table = ROOT / "results/tuning/nvidia_h100_80gb_hbm3_bf16.csv"
+        with open(table, newline="") as f:
+            shapes = {(int(r["m"]), int(r["n"]), int(r["k"])) for r in csv.DictReader(f)}
+        off_grid = shapes - set(tune.grid("default"))
+        self.assertEqual(off_grid, set(tune.grid("draw")))
+
     def test_an_unknown_grid_is_refused(self):
         r = run(SCRIPTS / "tune.py", "--grid", "nope", "--dry-run")
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("the grids are default, draw and smoke", r.stderr)
+        for bad in (["--grid", "smoke", "--draw-count", "5"], ["--grid", "draw", "--draw-count", "0"],
+                    ["--grid", "draw", "--draw-count", "100000000"]):
+            r = run(SCRIPTS / "tune.py", *bad, "--dry-run")
+            self.assertNotEqual(r.returncode, 0, bad)
+            self.assertIn("--draw-count", r.stderr)
 
 
 class ShapesTable(unittest.TestCase):
@@ -238,7 +257,7 @@ class ShapesTable(unittest.TestCase):
         # Two shapes with M <= 16 (one at cuBLAS's speed, one slower), one with M = 17 that does not count.
         head = "step,family,m,n,k,kernel,ms,step_ratio,step_ratio_q25,step_ratio_q75,clock_mhz\n"
         rows = ["29,decode,1,1000,1000,step,0.002,1,1,1,1980", "29,decode,1,1000,1000,cublas,0.002,1.0,0.9,1.1,1980",
-                "29,random,16,500,4000,step,0.01,1,1,1,1900", "29,random,16,500,4000,cublas,0.008,0.8,0.75,0.85,1900",
+                "29,random,16,504,4000,step,0.01,1,1,1,1900", "29,random,16,504,4000,cublas,0.008,0.8,0.75,0.85,1900",
                 "29,random,17,500,4000,step,0.01,1,1,1,1900", "29,random,17,500,4000,cublas,0.001,0.1,0.1,0.1,1900"]
         with tempfile.TemporaryDirectory() as d:
             f, book = Path(d) / "s.csv", Path(d) / "book.md"
@@ -247,13 +266,25 @@ class ShapesTable(unittest.TestCase):
             r = run(SCRIPTS / "shapes_table.py", f, "--book", book, "--block", "p", "--decode", "29")
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             text = book.read_text()
-            self.assertIn("at or above cuBLAS on 1 of 2 shapes, geometric mean 0.894× cuBLAS", text)  # sqrt(0.8)
-            # 2 (16*4000 + 500*4000 + 16*500) bytes = 4.144 MB: 0.41 TB/s in 0.01 ms, 0.52 in 0.008
-            self.assertIn("| 16×500×4000 | 0.41 | 0.52 | 0.800 [0.750–0.850] | 1900 |", text)
+            self.assertIn("at or above cuBLAS: 1 of 2 shapes with N % 8 == 0, geometric mean 0.894×.", text)  # sqrt(0.8)
+            # 2 (16*4000 + 504*4000 + 16*504) bytes = 4.176 MB: 0.42 TB/s in 0.01 ms, 0.52 in 0.008
+            self.assertIn("| 16×504×4000 | 0.42 | 0.52 | 0.800 [0.750–0.850] | 1900 |", text)
             self.assertNotIn("17×500", text)
             r = run(SCRIPTS / "shapes_table.py", f, "--book", book, "--block", "p", "--decode", "28")
             self.assertNotEqual(r.returncode, 0)
             self.assertIn("no shape of step 28 with M <= 16", r.stderr)
+            # bad input: one line and a non-zero exit, never a traceback
+            f.write_text("step,m,n,k,kernel\n29,1,2,3,step\n")
+            r = run(SCRIPTS / "shapes_table.py", f, "--book", book, "--block", "p", "--decode", "29")
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("no column ms", r.stderr)
+            self.assertNotIn("Traceback", r.stderr)
+            for bad in (["--pickers", "29,29"], ["--pickers", "29"], ["--decode", "29", "--pickers", "29,28"]):
+                r = run(SCRIPTS / "shapes_table.py", f, "--book", book, "--block", "p", *bad)
+                self.assertNotEqual(r.returncode, 0, bad)
+                self.assertTrue(r.stderr.startswith("error: "), r.stderr)
+            r = run(SCRIPTS / "shapes_table.py", Path(d) / "none.csv", "--book", book, "--block", "p", "--decode", "29")
+            self.assertIn("cannot read", r.stderr)
 
     def test_pickers_from_a_csv(self):
         # One aligned random-set shape with both references (t_best / t_picked by hand below), one with
