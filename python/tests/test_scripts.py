@@ -213,15 +213,26 @@ class TuneDrawGrid(unittest.TestCase):
             self.assertIn("--draw-count", r.stderr)
 
 
+def block_from_csv(d, head, rows, *mode):
+    """Writes rows under head as d/s.csv and a chapter d/book.md with an empty block p, runs shapes_table.py
+    `mode` into it: (the CSV's path, the chapter's, the run)."""
+    f, book = Path(d) / "s.csv", Path(d) / "book.md"
+    f.write_text(head + "\n".join(rows) + "\n")
+    book.write_text("<!-- p:table -->\n<!-- /p -->\n")
+    return f, book, run(SCRIPTS / "shapes_table.py", f, "--book", book, "--block", "p", *mode)
+
+
 class ShapesTable(unittest.TestCase):
     CSV = ROOT / "results/nvidia_h100_80gb_hbm3_shapes.csv"
 
-    def test_the_chapter_block_is_what_the_committed_csv_says(self):
+    def test_the_chapter_blocks_are_what_the_committed_csv_says(self):
         if not self.CSV.exists():
             self.skipTest("no results/nvidia_h100_80gb_hbm3_shapes.csv")
-        r = run(SCRIPTS / "shapes_table.py", self.CSV, "--book", ROOT / "docs/every_shape.md", "--block", "shapes_h100",
-                "--steps", "29,28", "--check")
-        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        for block, mode in (("shapes_h100", ["--steps", "29,28"]), ("pickers_h100", ["--pickers", "29,28"]),
+                            ("decode_h100", ["--decode", "29"])):
+            r = run(SCRIPTS / "shapes_table.py", self.CSV, "--book", ROOT / "docs/every_shape.md", "--block", block,
+                    *mode, "--check")
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
     def test_a_stale_block_fails_the_check_and_is_rewritten(self):
         if not self.CSV.exists():
@@ -239,20 +250,6 @@ class ShapesTable(unittest.TestCase):
             self.assertNotEqual(r.returncode, 0)
             self.assertIn("no rows of step 99", r.stderr)
 
-    def test_the_pickers_block_is_what_the_committed_csv_says(self):
-        if not self.CSV.exists():
-            self.skipTest("no results/nvidia_h100_80gb_hbm3_shapes.csv")
-        r = run(SCRIPTS / "shapes_table.py", self.CSV, "--book", ROOT / "docs/every_shape.md", "--block", "pickers_h100",
-                "--pickers", "29,28", "--check")
-        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-
-    def test_the_decode_block_is_what_the_committed_csv_says(self):
-        if not self.CSV.exists():
-            self.skipTest("no results/nvidia_h100_80gb_hbm3_shapes.csv")
-        r = run(SCRIPTS / "shapes_table.py", self.CSV, "--book", ROOT / "docs/every_shape.md", "--block", "decode_h100",
-                "--decode", "29", "--check")
-        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-
     def test_decode_from_a_csv(self):
         # Two shapes with M <= 16 (one at cuBLAS's speed, one slower), one with M = 17 that does not count.
         head = "step,family,m,n,k,kernel,ms,step_ratio,step_ratio_q25,step_ratio_q75,clock_mhz\n"
@@ -260,10 +257,7 @@ class ShapesTable(unittest.TestCase):
                 "29,random,16,504,4000,step,0.01,1,1,1,1900", "29,random,16,504,4000,cublas,0.008,0.8,0.75,0.85,1900",
                 "29,random,17,500,4000,step,0.01,1,1,1,1900", "29,random,17,500,4000,cublas,0.001,0.1,0.1,0.1,1900"]
         with tempfile.TemporaryDirectory() as d:
-            f, book = Path(d) / "s.csv", Path(d) / "book.md"
-            f.write_text(head + "\n".join(rows) + "\n")
-            book.write_text("<!-- p:table -->\n<!-- /p -->\n")
-            r = run(SCRIPTS / "shapes_table.py", f, "--book", book, "--block", "p", "--decode", "29")
+            f, book, r = block_from_csv(d, head, rows, "--decode", "29")
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             text = book.read_text()
             self.assertIn("at or above cuBLAS: 1 of 2 shapes with N % 8 == 0, geometric mean 0.894×.", text)  # sqrt(0.8)
@@ -297,10 +291,7 @@ class ShapesTable(unittest.TestCase):
                 '28,random,100,512,1024,cublaslt_best,"lt#3 (algo 6)",1.0,0.6',
                 "29,random,100,512,1032,step,,1.0,1.0", "29,random,100,512,1032,cublas,,1.0,0.7"]
         with tempfile.TemporaryDirectory() as d:
-            f, book = Path(d) / "s.csv", Path(d) / "book.md"
-            f.write_text(head + "\n".join(rows) + "\n")
-            book.write_text("<!-- p:table -->\n<!-- /p -->\n")
-            r = run(SCRIPTS / "shapes_table.py", f, "--book", book, "--block", "p", "--pickers", "29,28")
+            f, book, r = block_from_csv(d, head, rows, "--pickers", "29,28")
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             text = book.read_text()
             self.assertIn("| who picks, and how | aligned (1) | K % 16 == 8 (0) |", text)
