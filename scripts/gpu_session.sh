@@ -88,6 +88,12 @@
 #                                   grid, stopping after TUNE_MINUTES, default 4, and resuming from
 #                                   $OUT/run/tuning.csv when TUNE_IN names a CSV carried back; MENU_CHECKED=1
 #                                   skips the checks where they passed earlier on the same machine)
+#   PROFILE_ENTRIES=E1,E2 PROFILE_SHAPES="MxNxK ..." scripts/gpu_session.sh entries
+#                                   ncu (clocks as found, one launch: the tuner's check) of each menu entry at
+#                                   each shape, through build/bin/tune, beside its paired ratio over cuBLAS
+#                                   (PROFILE_ROUNDS, default 5): time, DRAM bytes, L2 requests, sectors and
+#                                   write sectors, tensor pipe -> $OUT/run/entries.md and entries_tune.csv;
+#                                   PROFILE_STALLS=1 adds the warps' stall reasons per issued instruction
 #   STEP=23 [PREV=22] scripts/gpu_session.sh step
 #                                   a new (or candidate) bf16 step in one call: the GPU tests of every
 #                                   Hopper step ([hopper]), fuzz (FUZZ_COUNT, default 800) and the four
@@ -129,6 +135,15 @@ case "${1:-}" in
     fi
     [ -f build/lib/libgemmsteps.so ] || { echo "$1: no build/lib/libgemmsteps.so (make lib; make gpu-carry packs it)" >&2; exit 2; }
     ;;
+  entries)
+    [ -x build/bin/tune ] || { echo "entries: no build/bin/tune (make gpu-carry builds it)" >&2; exit 2; }
+    [ -n "${PROFILE_ENTRIES:-}" ] && [ -n "${PROFILE_SHAPES:-}" ] || {
+      echo "entries: set PROFILE_ENTRIES (menu names, comma-separated) and PROFILE_SHAPES (MxNxK, space-separated)" >&2; exit 2; }
+    for shape in $PROFILE_SHAPES; do
+      [[ "$shape" =~ ^[1-9][0-9]*x[1-9][0-9]*x[1-9][0-9]*$ ]] || { echo "entries: shape '$shape' is not MxNxK" >&2; exit 2; }
+    done
+    command -v ncu > /dev/null || { echo "entries: no ncu on this machine" >&2; exit 2; }
+    ;;
   menu)
     for b in tests fuzz tune; do
       [ -x "build/bin/$b" ] || { echo "menu: no build/bin/$b (make gpu-carry builds it)" >&2; exit 2; }
@@ -161,7 +176,7 @@ case "${1:-}" in
       compgen -G "build/bin/${id}_*" > /dev/null || { echo "step: no binary build/bin/${id}_* (ids as in kernels/NN_name.cu)" >&2; exit 2; }
     done
     ;;
-  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|outliers|promote|pitch|step|fp8|family|menu|torch|bench-torch" >&2; exit 2 ;;
+  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|outliers|promote|pitch|step|fp8|family|menu|entries|torch|bench-torch" >&2; exit 2 ;;
 esac
 OUT=${OUT:-gpu_out}
 mkdir -p "$OUT/run"
@@ -575,6 +590,32 @@ PY
       done
     done
     summary+=("pitch ($((SECONDS - start)) s)")
+    ;;
+  entries)
+    start=$SECONDS
+    metrics=(gpu__time_duration.sum dram__bytes.sum lts__t_requests.sum lts__t_sectors.sum lts__t_sectors_op_write.sum
+             sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active)
+    list=$(IFS=,; echo "${metrics[*]}")
+    [ "${PROFILE_STALLS:-0}" = 1 ] && list="$list,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio"
+    { echo "| shape | entry | time | DRAM | L2 requests | L2 sectors | L2 write sectors | tensor pipe (%) |"
+      echo "|---|---|---:|---:|---:|---:|---:|---:|"; } > "$R/entries.md"
+    for shape in $PROFILE_SHAPES; do
+      for e in ${PROFILE_ENTRIES//,/ }; do
+        log="$R/entries_${e}_${shape}.log"
+        guard timeout 120 ncu --clock-control none -k regex:gemm_kernel -c 1 --metrics "$list" build/bin/tune --shapes "$shape" \
+          --entries "$e" --rounds "${PROFILE_ROUNDS:-5}" --hand-step "" --csv "$R/entries_tune.csv" > "$log" 2>&1
+        rc=$?
+        row="| $shape | $e |"
+        for m in "${metrics[@]}"; do  # time and bytes with ncu's unit (it scales them: us or ms, Mbyte or Gbyte)
+          row="$row $(awk -v m="$m" '$1 == m {print (m ~ /^(gpu__time|dram__bytes)/ ? $NF " " $(NF-1) : $NF)}' "$log" | tail -n 1) |"
+        done
+        echo "$row" >> "$R/entries.md"
+        summary+=("entries $e $shape (rc=$rc): $(grep -E "^$shape:" "$log" | tail -n 1)")
+        [ $rc -eq 0 ] || status=1
+      done
+    done
+    cat "$R/entries.md"
+    summary+=("entries ($((SECONDS - start)) s)")
     ;;
   roofline)
     start=$SECONDS
