@@ -171,29 +171,37 @@ def _num(v):
         return None
 
 
+def read_rows(csv_path, columns=()):
+    """A shapes CSV's burst rows as dicts, m, n and k as integers; exits with one line when it cannot be
+    read, lacks one of step, m, n, k, kernel and `columns`, or has a shape that is not three integers."""
+    need = ("step", "m", "n", "k", "kernel") + tuple(columns)
+    try:
+        with open(csv_path, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            missing = [c for c in need if c not in (reader.fieldnames or [])]
+            if missing:
+                sys.exit(f"error: {csv_path}: no column {', '.join(missing)} (not a CSV of bench.py --shapes)")
+            rows = [r for r in reader if r.get("mode", "burst") == "burst"]
+    except (OSError, UnicodeDecodeError) as e:
+        sys.exit(f"error: cannot read {csv_path}: {getattr(e, 'strerror', None) or e}")
+    for line, r in enumerate(rows, start=2):
+        try:
+            r["m"], r["n"], r["k"] = int(r["m"]), int(r["n"]), int(r["k"])
+        except (TypeError, ValueError):
+            sys.exit(f"error: {csv_path}:{line}: m, n and k must be integers (got {r.get('m')}, {r.get('n')}, "
+                     f"{r.get('k')}); a truncated or edited file?")
+    return rows
+
+
 def read_results(csv_path):
     """One dict per (step, shape) of a shapes CSV (any subset of steps and shapes), in step order then
     the sweep's shape order: step, name, family, m, n, k, status ('ok', or the step row's check, e.g.
     'REFUSED (...)', 'FAIL (exit 1)'), tflops, ms, clock (step's SM MHz), ratio, q25, q75 (to the best
     reference; None without one), best (its kernel name), best_clock, refs {kernel: ratio}, untimed_refs
     (references dropped for computing another C than cuBLAS)."""
-    try:
-        with open(csv_path) as f:
-            reader = csv.DictReader(f)
-            missing = [c for c in ("step", "m", "n", "k", "kernel") if c not in (reader.fieldnames or [])]
-            if missing:
-                sys.exit(f"error: {csv_path}: no column {', '.join(missing)} (not a CSV of bench.py --shapes)")
-            rows = [r for r in reader if r.get("mode", "burst") == "burst"]
-    except OSError as e:
-        sys.exit(f"error: cannot read {csv_path}: {e.strerror}")
     groups = {}
-    for line, r in enumerate(rows, start=2):
-        try:
-            key = (r["step"], int(r["m"]), int(r["n"]), int(r["k"]))
-        except (TypeError, ValueError):
-            sys.exit(f"error: {csv_path}:{line}: m, n and k must be integers (got {r.get('m')}, {r.get('n')}, "
-                     f"{r.get('k')}); a truncated or edited file?")
-        groups.setdefault(key, []).append(r)
+    for r in read_rows(csv_path):
+        groups.setdefault((r["step"], r["m"], r["n"], r["k"]), []).append(r)
     out = []
     for (sid, m, n, k), group in groups.items():
         me = next((r for r in group if r["kernel"] == "step"), None)

@@ -245,29 +245,6 @@ def classes_table(csv_path, steps):
     return "\n".join(lines) + "\n"
 
 
-def raw_rows(csv_path, columns):
-    """The CSV's burst rows as dicts, m, n and k as integers; exits with one line when it cannot be read,
-    lacks one of `columns` (besides step, m, n, k and kernel) or has a shape that is not three integers
-    (the checks of shape_sweep.read_results, for the blocks that need each reference's own row)."""
-    need = ("step", "m", "n", "k", "kernel") + tuple(columns)
-    try:
-        with open(csv_path, newline="", encoding="utf-8") as f:
-            reader = csv.DictReader(f)
-            missing = [c for c in need if c not in (reader.fieldnames or [])]
-            if missing:
-                sys.exit(f"error: {csv_path}: no column {', '.join(missing)} (not a CSV of bench.py --shapes)")
-            rows = [r for r in reader if r.get("mode", "burst") == "burst"]
-    except (OSError, UnicodeDecodeError) as e:
-        sys.exit(f"error: cannot read {csv_path}: {getattr(e, 'strerror', None) or e}")
-    for line, r in enumerate(rows, start=2):
-        try:
-            r["m"], r["n"], r["k"] = int(r["m"]), int(r["n"]), int(r["k"])
-        except (TypeError, ValueError):
-            sys.exit(f"error: {csv_path}:{line}: m, n and k must be integers (got {r.get('m')}, {r.get('n')}, "
-                     f"{r.get('k')}); a truncated or edited file?")
-    return rows
-
-
 def pickers_table(csv_path, step, hand):
     """A Markdown table: for each way of picking a kernel, the geometric mean over each class of the random
     set with N % 8 == 0 of t_best / t_picked, where t_best is the faster of cuBLAS and cuBLASLt's best of
@@ -275,7 +252,7 @@ def pickers_table(csv_path, step, hand):
     for cuBLASLt how often its heuristic's first choice (detail "lt#1") was the fastest of the eight. Only
     shapes where both references were timed count. The hand-rule and measured steps' cells are their own
     paired ratios to that best. Exits with one line when the CSV has no random rows of `step` or `hand`."""
-    rows = raw_rows(csv_path, ("family", "detail", "tflops", "step_ratio"))
+    rows = sw.read_rows(csv_path, ("family", "detail", "tflops", "step_ratio"))
     num = sw._num
     by_shape = {}
     for r in rows:
@@ -285,6 +262,14 @@ def pickers_table(csv_path, step, hand):
     for sid in (step, hand):
         if not any(key[0] == sid for key in by_shape):
             sys.exit(f"error: {csv_path}: no random-set rows of step {sid}")
+    def best_of(kern):
+        """t_best / t_step of one process: the smaller of cuBLAS's and cuBLASLt best-of-8's paired ratios,
+        None unless both were timed and the step ran."""
+        refs = [num(kern[name]["step_ratio"]) for name in ("cublas", "cublaslt_best") if name in kern]
+        if len(refs) != 2 or None in refs or "step" not in kern or num(kern["step"]["tflops"]) is None:
+            return None
+        return min(refs)
+
     lines = [f"| who picks, and how | {' | '.join(RANDOM_LABEL[c] + ' (' + '{n_' + c + '}' + ')' for c in PICK_CLASSES)} |",
              "|---|" + "---:|" * len(PICK_CLASSES)]
     cells = {name: [] for name in PICKERS}
@@ -295,22 +280,20 @@ def pickers_table(csv_path, step, hand):
         for (sid, m, n, k), kern in sorted(by_shape.items()):
             if sid != step or sw.random_class(m, n, k) != cls:
                 continue
-            refs = {name: num(kern[name]["step_ratio"]) for name in ("cublas", "cublaslt_best") if name in kern}
-            if len(refs) != 2 or None in refs.values() or "step" not in kern or num(kern["step"]["tflops"]) is None:
+            best = best_of(kern)
+            if best is None:
                 continue
-            best = min(refs.values())  # t_best / t_step: the smaller time over the step's
             shapes += 1
             first_best += kern["cublaslt_best"]["detail"].startswith("lt#1 ")
-            got["cublas"].append(best / refs["cublas"])
-            got["cublaslt_best"].append(best / refs["cublaslt_best"])
+            for ref in ("cublas", "cublaslt_best"):
+                got[ref].append(best / num(kern[ref]["step_ratio"]))
             for ref in ("cutlass_coop_128x256x64_c2x1", "cutlass_pingpong_128x128x64_c1x1"):
                 if ref in kern and num(kern[ref]["step_ratio"]) is not None:
                     got[ref].append(best / num(kern[ref]["step_ratio"]))
             got["step"].append(best)
-            h = by_shape.get((hand, m, n, k), {})
-            h_refs = [num(h[name]["step_ratio"]) for name in ("cublas", "cublaslt_best") if name in h]
-            if len(h_refs) == 2 and None not in h_refs and "step" in h and num(h["step"]["tflops"]) is not None:
-                got["hand"].append(min(h_refs))
+            hand_best = best_of(by_shape.get((hand, m, n, k), {}))
+            if hand_best is not None:
+                got["hand"].append(hand_best)
         counts[cls] = shapes
         for name in PICKERS:
             gm = sw.geomean(got[name])
@@ -338,7 +321,7 @@ def decode_table(csv_path, step, m_max=DECODE_M_MAX, worst=5):
     step's SM clock. Exits with one line when the CSV has no such shape of `step`."""
     num = sw._num
     shapes = {}
-    for r in raw_rows(csv_path, ("ms", "step_ratio", "step_ratio_q25", "step_ratio_q75", "clock_mhz")):
+    for r in sw.read_rows(csv_path, ("ms", "step_ratio", "step_ratio_q25", "step_ratio_q75", "clock_mhz")):
         if r["step"] == step and r["m"] <= m_max:
             shapes.setdefault((r["m"], r["n"], r["k"]), {})[r["kernel"]] = r
     got = []

@@ -146,7 +146,6 @@ def main():
     if len(entries) > 1 and {"awaiting", "awaiting-h200"} & set(entries):
         sys.exit("error: --entries awaiting or awaiting-h200 stands alone, not in a list of names")
     if entries in (["awaiting"], ["awaiting-h200"]):
-        sys.path.insert(0, str(ROOT / "scripts"))
         from step_constants import menu_awaiting  # noqa: E402
         entries = menu_awaiting("kAwaitingTune" if entries == ["awaiting"] else "kAwaitingTuneH200")
         if not entries:

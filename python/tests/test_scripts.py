@@ -168,7 +168,8 @@ class DispatchRegret(unittest.TestCase):
 class TuneDrawGrid(unittest.TestCase):
     """scripts/tune.py --grid draw: rows between the grid's points, never a shape of the random set."""
 
-    def test_draw_is_fixed_disjoint_from_the_random_set_and_of_two_classes(self):
+    @classmethod
+    def setUpClass(cls):
         # bench_torch (imported by an earlier test) takes scripts/ off sys.path (its profile.py would shadow
         # the standard library's): put it back for these two imports only.
         sys.path.insert(0, str(SCRIPTS))
@@ -177,6 +178,10 @@ class TuneDrawGrid(unittest.TestCase):
             import tune
         finally:
             sys.path.remove(str(SCRIPTS))
+        cls.shape_sweep, cls.tune = shape_sweep, tune
+
+    def test_draw_is_fixed_disjoint_from_the_random_set_and_of_two_classes(self):
+        shape_sweep, tune = self.shape_sweep, self.tune
         draw = tune.grid("draw")
         self.assertEqual(draw, tune.grid("draw"))  # the same list every run (a committed seed)
         self.assertEqual(len(draw), tune.DRAW_COUNT)
@@ -191,11 +196,7 @@ class TuneDrawGrid(unittest.TestCase):
     def test_the_committed_table_holds_the_draw_and_the_grid(self):
         # The H100 table's shapes off the default grid are the draw's first DRAW_COUNT: a change to the draw
         # (random_shapes, the seed, the sweep's shapes) would make a resumed run time other shapes.
-        sys.path.insert(0, str(SCRIPTS))
-        try:
-            import tune
-        finally:
-            sys.path.remove(str(SCRIPTS))
+        tune = self.tune
         table = ROOT / "results/tuning/nvidia_h100_80gb_hbm3_bf16.csv"
         with open(table, newline="") as f:
             shapes = {(int(r["m"]), int(r["n"]), int(r["k"])) for r in csv.DictReader(f)}
