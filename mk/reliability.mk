@@ -133,11 +133,20 @@ $(BUILD)/bin/variant_35_c2m: $(BUILD)/obj/variants/35_c2m.o $(MAIN_OBJ) $(COMMON
 .PHONY: fp8-variants
 fp8-variants: $(FP8_VARIANTS)
 
-#> make gpu-carry            build/carry/bin.tar.xz: every executable and build/lib/libgemmsteps.so, stripped and compressed, for a GPU machine with no compiler; scripts/gpu_session.sh unpacks it into build/bin and build/lib
+# build/lib/libtmap_spy.so: logs the TMA tensor maps a process encodes (cuBLAS's too), for gpu_session.sh tmaps
+TMAP_SPY := $(BUILD)/lib/libtmap_spy.so
+$(TMAP_SPY): scripts/tmap_spy.cpp
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -O2 -Wall -Wextra -shared -fPIC -I$(CUDA_HOME)/include $< -o $@ -ldl
+#> make tmap-spy             build/lib/libtmap_spy.so: LD_PRELOAD it to log every tensor map a process encodes (cuBLAS's included)
+.PHONY: tmap-spy
+tmap-spy: $(TMAP_SPY)
+
+#> make gpu-carry            build/carry/bin.tar.xz: every executable, build/lib/libgemmsteps.so and libtmap_spy.so, stripped and compressed, for a GPU machine with no compiler; scripts/gpu_session.sh unpacks it into build/bin and build/lib
 .PHONY: gpu-carry
-gpu-carry: all $(BUILD)/bin/tests $(BUILD)/bin/fuzz $(BUILD)/bin/tune $(BUILD)/bin/soak $(FIXTURE_EXES) $(PROBE_EXES) $(TILE_VARIANTS) $(REPACK_VARIANTS) $(PROMOTE_VARIANTS) $(FP8_VARIANTS) $(LAB_EXES) $(LIB_SO)
+gpu-carry: all $(BUILD)/bin/tests $(BUILD)/bin/fuzz $(BUILD)/bin/tune $(BUILD)/bin/soak $(FIXTURE_EXES) $(PROBE_EXES) $(TILE_VARIANTS) $(REPACK_VARIANTS) $(PROMOTE_VARIANTS) $(FP8_VARIANTS) $(LAB_EXES) $(LIB_SO) $(TMAP_SPY)
 	@rm -rf $(BUILD)/carry && mkdir -p $(BUILD)/carry/bin $(BUILD)/carry/lib
 	cp $(BUILD)/bin/* $(BUILD)/carry/bin/ && strip $(BUILD)/carry/bin/*
-	cp $(LIB_SO) $(BUILD)/carry/lib/ && strip --strip-unneeded $(BUILD)/carry/lib/*
+	cp $(LIB_SO) $(TMAP_SPY) $(BUILD)/carry/lib/ && strip --strip-unneeded $(BUILD)/carry/lib/*
 	tar cJf $(BUILD)/carry/bin.tar.xz -C $(BUILD)/carry bin lib && rm -rf $(BUILD)/carry/bin $(BUILD)/carry/lib
 	@ls -l $(BUILD)/carry/bin.tar.xz

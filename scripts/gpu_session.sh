@@ -93,8 +93,17 @@
 #                                   each shape, through build/bin/tune, beside its paired ratio over cuBLAS
 #                                   (PROFILE_ROUNDS, default 5): time, DRAM bytes, L2 requests, sectors and
 #                                   write sectors, tensor pipe -> $OUT/run/entries.md and entries_tune.csv;
-#                                   PROFILE_STALLS=1 adds the warps' stall reasons per issued instruction
-#   STEP=23 [PREV=22] scripts/gpu_session.sh step
+#                                   PROFILE_STALLS=1 adds the warps' stall reasons per issued instruction;
+#                                   PROFILE_SOURCE=1 adds ncu's source page (SASS, per-instruction stall
+#                                   samples) of a later launch -> $OUT/run/source_<entry>_<shape>_gemm_kernel.csv
+#                                   (PROFILE_SOURCE_CUBLAS=1: cuBLAS's nvjet kernel of the same loop too)
+#   TMAP_SHAPES="MxNxK ..." scripts/gpu_session.sh tmaps
+#                                   the TMA tensor maps each library encodes (box, swizzle, L2 promotion,
+#                                   out-of-bounds fill: build/lib/libtmap_spy.so, LD_PRELOADed) at each shape:
+#                                   build/bin/tune with TMAP_ENTRIES (default co128x256-c2m-s4) beside
+#                                   cuBLAS's default, and each step of TMAP_STEPS (ids, default none) with its
+#                                   references (cuBLASLt's algorithms too) -> $OUT/run/tmaps.md, one table of
+#                                   distinct maps per run with the calls that made each
 #                                   a new (or candidate) bf16 step in one call: the GPU tests of every
 #                                   Hopper step ([hopper]), fuzz (FUZZ_COUNT, default 800) and the four
 #                                   sanitizers on STEP, side by side; then, only if they all passed and
@@ -144,6 +153,17 @@ case "${1:-}" in
     done
     command -v ncu > /dev/null || { echo "entries: no ncu on this machine" >&2; exit 2; }
     ;;
+  tmaps)
+    [ -x build/bin/tune ] && [ -f build/lib/libtmap_spy.so ] || {
+      echo "tmaps: no build/bin/tune or build/lib/libtmap_spy.so (make gpu-carry builds both)" >&2; exit 2; }
+    [ -n "${TMAP_SHAPES:-}" ] || { echo "tmaps: set TMAP_SHAPES (MxNxK, space-separated)" >&2; exit 2; }
+    for shape in $TMAP_SHAPES; do
+      [[ "$shape" =~ ^[1-9][0-9]*x[1-9][0-9]*x[1-9][0-9]*$ ]] || { echo "tmaps: shape '$shape' is not MxNxK" >&2; exit 2; }
+    done
+    for id in ${TMAP_STEPS:-}; do
+      compgen -G "build/bin/${id}_*" > /dev/null || { echo "tmaps: no binary build/bin/${id}_* (TMAP_STEPS=\"29 33\")" >&2; exit 2; }
+    done
+    ;;
   menu)
     for b in tests fuzz tune; do
       [ -x "build/bin/$b" ] || { echo "menu: no build/bin/$b (make gpu-carry builds it)" >&2; exit 2; }
@@ -176,7 +196,7 @@ case "${1:-}" in
       compgen -G "build/bin/${id}_*" > /dev/null || { echo "step: no binary build/bin/${id}_* (ids as in kernels/NN_name.cu)" >&2; exit 2; }
     done
     ;;
-  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|outliers|promote|pitch|step|fp8|family|menu|entries|torch|bench-torch" >&2; exit 2 ;;
+  *) echo "usage: scripts/gpu_session.sh checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|outliers|promote|pitch|step|fp8|family|menu|entries|tmaps|torch|bench-torch" >&2; exit 2 ;;
 esac
 OUT=${OUT:-gpu_out}
 mkdir -p "$OUT/run"
@@ -612,10 +632,49 @@ PY
         echo "$row" >> "$R/entries.md"
         summary+=("entries $e $shape (rc=$rc): $(grep -E "^$shape:" "$log" | tail -n 1)")
         [ $rc -eq 0 ] || status=1
+        if [ "${PROFILE_SOURCE:-0}" = 1 ]; then  # per-SASS-instruction warp stall samples of the same launch
+          for kern in gemm_kernel ${PROFILE_SOURCE_CUBLAS:+nvjet_sm90}; do
+            rep="$R/source_${e}_${shape}_${kern}"
+            guard timeout 150 ncu --clock-control none -k "regex:$kern" -s "${PROFILE_SOURCE_SKIP:-4}" -c 1 --section SourceCounters \
+              --section WarpStateStats -f -o "$rep" build/bin/tune --shapes "$shape" --entries "$e" --rounds 3 --hand-step "" \
+              --csv "$rep.tune.csv" > "$rep.log" 2>&1 && ncu -i "$rep.ncu-rep" --page source --csv --print-source sass > "$rep.csv" 2>> "$rep.log"
+            rc=$?
+            summary+=("source $e $shape $kern (rc=$rc): $(($(wc -l < "$rep.csv" 2>/dev/null || echo 1) - 1)) SASS lines")
+            rm -f "$rep.ncu-rep"
+          done
+        fi
       done
     done
     cat "$R/entries.md"
     summary+=("entries ($((SECONDS - start)) s)")
+    ;;
+  tmaps)
+    start=$SECONDS
+    spy="$PWD/build/lib/libtmap_spy.so"
+    : > "$R/tmaps.md"
+    tmap_run() {  # label, then the command; its maps -> one table (the base address left out, calls counted)
+      local label=$1 log="$R/tmaps_$(echo "$1" | tr -c 'A-Za-z0-9_.\n' '_').log"
+      shift
+      rm -f "$log.maps"
+      guard timeout 120 env LD_PRELOAD="$spy" TMAP_SPY_LOG="$log.maps" "$@" > "$log" 2>&1
+      local rc=$?
+      { echo "### $label (rc=$rc)"; echo; echo '```'
+        [ -f "$log.maps" ] && sed 's/ base_mod_1024=[0-9]*//' "$log.maps" | sort | uniq -c | sort -rn
+        echo '```'; echo; } >> "$R/tmaps.md"
+      summary+=("tmaps $label (rc=$rc): $( [ -f "$log.maps" ] && wc -l < "$log.maps" || echo 0) maps encoded")
+      [ $rc -eq 0 ] || status=1
+    }
+    for shape in $TMAP_SHAPES; do
+      IFS=x read -r m n k <<< "$shape"
+      tmap_run "tune $shape ${TMAP_ENTRIES:-co128x256-c2m-s4}" build/bin/tune --shapes "$shape" \
+        --entries "${TMAP_ENTRIES:-co128x256-c2m-s4}" --rounds 3 --hand-step "" --csv "$R/tmaps_tune.csv"
+      for id in ${TMAP_STEPS:-}; do
+        bin=$(compgen -G "build/bin/${id}_*" | head -n 1)
+        tmap_run "step $id $shape" "$bin" --m "$m" --n "$n" --k "$k" --reps 20 --settle-s 0
+      done
+    done
+    cat "$R/tmaps.md"
+    summary+=("tmaps ($((SECONDS - start)) s)")
     ;;
   roofline)
     start=$SECONDS

@@ -112,12 +112,7 @@ inline constexpr std::array<const char*, 0> kAwaitingTune = {};
 /// along C^T's rows (A's tile shared and multicast, step 17: 128 + 72 and 128 + 96 box rows a K tile
 /// for 128 x 144 and 128 x 192 sums), which at 572 x 23520 x 3352 cut the 128 x 192 tile's L2 requests
 /// from 28.9 M to 20.6 M and took it from 0.514x to 0.715x cuBLAS (H100, ncu and the tuner).
-inline constexpr std::array<const char*, 22> kAwaitingTuneH200 = {
-    "pp128x128-c2x2-s6", "pp128x160-c2x2-s5", "pp64x64-psk-s12",   "co128x128-psk-s6",  "co128x256-psk-s4",
-    "pp128x128-c2x2-psk-s6", "pp64x64-c2n-s12", "pp64x96-c2m-s10", "pp64x128-c2m-s8",   "pp128x80-swap-s7",
-    "pp128x96-swap-s6",  "pp128x112-swap-s6", "co128x144-swap-s5", "co128x192-swap-s4", "pp64x80-swap-s10",
-    "pp64x128-swap-s8",  "pp64x192-swap-s6",  "co128x144-swap-stm-s5", "co128x192-swap-stm-s4",
-    "pp64x80-swap-stm-s10", "co128x144-swap-c2m-stm-s5", "co128x192-swap-c2m-stm-s4"};
+inline constexpr std::array<const char*, 0> kAwaitingTuneH200 = {};
 
 /// The entry's name in the field's terms: consumers (pp: ping-pong, co: cooperative), BM x BN, then
 /// swap (a tile of C^T), a cluster (c2m: two along M, c2n: along N, c2x2: both), stmatrix (stm), a
