@@ -151,7 +151,7 @@ clean:
 #> make test                 build everything, then the Catch2 suite (CPU, SASS, and GPU tests with a GPU; ~25 min on 2 cores from scratch) and the Python package's CPU tests
 # The SASS tests check the dumps of every step and twin (tests/test_sass.cpp), so they are made first.
 test: all $(BUILD)/bin/tests sass-dumps $(FIXTURE_EXES) $(PROBE_EXES) $(BUILD)/bin/fuzz $(BUILD)/bin/soak \
-      $(BUILD)/bin/registry_json $(BUILD)/bin/split_dump $(BUILD)/bin/dispatch_dump $(LAB_DRIVERS)
+      $(BUILD)/bin/registry_json $(BUILD)/bin/split_dump $(BUILD)/bin/dispatch_dump $(LAB_DRIVERS) $(TMAP_SPY)
 	@$(MAKE) --no-print-directory test-run
 
 #> make test-run             the suites, already built (what the GPU machine runs: it has no Catch2 or fmt); the last line adds up both

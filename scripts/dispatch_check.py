@@ -106,9 +106,10 @@ def leave_one_out(args):
     names = {0: "aligned", 1: "K % 16 == 8", 2: "N % 8 != 0", 4: "K % 64 != 0 (off the line)"}
     print(f"step 29's pick ({args.gpu}'s table) at each of its rows from the other rows alone, against the best measured there")
     for line in out.stdout.splitlines()[1:]:
-        cls, shapes, regret_gm, below = line.split(",")
+        cls, shapes, regret_gm, below, pick_gm, best_gm = line.split(",")
         label = names.get(int(cls), f"class {cls}")
-        print(f"  {label}: {shapes} shapes, regret (pick / best) {float(regret_gm):.3f}, below 0.95 on {below}")
+        print(f"  {label}: {shapes} shapes, regret (pick / best) {float(regret_gm):.3f}, below 0.95 on {below}; "
+              f"the pick {float(pick_gm):.3f}x cuBLAS, the best {float(best_gm):.3f}x (geometric means)")
     return 0
 
 

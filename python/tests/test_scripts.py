@@ -165,6 +165,94 @@ class DispatchRegret(unittest.TestCase):
             self.assertIn("not build/bin/tune's CSV", r.stderr)
 
 
+    def test_leave_one_out_prints_the_pick_and_the_best(self):
+        if not self.TOOL.exists():
+            self.skipTest("no build/bin/dispatch_dump (make test builds it)")
+        r = run(SCRIPTS / "dispatch_check.py", "--loo", "--gpu", "h100")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        import re
+        rows = re.findall(r"regret \(pick / best\) ([\d.]+), below 0.95 on \d+; the pick ([\d.]+)x cuBLAS, "
+                          r"the best ([\d.]+)x", r.stdout)
+        self.assertGreaterEqual(len(rows), 2, r.stdout)
+        for regret, pick, best in (tuple(map(float, row)) for row in rows):
+            self.assertLessEqual(pick, best)  # the best measured there bounds any pick
+            self.assertAlmostEqual(pick / best, regret, delta=0.002)  # a quotient of geometric means
+
+
+class TmapSpy(unittest.TestCase):
+    """build/lib/libtmap_spy.so (scripts/tmap_spy.cpp) against a stand-in for libcuda: a program that
+    looks up the driver as the CUDA runtime does (dlsym of cuGetProcAddress_v2, then cuGetProcAddress
+    through it, then cuTensorMapEncodeTiled through that) gets the spy's wrapper, which logs the
+    arguments and calls the real function."""
+    SPY = ROOT / "build/lib/libtmap_spy.so"
+    DRIVER = r"""
+#include <cuda.h>
+#include <cstdio>
+extern "C" CUresult real_encode(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+    const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+    CUtensorMapL2promotion, CUtensorMapFloatOOBfill) { std::puts("real encode"); return CUDA_SUCCESS; }
+extern "C" CUresult cuGetProcAddress_v2(const char* s, void** p, int, cuuint64_t, CUdriverProcAddressQueryResult*) {
+  std::string_view n(s);
+  *p = n == "cuTensorMapEncodeTiled" ? (void*)&real_encode : n == "cuGetProcAddress" ? (void*)&cuGetProcAddress_v2 : nullptr;
+  return *p ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+"""
+    PROGRAM = r"""
+#include <cuda.h>
+#include <dlfcn.h>
+#include <cstdio>
+typedef CUresult (*Proc)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
+typedef CUresult (*Encode)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
+    const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
+    CUtensorMapFloatOOBfill);
+int main(int, char** argv) {
+  void* h = dlopen(argv[1], RTLD_NOW);
+  if (!h) return 3;
+  Proc first = (Proc)dlsym(h, "cuGetProcAddress_v2");
+  void* proc = nullptr;
+  void* enc = nullptr;
+  if (first("cuGetProcAddress", &proc, 12000, 0, nullptr) != CUDA_SUCCESS) return 4;
+  if (((Proc)proc)("cuTensorMapEncodeTiled", &enc, 12000, 0, nullptr) != CUDA_SUCCESS) return 5;
+  CUtensorMap m;
+  cuuint64_t dims[2] = {4104, 4096}, strides[1] = {8208};
+  cuuint32_t box[2] = {64, 128}, es[2] = {1, 1};
+  return ((Encode)enc)(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, &m, dims, strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                       CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
+"""
+
+    def test_the_runtimes_lookup_path_is_logged(self):
+        import shutil
+        cuda = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "include"
+        if not self.SPY.exists():
+            self.skipTest("no build/lib/libtmap_spy.so (make test builds it)")
+        if not shutil.which("g++") or not (cuda / "cuda.h").exists():
+            self.skipTest("no g++ or no cuda.h")
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            (d / "driver.cpp").write_text("#include <string_view>\n" + self.DRIVER)
+            (d / "main.cpp").write_text(self.PROGRAM)
+            for cmd in (["g++", "-std=c++17", "-shared", "-fPIC", f"-I{cuda}", str(d / "driver.cpp"), "-o", str(d / "libdrv.so")],
+                        ["g++", "-std=c++17", f"-I{cuda}", str(d / "main.cpp"), "-o", str(d / "main"), "-ldl"]):
+                b = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+                self.assertEqual(b.returncode, 0, b.stderr)
+            log = d / "maps.log"
+            env = dict(os.environ, LD_PRELOAD=str(self.SPY), TMAP_SPY_LOG=str(log))
+            r = subprocess.run([str(d / "main"), str(d / "libdrv.so")], capture_output=True, text=True, timeout=60, env=env)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("real encode", r.stdout)  # the real function still encodes
+            lines = log.read_text().splitlines()
+            self.assertEqual(len(lines), 1, lines)
+            self.assertIn("caller=main type=BFLOAT16 rank=2 dims=4104x4096 strides=8208 box=64x128 elem_strides=1x1 "
+                          "interleave=0 swizzle=128B l2_promotion=256B oob_fill=zero", lines[0])
+            # Without the spy the same program runs and logs nothing.
+            log.unlink()
+            r = subprocess.run([str(d / "main"), str(d / "libdrv.so")], capture_output=True, text=True, timeout=60,
+                               env=dict(os.environ, TMAP_SPY_LOG=str(log)))
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertFalse(log.exists())
+
+
 class TuneDrawGrid(unittest.TestCase):
     """scripts/tune.py --grid draw: rows between the grid's points, never a shape of the random set."""
 

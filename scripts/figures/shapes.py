@@ -424,11 +424,12 @@ TUNED_HPP = "common/kernel_lib/family/tuned_bf16.hpp"
 TUNED_SHAPE = re.compile(r"TunedShape\{(\d+), (\d+), (\d+), ([-\d.]+)f?, \{\{(.*?)\}\}\},")
 TUNED_CELL = re.compile(r"\{([-\d.]+)f?, (-?\d+), (-?\d+)\}")  # {ratio, sk_tiles, blocks}
 TUNED_NAMES = re.compile(r"kTunedEntries\{\{(.*?)\}\};", re.S)
-ENTRY_NAME = re.compile(r"(?P<c>pp|co)(?P<bm>\d+)x(?P<bn>\d+)(?P<swap>-swap)?(?P<cl>-c2[mn]|-c2x2)?(?P<stm>-stm)?-s(?P<st>\d+)")
+ENTRY_NAME = re.compile(r"(?P<c>pp|co)(?P<bm>\d+)x(?P<bn>\d+)(?P<swap>-swap)?(?P<cl>-c2[mn]|-c2x2)?(?P<stm>-stm)?(?P<psk>-psk)?"
+                        r"-s(?P<st>\d+)")
 # The winners by kind (menu::name spells each entry: consumers, BM x BN, swap, cluster, stmatrix, stages).
-KINDS = [("step 28's rule", "#eeeeee"), ("swapped (C^T, 8-64 wide)", style.PURPLE), ("ping-pong, 64 rows", style.BLUE),
+KINDS = [("step 28's rule", "#eeeeee"), ("swapped (C^T, 8-192 wide)", style.PURPLE), ("ping-pong, 64 rows", style.BLUE),
          ("ping-pong, 128 rows", style.GREEN), ("ping-pong, stmatrix", style.CYAN), ("cooperative", style.YELLOW),
-         ("cluster pair (multicast)", style.RED)]
+         ("cluster (multicast)", style.RED), ("split K, summed by a second kernel", "#999999")]
 
 
 def tuned_table():
@@ -463,6 +464,8 @@ def _kind(winner):
     if not e:
         raise SystemExit(f"error: {TUNED_HPP}: winner {winner!r} is not spelled as menu::name spells an entry")
     tile = f"{e['bm']}x{e['bn']}"
+    if e["psk"]:
+        return 7, f"{e['c']}{tile}\n{(e['cl'] or '')[1:]} psk".replace("\n psk", "\npsk")
     if e["swap"]:
         return 1, f"swap {e['bn']}"
     if e["cl"]:
@@ -480,8 +483,9 @@ def _kind(winner):
               "more than 1 %, with its paired speed over cuBLAS there. Top: K a multiple of 16; bottom: K + 8, "
               "whose rows start inside a 32-byte sector. With K aligned, step 28's rule holds many large shapes, "
               "and the table overrules it mostly at small M: swapped tiles at M <= 32, 64-row tiles up to "
-              "M = 256-512; at K + 8 the rule loses almost everywhere, and from M = 192 up tiles in cluster "
-              "pairs (B or A multicast, fewer L2 sectors per FLOP) win most shapes. dispatch::pick answers any "
+              "M = 256-512; at K + 8 the rule loses almost everywhere, and from M = 192 up tiles in clusters "
+              "(pairs or 2 x 2: B, A or both multicast, fewer L2 sectors per FLOP) win most shapes; a split "
+              "of K summed by a second kernel wins small grids with a long K. dispatch::pick answers any "
               "other shape from the four nearest rows of its alignment class, every entry's ratios there carried to it")
 def dispatch_table():
     rows = tuned_table()

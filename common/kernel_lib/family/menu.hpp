@@ -100,7 +100,8 @@ inline constexpr std::array kBf16 = {
 /// scripts/gen_tuned_table.py has written their column (tests/test_family.cpp requires a column for
 /// every other entry, none for these). Empty now: a new entry goes here first.
 inline constexpr std::array<const char*, 0> kAwaitingTune = {};
-/// Entries the H100's table has and the H200's does not yet (the same rule, on the H200 alone): the
+/// Entries the H100's table has and the H200's does not yet (the same rule, on the H200 alone). Empty
+/// since the H200 timed the 22 it lacked (docs/notebook/hopper.md, "The H200's table completed"): the
 /// 2 x 2 clusters and the parallel split-K entries; the 64-row tiles in pairs (at 268 x 1552 x 3576,
 /// K % 16 == 8, cuBLAS ran 56-row tiles 64 wide in pairs along N, A's tile shared, with 1.41 M L2
 /// requests and 18.4 us where the unpaired 64 x 64 tile took 2.01 M and 25.9 us, H100, ncu;
