@@ -144,7 +144,8 @@ tmap-spy: $(TMAP_SPY)
 
 #> make gpu-carry            build/carry/bin.tar.xz: every executable, build/lib/libgemmsteps.so and libtmap_spy.so, stripped and compressed, for a GPU machine with no compiler; scripts/gpu_session.sh unpacks it into build/bin and build/lib
 .PHONY: gpu-carry
-gpu-carry: all $(BUILD)/bin/tests $(BUILD)/bin/fuzz $(BUILD)/bin/tune $(BUILD)/bin/soak $(FIXTURE_EXES) $(PROBE_EXES) $(TILE_VARIANTS) $(REPACK_VARIANTS) $(PROMOTE_VARIANTS) $(FP8_VARIANTS) $(LAB_EXES) $(LIB_SO) $(TMAP_SPY)
+gpu-carry: all $(BUILD)/bin/tests $(BUILD)/bin/fuzz $(BUILD)/bin/tune $(BUILD)/bin/soak $(FIXTURE_EXES) $(PROBE_EXES) $(TILE_VARIANTS) $(REPACK_VARIANTS) $(PROMOTE_VARIANTS) $(FP8_VARIANTS) $(LAB_EXES) $(LIB_SO) $(TMAP_SPY) \
+           $(BUILD)/bin/variant_tune_shared_first
 	@rm -rf $(BUILD)/carry && mkdir -p $(BUILD)/carry/bin $(BUILD)/carry/lib
 	cp $(BUILD)/bin/* $(BUILD)/carry/bin/ && strip $(BUILD)/carry/bin/*
 	cp $(LIB_SO) $(TMAP_SPY) $(BUILD)/carry/lib/ && strip --strip-unneeded $(BUILD)/carry/lib/*

@@ -27,3 +27,18 @@ tune: $(BUILD)/bin/tune
 #> make tune-run             the same, already built (what the GPU machine runs; TUNE_ARGS= passes options)
 tune-run:
 	python3 scripts/tune.py --build $(BUILD) $(TUNE_ARGS)
+
+# build/bin/variant_tune_shared_first: the tuner with the menu built with GEMM_FAMILY_SHARED_HALF_FIRST=1
+# (family/producer.cuh: a pair along M issues B's multicast half before its own A box), for a paired
+# A/B of the load order against build/bin/tune (PROFILE_TUNE= in gpu_session.sh entries).
+$(BUILD)/obj/variants/menu_shared_first.o: common/kernel_lib/family/menu.cu $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) -DGEMM_FAMILY_SHARED_HALF_FIRST=1 -c $< -o $@
+
+$(BUILD)/bin/variant_tune_shared_first: $(BUILD)/obj/scripts/tune.o $(BUILD)/obj/variants/menu_shared_first.o $(KERNEL_OBJS) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
+
+.PHONY: order-variant
+#> make order-variant        build/bin/variant_tune_shared_first: the tuner with a cluster pair along M loading its multicast half first
+order-variant: $(BUILD)/bin/variant_tune_shared_first

@@ -94,6 +94,7 @@
 #                                   (PROFILE_ROUNDS, default 5): time, DRAM bytes, L2 requests, sectors and
 #                                   write sectors, tensor pipe -> $OUT/run/entries.md and entries_tune.csv;
 #                                   PROFILE_STALLS=1 adds the warps' stall reasons per issued instruction;
+#                                   PROFILE_TUNE=build/bin/variant_tune_shared_first runs the load-order variant;
 #                                   PROFILE_SOURCE=1 adds ncu's source page (SASS, per-instruction stall
 #                                   samples) of a later launch -> $OUT/run/source_<entry>_<shape>_gemm_kernel.csv
 #                                   (PROFILE_SOURCE_CUBLAS=1: cuBLAS's nvjet kernel of the same loop too)
@@ -104,6 +105,7 @@
 #                                   cuBLAS's default, and each step of TMAP_STEPS (ids, default none) with its
 #                                   references (cuBLASLt's algorithms too) -> $OUT/run/tmaps.md, one table of
 #                                   distinct maps per run with the calls that made each
+#   STEP=23 [PREV=22] scripts/gpu_session.sh step
 #                                   a new (or candidate) bf16 step in one call: the GPU tests of every
 #                                   Hopper step ([hopper]), fuzz (FUZZ_COUNT, default 800) and the four
 #                                   sanitizers on STEP, side by side; then, only if they all passed and
@@ -145,7 +147,8 @@ case "${1:-}" in
     [ -f build/lib/libgemmsteps.so ] || { echo "$1: no build/lib/libgemmsteps.so (make lib; make gpu-carry packs it)" >&2; exit 2; }
     ;;
   entries)
-    [ -x build/bin/tune ] || { echo "entries: no build/bin/tune (make gpu-carry builds it)" >&2; exit 2; }
+    [ -x "${PROFILE_TUNE:-build/bin/tune}" ] || {
+      echo "entries: no ${PROFILE_TUNE:-build/bin/tune} (make gpu-carry builds it and build/bin/variant_tune_shared_first)" >&2; exit 2; }
     [ -n "${PROFILE_ENTRIES:-}" ] && [ -n "${PROFILE_SHAPES:-}" ] || {
       echo "entries: set PROFILE_ENTRIES (menu names, comma-separated) and PROFILE_SHAPES (MxNxK, space-separated)" >&2; exit 2; }
     for shape in $PROFILE_SHAPES; do
@@ -157,12 +160,21 @@ case "${1:-}" in
     [ -x build/bin/tune ] && [ -f build/lib/libtmap_spy.so ] || {
       echo "tmaps: no build/bin/tune or build/lib/libtmap_spy.so (make gpu-carry builds both)" >&2; exit 2; }
     [ -n "${TMAP_SHAPES:-}" ] || { echo "tmaps: set TMAP_SHAPES (MxNxK, space-separated)" >&2; exit 2; }
+    set -f  # the lists below are words, never file patterns
     for shape in $TMAP_SHAPES; do
-      [[ "$shape" =~ ^[1-9][0-9]*x[1-9][0-9]*x[1-9][0-9]*$ ]] || { echo "tmaps: shape '$shape' is not MxNxK" >&2; exit 2; }
+      [[ "$shape" =~ ^[1-9][0-9]*x[1-9][0-9]*x([1-9][0-9]*)$ ]] && (( BASH_REMATCH[1] % 8 == 0 )) || {
+        echo "tmaps: shape '$shape' is not MxNxK with K a multiple of 8" >&2; exit 2; }
     done
     for id in ${TMAP_STEPS:-}; do
-      compgen -G "build/bin/${id}_*" > /dev/null || { echo "tmaps: no binary build/bin/${id}_* (TMAP_STEPS=\"29 33\")" >&2; exit 2; }
+      [[ "$id" =~ ^[0-9]+[a-z]?$ ]] && compgen -G "build/bin/${id}_*" > /dev/null || {
+        echo "tmaps: no binary build/bin/${id}_* (TMAP_STEPS=\"29 33\")" >&2; exit 2; }
     done
+    entries=${TMAP_ENTRIES:-co128x256-c2m-s4}
+    for e in ${entries//,/ }; do  # the tuner's names (family/menu.hpp's menu::name)
+      [[ "$e" =~ ^(pp|co)[0-9]+x[0-9]+(-swap)?(-c2[mn]|-c2x2)?(-stm)?(-psk)?-s[0-9]+$ ]] || {
+        echo "tmaps: TMAP_ENTRIES: '$e' is not a menu entry's name (e.g. co128x256-c2m-s4)" >&2; exit 2; }
+    done
+    set +f
     ;;
   menu)
     for b in tests fuzz tune; do
@@ -622,7 +634,7 @@ PY
     for shape in $PROFILE_SHAPES; do
       for e in ${PROFILE_ENTRIES//,/ }; do
         log="$R/entries_${e}_${shape}.log"
-        guard timeout 120 ncu --clock-control none -k regex:gemm_kernel -c 1 --metrics "$list" build/bin/tune --shapes "$shape" \
+        guard timeout 120 ncu --clock-control none -k regex:gemm_kernel -c 1 --metrics "$list" "${PROFILE_TUNE:-build/bin/tune}" --shapes "$shape" \
           --entries "$e" --rounds "${PROFILE_ROUNDS:-5}" --hand-step "" --csv "$R/entries_tune.csv" > "$log" 2>&1
         rc=$?
         row="| $shape | $e |"
@@ -633,13 +645,18 @@ PY
         summary+=("entries $e $shape (rc=$rc): $(grep -E "^$shape:" "$log" | tail -n 1)")
         [ $rc -eq 0 ] || status=1
         if [ "${PROFILE_SOURCE:-0}" = 1 ]; then  # per-SASS-instruction warp stall samples of the same launch
-          for kern in gemm_kernel ${PROFILE_SOURCE_CUBLAS:+nvjet_sm90}; do
+          kernels=gemm_kernel
+          [ "${PROFILE_SOURCE_CUBLAS:-0}" = 1 ] && kernels="$kernels nvjet_sm90"
+          for kern in $kernels; do
             rep="$R/source_${e}_${shape}_${kern}"
             guard timeout 150 ncu --clock-control none -k "regex:$kern" -s "${PROFILE_SOURCE_SKIP:-4}" -c 1 --section SourceCounters \
-              --section WarpStateStats -f -o "$rep" build/bin/tune --shapes "$shape" --entries "$e" --rounds 3 --hand-step "" \
+              --section WarpStateStats -f -o "$rep" "${PROFILE_TUNE:-build/bin/tune}" --shapes "$shape" --entries "$e" --rounds 3 --hand-step "" \
               --csv "$rep.tune.csv" > "$rep.log" 2>&1 && ncu -i "$rep.ncu-rep" --page source --csv --print-source sass > "$rep.csv" 2>> "$rep.log"
             rc=$?
-            summary+=("source $e $shape $kern (rc=$rc): $(($(wc -l < "$rep.csv" 2>/dev/null || echo 1) - 1)) SASS lines")
+            lines=0
+            [ -f "$rep.csv" ] && lines=$(($(wc -l < "$rep.csv") - 1))
+            summary+=("source $e $shape $kern (rc=$rc): $lines SASS lines")
+            [ $rc -eq 0 ] || status=1
             rm -f "$rep.ncu-rep"
           done
         fi
@@ -661,7 +678,7 @@ PY
       { echo "### $label (rc=$rc)"; echo; echo '```'
         [ -f "$log.maps" ] && sed 's/ base_mod_1024=[0-9]*//' "$log.maps" | sort | uniq -c | sort -rn
         echo '```'; echo; } >> "$R/tmaps.md"
-      summary+=("tmaps $label (rc=$rc): $( [ -f "$log.maps" ] && wc -l < "$log.maps" || echo 0) maps encoded")
+      summary+=("tmaps $label (rc=$rc): $( [ -f "$log.maps" ] && grep -c '^tmap ' "$log.maps" || echo 0) maps encoded")
       [ $rc -eq 0 ] || status=1
     }
     for shape in $TMAP_SHAPES; do

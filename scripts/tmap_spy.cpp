@@ -1,5 +1,6 @@
-// build/lib/libtmap_spy.so: an LD_PRELOAD library that logs every TMA tensor map a process encodes on the
-// host (cuTensorMapEncodeTiled), cuBLAS's and cuBLASLt's for their own kernels as well as the steps'.
+// build/lib/libtmap_spy.so: an LD_PRELOAD library that logs the tiled TMA tensor maps a process encodes on
+// the host through the driver's entry points (cuTensorMapEncodeTiled; im2col maps are not logged): the
+// steps', CUTLASS's, and any other library's that asks the driver for the function at run time.
 // A tensor map is opaque once encoded (128 bytes passed to the kernel); the call that encodes it is not:
 // the box, swizzle, L2 promotion and out-of-bounds fill a library chose for a shape are its arguments.
 //
@@ -10,17 +11,22 @@
 // up cuGetProcAddress_v2 with dlsym, asks it for cuGetProcAddress (versions 11030 and 12000) and takes
 // every other driver entry point from that (cudaGetDriverEntryPoint, which tma.cpp uses, included; seen
 // with TMAP_SPY_DEBUG=1 on CUDA 13.0). This library defines dlsym, so both lookups return wrappers of
-// cuGetProcAddress, which swap cuTensorMapEncodeTiled for a logging one.
-// A caller that links libcuda's symbol directly is caught by the cuTensorMapEncodeTiled defined here.
+// cuGetProcAddress, which swap cuTensorMapEncodeTiled for a logging one; a dlsym of
+// cuTensorMapEncodeTiled itself gets the logging one too. It exports no driver symbol, so a caller
+// linked against libcuda's symbol directly is not seen (cuBLAS 13 encodes the maps of its own kernels
+// without any of these calls: docs/notebook/hopper.md, "The H200's table completed").
 // One line per call: the calling library (dladdr of the return address), then the arguments as the CUDA
 // driver API documents them (cuda.h, "Tensor Map Object Management"): dimensions innermost first, strides
 // in bytes from dimension 1 on. Nothing is changed: the real function encodes the same map.
-// A caller's own dlsym(RTLD_NEXT, ...) is answered as if asked from this library (not seen in cudart or
-// cuBLAS). Refuses nothing; if it cannot find the real dlsym or cuGetProcAddress it logs that line and the
-// process goes on without the spy (the call then fails as it would without libcuda).
+// dlsym(RTLD_NEXT, ...) is answered by searching the objects loaded after the caller's, in load order
+// (dl_iterate_phdr), which is the global search order for the usual process. TMAP_SPY_DEBUG=1 also logs
+// every dlsym and cuGetProcAddress lookup it sees. Refuses nothing; if glibc's dlsym cannot be found
+// (dlvsym by version GLIBC_2.34 or GLIBC_2.2.5, x86-64), every dlsym returns null and the spy logs why.
 #include <cuda.h>
 #include <dlfcn.h>
+#include <link.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -37,9 +43,10 @@ using ProcV1Fn = CUresult (*)(const char*, void**, int, cuuint64_t);
 using DlsymFn = void* (*)(void*, const char*);
 
 std::mutex g_mutex;
-EncodeFn g_encode = nullptr;
-ProcV2Fn g_proc_v2 = nullptr;
-ProcV1Fn g_proc_v1 = nullptr;
+// The real functions, set by whichever thread looks them up first (the same pointer each time).
+std::atomic<EncodeFn> g_encode{nullptr};
+std::atomic<ProcV2Fn> g_proc_v2{nullptr};
+std::atomic<ProcV1Fn> g_proc_v1{nullptr};
 
 DlsymFn real_dlsym() {
   static const DlsymFn fn = [] {
@@ -116,7 +123,8 @@ CUresult encode_logged(const std::string& caller, CUtensorMap* map, CUtensorMapD
                        const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,
                        const cuuint32_t* elem_strides, CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
                        CUtensorMapL2promotion promotion, CUtensorMapFloatOOBfill oob) {
-  const bool ok_rank = rank >= 1 && rank <= 5;
+  const bool ok_rank = rank >= 1 && rank <= 5 && dims != nullptr && box != nullptr && elem_strides != nullptr &&
+                       (rank == 1 || strides != nullptr);  // else the driver refuses it: log "?" and pass it on
   log_line("tmap caller=" + caller + " type=" + type_name(type) +
            " rank=" + std::to_string(rank) + " dims=" + (ok_rank ? joined(dims, rank) : "?") +
            " strides=" + (ok_rank ? joined(strides, rank - 1) : "?") + " box=" + (ok_rank ? joined(box, rank) : "?") +
@@ -124,8 +132,9 @@ CUresult encode_logged(const std::string& caller, CUtensorMap* map, CUtensorMapD
            " interleave=" + std::to_string(static_cast<int>(interleave)) + " swizzle=" + swizzle_name(swizzle) +
            " l2_promotion=" + promotion_name(promotion) + " oob_fill=" + (oob == CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE ? "zero" : "nan") +
            " base_mod_1024=" + std::to_string(reinterpret_cast<unsigned long long>(addr) % 1024));
-  if (g_encode == nullptr) return CUDA_ERROR_NOT_FOUND;
-  return g_encode(map, type, rank, addr, dims, strides, box, elem_strides, interleave, swizzle, promotion, oob);
+  const EncodeFn real = g_encode.load();
+  if (real == nullptr) return CUDA_ERROR_NOT_FOUND;
+  return real(map, type, rank, addr, dims, strides, box, elem_strides, interleave, swizzle, promotion, oob);
 }
 
 CUresult spy_encode(CUtensorMap* map, CUtensorMapDataType type, cuuint32_t rank, void* addr, const cuuint64_t* dims,
@@ -139,80 +148,108 @@ CUresult spy_encode(CUtensorMap* map, CUtensorMapDataType type, cuuint32_t rank,
 CUresult spy_proc_v2(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
 CUresult spy_proc_v1(const char*, void**, int, cuuint64_t);
 
-/// Swaps the pointer cuGetProcAddress (either version) returned for one of the functions the spy wraps.
-void substitute(const char* symbol, int version, void** pfn) {
-  if (symbol == nullptr || pfn == nullptr || *pfn == nullptr) return;
-  if (std::getenv("TMAP_SPY_DEBUG") != nullptr) log_line(std::string("tmap_spy: cuGetProcAddress ") + symbol + " " + std::to_string(version));
-  if (std::strcmp(symbol, "cuTensorMapEncodeTiled") == 0 && *pfn != reinterpret_cast<void*>(&spy_encode)) {
-    g_encode = reinterpret_cast<EncodeFn>(*pfn);
-    *pfn = reinterpret_cast<void*>(&spy_encode);
+/// True for a pointer to one of the spy's own wrappers: never kept as a "real" function (that would call
+/// itself) and never wrapped again.
+bool is_spy(const void* p) {
+  return p == reinterpret_cast<const void*>(&spy_encode) || p == reinterpret_cast<const void*>(&spy_proc_v2) ||
+         p == reinterpret_cast<const void*>(&spy_proc_v1);
+}
+
+/// The pointer to hand back for a driver function `symbol` whose real address is p: the spy's wrapper
+/// for the three it wraps (the real one kept for it), p for everything else. `version` tells the two
+/// cuGetProcAddress apart: from CUDA 12.0 the one with the query result (5 arguments), before it 4.
+void* wrap(const char* symbol, int version, void* p) {
+  if (symbol == nullptr || p == nullptr || is_spy(p)) return p;
+  if (std::strcmp(symbol, "cuTensorMapEncodeTiled") == 0) {
+    g_encode.store(reinterpret_cast<EncodeFn>(p));
+    return reinterpret_cast<void*>(&spy_encode);
   }
-  // The runtime asks cuGetProcAddress for cuGetProcAddress itself and uses what it gets from then on:
-  // from CUDA 12.0 the version with the query result (5 arguments), before it the 4-argument one.
+  if (std::strcmp(symbol, "cuGetProcAddress_v2") == 0 || (std::strcmp(symbol, "cuGetProcAddress") == 0 && version >= 12000)) {
+    g_proc_v2.store(reinterpret_cast<ProcV2Fn>(p));
+    return reinterpret_cast<void*>(&spy_proc_v2);
+  }
   if (std::strcmp(symbol, "cuGetProcAddress") == 0) {
-    if (version >= 12000 && *pfn != reinterpret_cast<void*>(&spy_proc_v2)) {
-      g_proc_v2 = reinterpret_cast<ProcV2Fn>(*pfn);
-      *pfn = reinterpret_cast<void*>(&spy_proc_v2);
-    } else if (version < 12000 && *pfn != reinterpret_cast<void*>(&spy_proc_v1)) {
-      g_proc_v1 = reinterpret_cast<ProcV1Fn>(*pfn);
-      *pfn = reinterpret_cast<void*>(&spy_proc_v1);
-    }
+    g_proc_v1.store(reinterpret_cast<ProcV1Fn>(p));
+    return reinterpret_cast<void*>(&spy_proc_v1);
   }
+  return p;
+}
+
+void debug(const std::string& what, const char* symbol) {
+  if (std::getenv("TMAP_SPY_DEBUG") != nullptr) log_line("tmap_spy: " + what + " " + (symbol ? symbol : "(null)"));
 }
 
 CUresult spy_proc_v2(const char* symbol, void** pfn, int version, cuuint64_t flags, CUdriverProcAddressQueryResult* status) {
-  if (g_proc_v2 == nullptr) return CUDA_ERROR_NOT_FOUND;
-  const CUresult r = g_proc_v2(symbol, pfn, version, flags, status);
-  if (r == CUDA_SUCCESS) substitute(symbol, version, pfn);
+  const ProcV2Fn real = g_proc_v2.load();
+  if (real == nullptr) return CUDA_ERROR_NOT_FOUND;
+  const CUresult r = real(symbol, pfn, version, flags, status);
+  debug("cuGetProcAddress " + std::to_string(version), symbol);
+  if (r == CUDA_SUCCESS && pfn != nullptr) *pfn = wrap(symbol, version, *pfn);
   return r;
 }
 
 CUresult spy_proc_v1(const char* symbol, void** pfn, int version, cuuint64_t flags) {
-  if (g_proc_v1 == nullptr) return CUDA_ERROR_NOT_FOUND;
-  const CUresult r = g_proc_v1(symbol, pfn, version, flags);
-  if (r == CUDA_SUCCESS) substitute(symbol, version, pfn);
+  const ProcV1Fn real = g_proc_v1.load();
+  if (real == nullptr) return CUDA_ERROR_NOT_FOUND;
+  const CUresult r = real(symbol, pfn, version, flags);
+  debug("cuGetProcAddress " + std::to_string(version), symbol);
+  if (r == CUDA_SUCCESS && pfn != nullptr) *pfn = wrap(symbol, version, *pfn);
   return r;
+}
+
+/// dlsym(RTLD_NEXT, symbol) as asked from the object holding `caller`: the first object loaded after it
+/// (dl_iterate_phdr's order) that defines the symbol. glibc's own answer would be relative to this
+/// library, which may be the caller itself (a wrapper looking up what it wraps would get itself).
+void* next_after(const void* caller, const char* symbol, DlsymFn real) {
+  Dl_info info{};
+  if (dladdr(caller, &info) == 0 || info.dli_fbase == nullptr) return nullptr;
+  struct Search {
+    const void* base;
+    const char* symbol;
+    DlsymFn real;
+    bool after = false;
+    void* found = nullptr;
+  } search{info.dli_fbase, symbol, real};
+  dl_iterate_phdr(
+      [](dl_phdr_info* o, size_t, void* data) -> int {
+        auto& q = *static_cast<Search*>(data);
+        const void* base = reinterpret_cast<const void*>(o->dlpi_addr);
+        if (!q.after) {
+          // An object's load base: the executable's dlpi_addr may be 0 (not PIE), so compare its headers too.
+          Dl_info mine{};
+          q.after = base == q.base || (o->dlpi_phnum > 0 && dladdr(o->dlpi_phdr, &mine) != 0 && mine.dli_fbase == q.base);
+          return 0;
+        }
+        if (o->dlpi_name == nullptr || o->dlpi_name[0] == '\0') return 0;  // the executable, or the vDSO
+        void* h = dlopen(o->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+        if (h == nullptr) return 0;
+        void* p = q.real(h, q.symbol);
+        Dl_info where{};
+        // dlsym of a handle also searches that object's dependencies: keep only a definition in the object itself.
+        if (p != nullptr && dladdr(p, &where) != 0 && where.dli_fname != nullptr && std::strcmp(where.dli_fname, o->dlpi_name) == 0)
+          q.found = p;
+        dlclose(h);
+        return q.found != nullptr;
+      },
+      &search);
+  return search.found;
 }
 
 }  // namespace
 
 extern "C" {
 
-/// The process's dlsym, with three lookups answered by the spy's wrappers (the real ones kept for them).
+/// The process's dlsym: the real lookup, with the three driver functions the spy wraps answered by its
+/// wrappers (the real ones kept for them), and RTLD_NEXT searched from the caller's object.
 void* dlsym(void* handle, const char* symbol) {
   const DlsymFn real = real_dlsym();
   if (real == nullptr) {
-    log_line("tmap_spy: glibc's dlsym not found; the spy is off");
+    log_line("tmap_spy: glibc's dlsym not found (by version GLIBC_2.34 or GLIBC_2.2.5): every dlsym returns null");
     return nullptr;
   }
-  void* p = real(handle, symbol);
-  if (std::getenv("TMAP_SPY_DEBUG") != nullptr) log_line(std::string("tmap_spy: dlsym ") + symbol + (p ? "" : " (none)"));
-  if (p == nullptr) return p;
-  if (std::strcmp(symbol, "cuGetProcAddress_v2") == 0 && p != reinterpret_cast<void*>(&spy_proc_v2)) {
-    g_proc_v2 = reinterpret_cast<ProcV2Fn>(p);
-    return reinterpret_cast<void*>(&spy_proc_v2);
-  }
-  if (std::strcmp(symbol, "cuGetProcAddress") == 0 && p != reinterpret_cast<void*>(&spy_proc_v1)) {
-    g_proc_v1 = reinterpret_cast<ProcV1Fn>(p);
-    return reinterpret_cast<void*>(&spy_proc_v1);
-  }
-  if (std::strcmp(symbol, "cuTensorMapEncodeTiled") == 0 && p != reinterpret_cast<void*>(&spy_encode)) {
-    g_encode = reinterpret_cast<EncodeFn>(p);
-    return reinterpret_cast<void*>(&spy_encode);
-  }
-  return p;
-}
-
-/// For a caller linked against libcuda's symbol: log, then the real function (found past this library).
-CUresult cuTensorMapEncodeTiled(CUtensorMap* map, CUtensorMapDataType type, cuuint32_t rank, void* addr,
-                                const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,
-                                const cuuint32_t* elem_strides, CUtensorMapInterleave interleave,
-                                CUtensorMapSwizzle swizzle, CUtensorMapL2promotion promotion,
-                                CUtensorMapFloatOOBfill oob) {
-  if (g_encode == nullptr && real_dlsym() != nullptr)
-    g_encode = reinterpret_cast<EncodeFn>(real_dlsym()(RTLD_NEXT, "cuTensorMapEncodeTiled"));
-  return encode_logged(caller_of(__builtin_return_address(0)), map, type, rank, addr, dims, strides, box,
-                       elem_strides, interleave, swizzle, promotion, oob);
+  void* p = handle == RTLD_NEXT ? next_after(__builtin_return_address(0), symbol, real) : real(handle, symbol);
+  debug(std::string("dlsym") + (p ? "" : " (none)"), symbol);
+  return wrap(symbol, 0, p);
 }
 
 }  // extern "C"

@@ -180,20 +180,21 @@ class DispatchRegret(unittest.TestCase):
 
 
 class TmapSpy(unittest.TestCase):
-    """build/lib/libtmap_spy.so (scripts/tmap_spy.cpp) against a stand-in for libcuda: a program that
-    looks up the driver as the CUDA runtime does (dlsym of cuGetProcAddress_v2, then cuGetProcAddress
-    through it, then cuTensorMapEncodeTiled through that) gets the spy's wrapper, which logs the
-    arguments and calls the real function."""
+    """build/lib/libtmap_spy.so (scripts/tmap_spy.cpp) against a stand-in for libcuda. A program looks the
+    driver up as the CUDA runtime does (dlsym of cuGetProcAddress_v2, then cuGetProcAddress through it, then
+    cuTensorMapEncodeTiled through that), or by dlsym of the function in the global scope, or asks for it
+    with no driver loaded; a puts wrapper that forwards with dlsym(RTLD_NEXT) runs beside the spy."""
     SPY = ROOT / "build/lib/libtmap_spy.so"
     DRIVER = r"""
 #include <cuda.h>
 #include <cstdio>
-extern "C" CUresult real_encode(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+#include <string_view>
+extern "C" CUresult cuTensorMapEncodeTiled(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
     const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
     CUtensorMapL2promotion, CUtensorMapFloatOOBfill) { std::puts("real encode"); return CUDA_SUCCESS; }
 extern "C" CUresult cuGetProcAddress_v2(const char* s, void** p, int, cuuint64_t, CUdriverProcAddressQueryResult*) {
   std::string_view n(s);
-  *p = n == "cuTensorMapEncodeTiled" ? (void*)&real_encode : n == "cuGetProcAddress" ? (void*)&cuGetProcAddress_v2 : nullptr;
+  *p = n == "cuTensorMapEncodeTiled" ? (void*)&cuTensorMapEncodeTiled : n == "cuGetProcAddress" ? (void*)&cuGetProcAddress_v2 : nullptr;
   return *p ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
 """
@@ -201,18 +202,25 @@ extern "C" CUresult cuGetProcAddress_v2(const char* s, void** p, int, cuuint64_t
 #include <cuda.h>
 #include <dlfcn.h>
 #include <cstdio>
+#include <cstring>
 typedef CUresult (*Proc)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
 typedef CUresult (*Encode)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
     const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
     CUtensorMapFloatOOBfill);
-int main(int, char** argv) {
-  void* h = dlopen(argv[1], RTLD_NOW);
+int main(int argc, char** argv) {
+  const char* mode = argv[1];
+  if (std::strcmp(mode, "none") == 0) return dlsym(RTLD_DEFAULT, "cuTensorMapEncodeTiled") == nullptr ? 0 : 6;
+  void* h = dlopen(argv[2], RTLD_NOW | RTLD_GLOBAL);
   if (!h) return 3;
-  Proc first = (Proc)dlsym(h, "cuGetProcAddress_v2");
-  void* proc = nullptr;
   void* enc = nullptr;
-  if (first("cuGetProcAddress", &proc, 12000, 0, nullptr) != CUDA_SUCCESS) return 4;
-  if (((Proc)proc)("cuTensorMapEncodeTiled", &enc, 12000, 0, nullptr) != CUDA_SUCCESS) return 5;
+  if (std::strcmp(mode, "runtime") == 0) {
+    Proc first = (Proc)dlsym(h, "cuGetProcAddress_v2");
+    void* proc = nullptr;
+    if (first("cuGetProcAddress", &proc, 12000, 0, nullptr) != CUDA_SUCCESS) return 4;
+    if (((Proc)proc)("cuTensorMapEncodeTiled", &enc, 12000, 0, nullptr) != CUDA_SUCCESS) return 5;
+  } else {
+    enc = dlsym(RTLD_DEFAULT, "cuTensorMapEncodeTiled");
+  }
   CUtensorMap m;
   cuuint64_t dims[2] = {4104, 4096}, strides[1] = {8208};
   cuuint32_t box[2] = {64, 128}, es[2] = {1, 1};
@@ -220,8 +228,21 @@ int main(int, char** argv) {
                        CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 }
 """
+    WRAPPER = r"""
+#include <dlfcn.h>
+#include <unistd.h>
+extern "C" int puts(const char* s) {  // forwards to the next puts; calling itself would be a recursion
+  static int depth = 0;
+  if (++depth > 2) _exit(7);
+  int r = ((int (*)(const char*))dlsym(RTLD_NEXT, "puts"))(s);
+  --depth;
+  return r;
+}
+"""
+    LINE = ("type=BFLOAT16 rank=2 dims=4104x4096 strides=8208 box=64x128 elem_strides=1x1 interleave=0 swizzle=128B "
+            "l2_promotion=256B oob_fill=zero")
 
-    def test_the_runtimes_lookup_path_is_logged(self):
+    def test_the_lookup_paths_are_logged_and_nothing_calls_itself(self):
         import shutil
         cuda = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "include"
         if not self.SPY.exists():
@@ -230,27 +251,29 @@ int main(int, char** argv) {
             self.skipTest("no g++ or no cuda.h")
         with tempfile.TemporaryDirectory() as d:
             d = Path(d)
-            (d / "driver.cpp").write_text("#include <string_view>\n" + self.DRIVER)
-            (d / "main.cpp").write_text(self.PROGRAM)
+            for name, text in (("driver", self.DRIVER), ("main", self.PROGRAM), ("wrap", self.WRAPPER)):
+                (d / f"{name}.cpp").write_text(text)
             for cmd in (["g++", "-std=c++17", "-shared", "-fPIC", f"-I{cuda}", str(d / "driver.cpp"), "-o", str(d / "libdrv.so")],
+                        ["g++", "-std=c++17", "-shared", "-fPIC", str(d / "wrap.cpp"), "-o", str(d / "libwrap.so"), "-ldl"],
                         ["g++", "-std=c++17", f"-I{cuda}", str(d / "main.cpp"), "-o", str(d / "main"), "-ldl"]):
                 b = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
                 self.assertEqual(b.returncode, 0, b.stderr)
             log = d / "maps.log"
-            env = dict(os.environ, LD_PRELOAD=str(self.SPY), TMAP_SPY_LOG=str(log))
-            r = subprocess.run([str(d / "main"), str(d / "libdrv.so")], capture_output=True, text=True, timeout=60, env=env)
-            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-            self.assertIn("real encode", r.stdout)  # the real function still encodes
-            lines = log.read_text().splitlines()
-            self.assertEqual(len(lines), 1, lines)
-            self.assertIn("caller=main type=BFLOAT16 rank=2 dims=4104x4096 strides=8208 box=64x128 elem_strides=1x1 "
-                          "interleave=0 swizzle=128B l2_promotion=256B oob_fill=zero", lines[0])
-            # Without the spy the same program runs and logs nothing.
-            log.unlink()
-            r = subprocess.run([str(d / "main"), str(d / "libdrv.so")], capture_output=True, text=True, timeout=60,
-                               env=dict(os.environ, TMAP_SPY_LOG=str(log)))
-            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-            self.assertFalse(log.exists())
+            for mode, preload in (("runtime", [self.SPY]), ("global", [self.SPY]), ("none", [self.SPY]),
+                                  ("runtime", [self.SPY, d / "libwrap.so"]), ("runtime", [])):
+                log.unlink(missing_ok=True)
+                env = dict(os.environ, LD_PRELOAD=" ".join(map(str, preload)), TMAP_SPY_LOG=str(log))
+                r = subprocess.run([str(d / "main"), mode, str(d / "libdrv.so")], capture_output=True, text=True,
+                                   timeout=60, env=env)
+                what = f"{mode} with {[p.name for p in preload]}: "
+                self.assertEqual(r.returncode, 0, what + r.stdout + r.stderr)  # 7: the wrapper got itself back
+                lines = log.read_text().splitlines() if log.exists() else []
+                if mode == "none" or not preload:
+                    self.assertEqual(lines, [], what)  # no driver: the spy answers null, as glibc would
+                    continue
+                self.assertIn("real encode", r.stdout, what)  # the real function still encodes, once
+                self.assertEqual(len(lines), 1, what + str(lines))
+                self.assertIn(f"caller=main {self.LINE}", lines[0], what)
 
 
 class TuneDrawGrid(unittest.TestCase):

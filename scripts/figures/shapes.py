@@ -467,7 +467,7 @@ def _kind(winner):
     if e["psk"]:
         return 7, f"{e['c']}{tile}\n{(e['cl'] or '')[1:]} psk".replace("\n psk", "\npsk")
     if e["swap"]:
-        return 1, f"swap {e['bn']}"
+        return 1, f"swap {e['bn']}" + (f"\n{e['cl'][1:]}" if e["cl"] else "")
     if e["cl"]:
         return 6, f"{e['c']}{tile}\n{e['cl'][1:]}"
     if e["c"] == "co":
@@ -482,8 +482,8 @@ def _kind(winner):
               "the tuner timed, the menu entry that was fastest, or step 28's rule where no entry beat it by "
               "more than 1 %, with its paired speed over cuBLAS there. Top: K a multiple of 16; bottom: K + 8, "
               "whose rows start inside a 32-byte sector. With K aligned, step 28's rule holds many large shapes, "
-              "and the table overrules it mostly at small M: swapped tiles at M <= 32, 64-row tiles up to "
-              "M = 256-512; at K + 8 the rule loses almost everywhere, and from M = 192 up tiles in clusters "
+              "and the table overrules it mostly at small M: swapped tiles (most at M <= 32), 64-row tiles "
+              "up to M = 256-512; at K + 8 the rule loses almost everywhere, and from M = 256 up tiles in clusters "
               "(pairs or 2 x 2: B, A or both multicast, fewer L2 sectors per FLOP) win most shapes; a split "
               "of K summed by a second kernel wins small grids with a long K. dispatch::pick answers any "
               "other shape from the four nearest rows of its alignment class, every entry's ratios there carried to it")

@@ -54,6 +54,14 @@ __device__ __forceinline__ void for_each_item(const Params& p, F&& f) {
 /// STAGE_BYTES, its own boxes and its partners' parts (step 17). A 2 x 2 cluster does both: the block
 /// at (rm, rn) loads part rn of A's box for the blocks of its tile row (same rm) and part rm of B's for
 /// those of its tile column (same rn), so each block issues half of each box's rows.
+/// A measurement build's switch (make order-variant, build/bin/variant_tune_shared_first): with a pair
+/// along M, issue B's multicast half before this block's own A box, the order cuBLAS's kernel of the same
+/// configuration issues them in (docs/notebook/hopper.md, "The H200's table completed"). A pair along N
+/// already issues its shared half (A's) first. Off in every step and in build/bin/tune.
+#ifndef GEMM_FAMILY_SHARED_HALF_FIRST
+#define GEMM_FAMILY_SHARED_HALF_FIRST 0
+#endif
+
 template <class C>
 __device__ __forceinline__ void produce(SharedStorage<C>& s, const Params& p) {
   constexpr int A_ROWS = C::BM / C::CLUSTER_N, B_ROWS = C::BN / C::CLUSTER_M;  // the boxes this block loads
@@ -68,6 +76,11 @@ __device__ __forceinline__ void produce(SharedStorage<C>& s, const Params& p) {
       const int st = ring.stage;
       ptx::mbarrier_wait_parity(&s.empty[st], ring.phase ^ 1);
       ptx::mbarrier_arrive_expect_tx(&s.full[st], C::STAGE_BYTES);  // whole boxes: TMA counts the zero fill
+      if constexpr (GEMM_FAMILY_SHARED_HALF_FIRST && C::CLUSTER_M == 2 && C::CLUSTER_N == 1) {
+        ptx::tma_load_2d_multicast(s.b[st] + rm * B_ROWS * C::BK, &p.tmap_b, kt * C::BK, o.n0 + rm * B_ROWS, &s.full[st], col_mask);
+        ptx::tma_load_2d(s.a[st], &p.tmap_a, kt * C::BK, o.m0, &s.full[st]);
+        continue;
+      }
       if constexpr (C::CLUSTER_N == 1) ptx::tma_load_2d(s.a[st], &p.tmap_a, kt * C::BK, o.m0, &s.full[st]);
       else ptx::tma_load_2d_multicast(s.a[st] + rn * A_ROWS * C::BK, &p.tmap_a, kt * C::BK, o.m0 + rn * A_ROWS, &s.full[st], row_mask);
       if constexpr (C::CLUSTER_M == 1) ptx::tma_load_2d(s.b[st], &p.tmap_b, kt * C::BK, o.n0, &s.full[st]);
