@@ -30,12 +30,14 @@ tune-run:
 
 # build/bin/variant_tune_shared_first: the tuner with the menu built with GEMM_FAMILY_SHARED_HALF_FIRST=1
 # (family/producer.cuh: a pair along M issues B's multicast half before its own A box), for a paired
-# A/B of the load order against build/bin/tune (PROFILE_TUNE= in gpu_session.sh entries).
+# A/B of the load order against build/bin/tune (PROFILE_TUNE= in gpu_session.sh entries). No step is
+# linked in: step 29's object instantiates the same kernels in the default order, and the linker would
+# keep one of the two copies (so this tuner has no --hand-step).
 $(BUILD)/obj/variants/menu_shared_first.o: common/kernel_lib/family/menu.cu $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) -DGEMM_FAMILY_SHARED_HALF_FIRST=1 -c $< -o $@
 
-$(BUILD)/bin/variant_tune_shared_first: $(BUILD)/obj/scripts/tune.o $(BUILD)/obj/variants/menu_shared_first.o $(KERNEL_OBJS) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
+$(BUILD)/bin/variant_tune_shared_first: $(BUILD)/obj/scripts/tune.o $(BUILD)/obj/variants/menu_shared_first.o $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
 

@@ -137,6 +137,9 @@ cd "$(dirname "$0")/.."
 if [ -f build/carry/bin.tar.xz ] && [ ! -x build/bin/tests ]; then
   mkdir -p build && tar xJf build/carry/bin.tar.xz -C build || { echo "cannot unpack build/carry/bin.tar.xz" >&2; exit 2; }
 fi
+# A comma list of the menu's entry names, as family/menu.hpp's menu::name spells them.
+ENTRY_NAME='(pp|co)[0-9]+x[0-9]+(-swap)?(-c2[mn]|-c2x2)?(-stm)?(-psk)?-s[0-9]+'
+ENTRY_NAMES="$ENTRY_NAME(,$ENTRY_NAME)*"
 case "${1:-}" in
   checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|promote|pitch) ;;
   torch|bench-torch)
@@ -147,13 +150,17 @@ case "${1:-}" in
     [ -f build/lib/libgemmsteps.so ] || { echo "$1: no build/lib/libgemmsteps.so (make lib; make gpu-carry packs it)" >&2; exit 2; }
     ;;
   entries)
+    [[ "${PROFILE_ENTRIES:-}" =~ ^$ENTRY_NAMES$ ]] || {
+      echo "entries: PROFILE_ENTRIES='${PROFILE_ENTRIES:-}' is not a comma list of menu entries (e.g. co128x256-c2m-s4)" >&2; exit 2; }
     [ -x "${PROFILE_TUNE:-build/bin/tune}" ] || {
       echo "entries: no ${PROFILE_TUNE:-build/bin/tune} (make gpu-carry builds it and build/bin/variant_tune_shared_first)" >&2; exit 2; }
     [ -n "${PROFILE_ENTRIES:-}" ] && [ -n "${PROFILE_SHAPES:-}" ] || {
       echo "entries: set PROFILE_ENTRIES (menu names, comma-separated) and PROFILE_SHAPES (MxNxK, space-separated)" >&2; exit 2; }
+    set -f  # words, never file patterns
     for shape in $PROFILE_SHAPES; do
       [[ "$shape" =~ ^[1-9][0-9]*x[1-9][0-9]*x[1-9][0-9]*$ ]] || { echo "entries: shape '$shape' is not MxNxK" >&2; exit 2; }
     done
+    set +f
     command -v ncu > /dev/null || { echo "entries: no ncu on this machine" >&2; exit 2; }
     ;;
   tmaps)
@@ -169,12 +176,9 @@ case "${1:-}" in
       [[ "$id" =~ ^[0-9]+[a-z]?$ ]] && compgen -G "build/bin/${id}_*" > /dev/null || {
         echo "tmaps: no binary build/bin/${id}_* (TMAP_STEPS=\"29 33\")" >&2; exit 2; }
     done
-    entries=${TMAP_ENTRIES:-co128x256-c2m-s4}
-    for e in ${entries//,/ }; do  # the tuner's names (family/menu.hpp's menu::name)
-      [[ "$e" =~ ^(pp|co)[0-9]+x[0-9]+(-swap)?(-c2[mn]|-c2x2)?(-stm)?(-psk)?-s[0-9]+$ ]] || {
-        echo "tmaps: TMAP_ENTRIES: '$e' is not a menu entry's name (e.g. co128x256-c2m-s4)" >&2; exit 2; }
-    done
     set +f
+    [[ "${TMAP_ENTRIES:-co128x256-c2m-s4}" =~ ^$ENTRY_NAMES$ ]] || {
+      echo "tmaps: TMAP_ENTRIES='${TMAP_ENTRIES:-}' is not a comma list of menu entries (e.g. co128x256-c2m-s4,pp128x160-c2x2-s5)" >&2; exit 2; }
     ;;
   menu)
     for b in tests fuzz tune; do
@@ -678,7 +682,7 @@ PY
       { echo "### $label (rc=$rc)"; echo; echo '```'
         [ -f "$log.maps" ] && sed 's/ base_mod_1024=[0-9]*//' "$log.maps" | sort | uniq -c | sort -rn
         echo '```'; echo; } >> "$R/tmaps.md"
-      summary+=("tmaps $label (rc=$rc): $( [ -f "$log.maps" ] && grep -c '^tmap ' "$log.maps" || echo 0) maps encoded")
+      summary+=("tmaps $label (rc=$rc): $(grep -sc '^tmap ' "$log.maps" || true) maps encoded")
       [ $rc -eq 0 ] || status=1
     }
     for shape in $TMAP_SHAPES; do

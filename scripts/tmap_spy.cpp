@@ -18,13 +18,15 @@
 // One line per call: the calling library (dladdr of the return address), then the arguments as the CUDA
 // driver API documents them (cuda.h, "Tensor Map Object Management"): dimensions innermost first, strides
 // in bytes from dimension 1 on. Nothing is changed: the real function encodes the same map.
-// dlsym(RTLD_NEXT, ...) is answered by searching the objects loaded after the caller's, in load order
-// (dl_iterate_phdr), which is the global search order for the usual process. TMAP_SPY_DEBUG=1 also logs
-// every dlsym and cuGetProcAddress lookup it sees. Refuses nothing; if glibc's dlsym cannot be found
+// Only pointers into libcuda (an object named libcuda.so*) are wrapped, and each real pointer is kept
+// once, so a wrapper library between the caller and the driver is never looped through. Every other
+// dlsym, and every dlsym(RTLD_NEXT, ...), ends in a tail call of glibc's (a jump at -O2, which the
+// Makefile builds with), so glibc sees the caller's return address and answers as without the spy
+// (python/tests/test_scripts.py's TmapSpy runs an RTLD_NEXT wrapper beside it). TMAP_SPY_DEBUG=1 also
+// logs every lookup of a wrapped name it sees. Refuses nothing; if glibc's dlsym cannot be found
 // (dlvsym by version GLIBC_2.34 or GLIBC_2.2.5, x86-64), every dlsym returns null and the spy logs why.
 #include <cuda.h>
 #include <dlfcn.h>
-#include <link.h>
 
 #include <atomic>
 #include <cstdio>
@@ -158,21 +160,38 @@ bool is_spy(const void* p) {
 /// The pointer to hand back for a driver function `symbol` whose real address is p: the spy's wrapper
 /// for the three it wraps (the real one kept for it), p for everything else. `version` tells the two
 /// cuGetProcAddress apart: from CUDA 12.0 the one with the query result (5 arguments), before it 4.
+bool wrapped_name(const char* symbol) {
+  return symbol != nullptr && (std::strcmp(symbol, "cuTensorMapEncodeTiled") == 0 ||
+                               std::strcmp(symbol, "cuGetProcAddress") == 0 || std::strcmp(symbol, "cuGetProcAddress_v2") == 0);
+}
+
+/// True where p lies in the driver's library (libcuda.so*): only those pointers are wrapped.
+bool in_driver(const void* p) {
+  Dl_info info{};
+  if (dladdr(p, &info) == 0 || info.dli_fname == nullptr) return false;
+  const char* slash = std::strrchr(info.dli_fname, '/');
+  return std::strncmp(slash != nullptr ? slash + 1 : info.dli_fname, "libcuda.so", 10) == 0;
+}
+
+/// Keeps the first real pointer seen for a wrapped function (the driver answers the same each time).
+template <class Fn>
+void keep(std::atomic<Fn>& slot, void* p) {
+  Fn none = nullptr;
+  slot.compare_exchange_strong(none, reinterpret_cast<Fn>(p));
+}
+
 void* wrap(const char* symbol, int version, void* p) {
-  if (symbol == nullptr || p == nullptr || is_spy(p)) return p;
+  if (!wrapped_name(symbol) || p == nullptr || is_spy(p) || !in_driver(p)) return p;
   if (std::strcmp(symbol, "cuTensorMapEncodeTiled") == 0) {
-    g_encode.store(reinterpret_cast<EncodeFn>(p));
+    keep(g_encode, p);
     return reinterpret_cast<void*>(&spy_encode);
   }
-  if (std::strcmp(symbol, "cuGetProcAddress_v2") == 0 || (std::strcmp(symbol, "cuGetProcAddress") == 0 && version >= 12000)) {
-    g_proc_v2.store(reinterpret_cast<ProcV2Fn>(p));
+  if (std::strcmp(symbol, "cuGetProcAddress_v2") == 0 || version >= 12000) {
+    keep(g_proc_v2, p);
     return reinterpret_cast<void*>(&spy_proc_v2);
   }
-  if (std::strcmp(symbol, "cuGetProcAddress") == 0) {
-    g_proc_v1.store(reinterpret_cast<ProcV1Fn>(p));
-    return reinterpret_cast<void*>(&spy_proc_v1);
-  }
-  return p;
+  keep(g_proc_v1, p);
+  return reinterpret_cast<void*>(&spy_proc_v1);
 }
 
 void debug(const std::string& what, const char* symbol) {
@@ -197,57 +216,20 @@ CUresult spy_proc_v1(const char* symbol, void** pfn, int version, cuuint64_t fla
   return r;
 }
 
-/// dlsym(RTLD_NEXT, symbol) as asked from the object holding `caller`: the first object loaded after it
-/// (dl_iterate_phdr's order) that defines the symbol. glibc's own answer would be relative to this
-/// library, which may be the caller itself (a wrapper looking up what it wraps would get itself).
-void* next_after(const void* caller, const char* symbol, DlsymFn real) {
-  Dl_info info{};
-  if (dladdr(caller, &info) == 0 || info.dli_fbase == nullptr) return nullptr;
-  struct Search {
-    const void* base;
-    const char* symbol;
-    DlsymFn real;
-    bool after = false;
-    void* found = nullptr;
-  } search{info.dli_fbase, symbol, real};
-  dl_iterate_phdr(
-      [](dl_phdr_info* o, size_t, void* data) -> int {
-        auto& q = *static_cast<Search*>(data);
-        const void* base = reinterpret_cast<const void*>(o->dlpi_addr);
-        if (!q.after) {
-          // An object's load base: the executable's dlpi_addr may be 0 (not PIE), so compare its headers too.
-          Dl_info mine{};
-          q.after = base == q.base || (o->dlpi_phnum > 0 && dladdr(o->dlpi_phdr, &mine) != 0 && mine.dli_fbase == q.base);
-          return 0;
-        }
-        if (o->dlpi_name == nullptr || o->dlpi_name[0] == '\0') return 0;  // the executable, or the vDSO
-        void* h = dlopen(o->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
-        if (h == nullptr) return 0;
-        void* p = q.real(h, q.symbol);
-        Dl_info where{};
-        // dlsym of a handle also searches that object's dependencies: keep only a definition in the object itself.
-        if (p != nullptr && dladdr(p, &where) != 0 && where.dli_fname != nullptr && std::strcmp(where.dli_fname, o->dlpi_name) == 0)
-          q.found = p;
-        dlclose(h);
-        return q.found != nullptr;
-      },
-      &search);
-  return search.found;
-}
-
 }  // namespace
 
 extern "C" {
 
-/// The process's dlsym: the real lookup, with the three driver functions the spy wraps answered by its
-/// wrappers (the real ones kept for them), and RTLD_NEXT searched from the caller's object.
+/// The process's dlsym: glibc's, with the three driver functions the spy wraps answered by its wrappers
+/// (the real ones kept for them) where the lookup found them in libcuda.
 void* dlsym(void* handle, const char* symbol) {
   const DlsymFn real = real_dlsym();
   if (real == nullptr) {
     log_line("tmap_spy: glibc's dlsym not found (by version GLIBC_2.34 or GLIBC_2.2.5): every dlsym returns null");
     return nullptr;
   }
-  void* p = handle == RTLD_NEXT ? next_after(__builtin_return_address(0), symbol, real) : real(handle, symbol);
+  if (handle == RTLD_NEXT || !wrapped_name(symbol)) return real(handle, symbol);  // a tail call: glibc sees our caller
+  void* p = real(handle, symbol);
   debug(std::string("dlsym") + (p ? "" : " (none)"), symbol);
   return wrap(symbol, 0, p);
 }

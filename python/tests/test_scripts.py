@@ -180,7 +180,8 @@ class DispatchRegret(unittest.TestCase):
 
 
 class TmapSpy(unittest.TestCase):
-    """build/lib/libtmap_spy.so (scripts/tmap_spy.cpp) against a stand-in for libcuda. A program looks the
+    """build/lib/libtmap_spy.so (scripts/tmap_spy.cpp) against a stand-in for libcuda (named libcuda.so.1:
+    the spy wraps only pointers into such a library). A program looks the
     driver up as the CUDA runtime does (dlsym of cuGetProcAddress_v2, then cuGetProcAddress through it, then
     cuTensorMapEncodeTiled through that), or by dlsym of the function in the global scope, or asks for it
     with no driver loaded; a puts wrapper that forwards with dlsym(RTLD_NEXT) runs beside the spy."""
@@ -253,7 +254,7 @@ extern "C" int puts(const char* s) {  // forwards to the next puts; calling itse
             d = Path(d)
             for name, text in (("driver", self.DRIVER), ("main", self.PROGRAM), ("wrap", self.WRAPPER)):
                 (d / f"{name}.cpp").write_text(text)
-            for cmd in (["g++", "-std=c++17", "-shared", "-fPIC", f"-I{cuda}", str(d / "driver.cpp"), "-o", str(d / "libdrv.so")],
+            for cmd in (["g++", "-std=c++17", "-shared", "-fPIC", f"-I{cuda}", str(d / "driver.cpp"), "-o", str(d / "libcuda.so.1")],
                         ["g++", "-std=c++17", "-shared", "-fPIC", str(d / "wrap.cpp"), "-o", str(d / "libwrap.so"), "-ldl"],
                         ["g++", "-std=c++17", f"-I{cuda}", str(d / "main.cpp"), "-o", str(d / "main"), "-ldl"]):
                 b = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
@@ -263,7 +264,7 @@ extern "C" int puts(const char* s) {  // forwards to the next puts; calling itse
                                   ("runtime", [self.SPY, d / "libwrap.so"]), ("runtime", [])):
                 log.unlink(missing_ok=True)
                 env = dict(os.environ, LD_PRELOAD=" ".join(map(str, preload)), TMAP_SPY_LOG=str(log))
-                r = subprocess.run([str(d / "main"), mode, str(d / "libdrv.so")], capture_output=True, text=True,
+                r = subprocess.run([str(d / "main"), mode, str(d / "libcuda.so.1")], capture_output=True, text=True,
                                    timeout=60, env=env)
                 what = f"{mode} with {[p.name for p in preload]}: "
                 self.assertEqual(r.returncode, 0, what + r.stdout + r.stderr)  # 7: the wrapper got itself back
