@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Draws docs/img/dispatch_map.png: the configuration step 29 runs over an M x N map at one K (default
-4096) on the H200's 132 SMs: the menu entry its measured table picks (family/dispatch.hpp over
-family/tuned_bf16.hpp) where the table overrules step 28's hand rule, grey shades where the hand rule
-runs, and the (M, N) the tuner timed at that K marked. The picks come from the same C++ functions the
+4096) on the H200's 132 SMs: the kind of menu entry its measured table picks (family/dispatch.hpp over
+family/tuned_bf16.hpp) where the table overrules step 28's hand rule, coloured as in dispatch_table.png
+(figures/shapes.py's kinds: swapped, 64- or 128-row ping-pong, stmatrix, cooperative, cluster, split K),
+grey shades where the hand rule runs, and the (M, N) the tuner timed at that K marked. The picks come from the same C++ functions the
 step calls, printed by build/bin/dispatch_dump (scripts/dispatch_dump.cpp; `make dispatch-figure`
 builds and runs both). Needs matplotlib."""
 import argparse
@@ -16,10 +17,10 @@ from plot_setup import ROOT, plt  # noqa: E402  (matplotlib, or a line saying ho
 from matplotlib.colors import ListedColormap  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from style import BLUE, CYAN, GREEN, PURPLE, RED, YELLOW  # noqa: E402
+from shapes import KINDS, _kind  # noqa: E402  (the kinds of entry dispatch_table.png colours)
 
-HAND_GREYS = {"swap": "#dddddd", "128x64": "#bbbbbb", "128x128": "#999999"}  # the hand rule's tiles
-MORE = ["#882255", "#44aa99", "#999933", "#117733", "#332288", "#dd8844", "#6699cc", "#aa4499"]
+# The hand rule's tiles: greys, light to dark (no kind of entry is grey).
+HAND_GREYS = {"swap": "#eeeeee", "128x64": "#d4d4d4", "128x128": "#777777"}
 
 
 def main():
@@ -45,18 +46,17 @@ def main():
     ms = sorted({int(x["m"]) for x in rows})
     ns = sorted({int(x["n"]) for x in rows})
 
-    def label(x):  # what runs: the picked entry, or the hand rule's tile
+    def label(x):  # what runs: the kind of the picked entry, or the hand rule's tile
         if x["pick"] != "hand":
-            return x["pick"]
+            return "table: " + KINDS[_kind(x["pick"])[0]][0]
         tile = x["hand"].split("+")[0]
         return "hand rule: " + ("swapped" if tile.startswith("swap") else tile)
 
     cells = {(int(x["m"]), int(x["n"])): label(x) for x in rows}
     hand_labels = [f"hand rule: {t}" for t in ("swapped", "128x64", "128x128")]
-    picked = sorted({v for v in cells.values() if not v.startswith("hand rule")})
-    palette = [BLUE, RED, GREEN, YELLOW, CYAN, PURPLE] + MORE
+    picked = [f"table: {name}" for name, _ in KINDS[1:]]
     colours = {f"hand rule: {t}": c for t, c in zip(("swapped", "128x64", "128x128"), HAND_GREYS.values())}
-    colours.update({p: palette[i % len(palette)] for i, p in enumerate(picked)})
+    colours.update({f"table: {name}": c for name, c in KINDS[1:]})
     order = hand_labels + picked
     index = {lab: i for i, lab in enumerate(order)}
     grid = [[index[cells[(m, n)]] for n in ns] for m in ms]
@@ -82,7 +82,7 @@ def main():
     present = [lab for lab in order if lab in set(cells.values())]
     handles = [Patch(color=colours[lab], label=lab) for lab in present]
     handles.append(plt.Line2D([], [], marker="o", ls="", mfc="white", mec="black", label=f"(M, N) the tuner timed at K = {a.k}"))
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.11), ncol=3, fontsize=7.5, frameon=False)
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.11), ncol=2, fontsize=7.5, frameon=False)
     try:
         pathlib.Path(a.out).parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(a.out, dpi=110, bbox_inches="tight")

@@ -429,7 +429,7 @@ ENTRY_NAME = re.compile(r"(?P<c>pp|co)(?P<bm>\d+)x(?P<bn>\d+)(?P<swap>-swap)?(?P
 # The winners by kind (menu::name spells each entry: consumers, BM x BN, swap, cluster, stmatrix, stages).
 KINDS = [("step 28's rule", "#eeeeee"), ("swapped (C^T, 8-192 wide)", style.PURPLE), ("ping-pong, 64 rows", style.BLUE),
          ("ping-pong, 128 rows", style.GREEN), ("ping-pong, stmatrix", style.CYAN), ("cooperative", style.YELLOW),
-         ("cluster (multicast)", style.RED), ("split K, summed by a second kernel", "#999999")]
+         ("cluster (multicast)", style.RED), ("split K, summed by a second kernel", "#ee9944")]
 
 
 def tuned_table():
