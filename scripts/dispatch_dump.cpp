@@ -66,7 +66,7 @@ static int leave_one_out(int sms) {
   const auto table = tuned();
   const auto esms = fam::dispatch::table_sms(table.rows, table.size, fam::menu::kBf16, sms);
   std::vector<std::decay_t<decltype(table.rows[0])>> rest(table.rows, table.rows + table.size);
-  double sum[8] = {}, below[8] = {}, count[8] = {}, got_sum[8] = {}, best_sum[8] = {};
+  double below[8] = {}, count[8] = {}, got_sum[8] = {}, best_sum[8] = {};  // sums of logs, per class
   for (size_t i = 0; i < table.size; ++i) {
     const auto row = table.rows[i];
     rest.erase(rest.begin() + long(i));
@@ -81,14 +81,15 @@ static int leave_one_out(int sms) {
     const double got = e == fam::dispatch::kHandRule ? row.hand : row.ratio[size_t(e)];
     if (!(got > 0) || !(best > 0)) continue;
     const int cls = fam::dispatch::alignment_class(row.n, row.k);
-    sum[cls] += std::log(got / best), count[cls] += 1, below[cls] += got / best < 0.95;
+    count[cls] += 1, below[cls] += got / best < 0.95;
     got_sum[cls] += std::log(got), best_sum[cls] += std::log(best);
   }
-  // pick and best: geometric means of the pick's and of the best's measured ratio over cuBLAS.
+  // regret: the geometric mean of pick / best, the quotient of the two geometric means printed after it
+  // (the pick's and the best's measured ratio over cuBLAS).
   std::printf("class,shapes,regret,below_0.95,pick,best\n");
   for (int cls = 0; cls < 8; ++cls)
     if (count[cls] > 0)
-      std::printf("%d,%.0f,%.4f,%.0f,%.4f,%.4f\n", cls, count[cls], std::exp(sum[cls] / count[cls]), below[cls],
+      std::printf("%d,%.0f,%.4f,%.0f,%.4f,%.4f\n", cls, count[cls], std::exp((got_sum[cls] - best_sum[cls]) / count[cls]), below[cls],
                   std::exp(got_sum[cls] / count[cls]), std::exp(best_sum[cls] / count[cls]));
   return 0;
 }

@@ -150,12 +150,12 @@ case "${1:-}" in
     [ -f build/lib/libgemmsteps.so ] || { echo "$1: no build/lib/libgemmsteps.so (make lib; make gpu-carry packs it)" >&2; exit 2; }
     ;;
   entries)
-    [[ "${PROFILE_ENTRIES:-}" =~ ^$ENTRY_NAMES$ ]] || {
-      echo "entries: PROFILE_ENTRIES='${PROFILE_ENTRIES:-}' is not a comma list of menu entries (e.g. co128x256-c2m-s4)" >&2; exit 2; }
     [ -x "${PROFILE_TUNE:-build/bin/tune}" ] || {
       echo "entries: no ${PROFILE_TUNE:-build/bin/tune} (make gpu-carry builds it and build/bin/variant_tune_shared_first)" >&2; exit 2; }
     [ -n "${PROFILE_ENTRIES:-}" ] && [ -n "${PROFILE_SHAPES:-}" ] || {
       echo "entries: set PROFILE_ENTRIES (menu names, comma-separated) and PROFILE_SHAPES (MxNxK, space-separated)" >&2; exit 2; }
+    [[ "$PROFILE_ENTRIES" =~ ^$ENTRY_NAMES$ ]] || {
+      echo "entries: PROFILE_ENTRIES='$PROFILE_ENTRIES' is not a comma list of menu entries (e.g. co128x256-c2m-s4)" >&2; exit 2; }
     set -f  # words, never file patterns
     for shape in $PROFILE_SHAPES; do
       [[ "$shape" =~ ^[1-9][0-9]*x[1-9][0-9]*x[1-9][0-9]*$ ]] || { echo "entries: shape '$shape' is not MxNxK" >&2; exit 2; }

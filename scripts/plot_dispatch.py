@@ -3,8 +3,8 @@
 4096) on the H200's 132 SMs: the kind of menu entry its measured table picks (family/dispatch.hpp over
 family/tuned_bf16.hpp) where the table overrules step 28's hand rule, coloured as in dispatch_table.png
 (figures/shapes.py's kinds: swapped, 64- or 128-row ping-pong, stmatrix, cooperative, cluster, split K),
-grey shades where the hand rule runs, and the (M, N) the tuner timed at that K marked. The picks come from the same C++ functions the
-step calls, printed by build/bin/dispatch_dump (scripts/dispatch_dump.cpp; `make dispatch-figure`
+grey shades where the hand rule runs, and the (M, N) the tuner timed at that K marked. The picks come
+from the same C++ functions the step calls, printed by build/bin/dispatch_dump (scripts/dispatch_dump.cpp; `make dispatch-figure`
 builds and runs both). Needs matplotlib."""
 import argparse
 import csv
@@ -17,7 +17,7 @@ from plot_setup import ROOT, plt  # noqa: E402  (matplotlib, or a line saying ho
 from matplotlib.colors import ListedColormap  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
-from shapes import KINDS, _kind  # noqa: E402  (the kinds of entry dispatch_table.png colours)
+from shapes import KINDS, entry_kind  # noqa: E402  (the kinds of entry dispatch_table.png colours)
 
 # The hand rule's tiles: greys, light to dark (no kind of entry is grey).
 HAND_GREYS = {"swap": "#eeeeee", "128x64": "#d4d4d4", "128x128": "#777777"}
@@ -48,7 +48,7 @@ def main():
 
     def label(x):  # what runs: the kind of the picked entry, or the hand rule's tile
         if x["pick"] != "hand":
-            return "table: " + KINDS[_kind(x["pick"])[0]][0]
+            return "table: " + KINDS[entry_kind(x["pick"])[0]][0]
         tile = x["hand"].split("+")[0]
         return "hand rule: " + ("swapped" if tile.startswith("swap") else tile)
 

@@ -150,22 +150,14 @@ CUresult spy_encode(CUtensorMap* map, CUtensorMapDataType type, cuuint32_t rank,
 CUresult spy_proc_v2(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
 CUresult spy_proc_v1(const char*, void**, int, cuuint64_t);
 
-/// True for a pointer to one of the spy's own wrappers: never kept as a "real" function (that would call
-/// itself) and never wrapped again.
-bool is_spy(const void* p) {
-  return p == reinterpret_cast<const void*>(&spy_encode) || p == reinterpret_cast<const void*>(&spy_proc_v2) ||
-         p == reinterpret_cast<const void*>(&spy_proc_v1);
-}
-
-/// The pointer to hand back for a driver function `symbol` whose real address is p: the spy's wrapper
-/// for the three it wraps (the real one kept for it), p for everything else. `version` tells the two
-/// cuGetProcAddress apart: from CUDA 12.0 the one with the query result (5 arguments), before it 4.
+/// The three driver functions the spy wraps.
 bool wrapped_name(const char* symbol) {
   return symbol != nullptr && (std::strcmp(symbol, "cuTensorMapEncodeTiled") == 0 ||
                                std::strcmp(symbol, "cuGetProcAddress") == 0 || std::strcmp(symbol, "cuGetProcAddress_v2") == 0);
 }
 
-/// True where p lies in the driver's library (libcuda.so*): only those pointers are wrapped.
+/// True where p lies in the driver's library (libcuda.so*): only those pointers are wrapped, so the spy
+/// never keeps one of its own wrappers (or another library's) as the real function.
 bool in_driver(const void* p) {
   Dl_info info{};
   if (dladdr(p, &info) == 0 || info.dli_fname == nullptr) return false;
@@ -180,8 +172,11 @@ void keep(std::atomic<Fn>& slot, void* p) {
   slot.compare_exchange_strong(none, reinterpret_cast<Fn>(p));
 }
 
+/// The pointer to hand back for a driver function `symbol` whose real address is p: the spy's wrapper
+/// for the three it wraps (the real one kept for it), p for everything else. `version` tells the two
+/// cuGetProcAddress apart: from CUDA 12.0 the one with the query result (5 arguments), before it 4.
 void* wrap(const char* symbol, int version, void* p) {
-  if (!wrapped_name(symbol) || p == nullptr || is_spy(p) || !in_driver(p)) return p;
+  if (!wrapped_name(symbol) || p == nullptr || !in_driver(p)) return p;
   if (std::strcmp(symbol, "cuTensorMapEncodeTiled") == 0) {
     keep(g_encode, p);
     return reinterpret_cast<void*>(&spy_encode);
@@ -194,15 +189,18 @@ void* wrap(const char* symbol, int version, void* p) {
   return reinterpret_cast<void*>(&spy_proc_v1);
 }
 
-void debug(const std::string& what, const char* symbol) {
-  if (std::getenv("TMAP_SPY_DEBUG") != nullptr) log_line("tmap_spy: " + what + " " + (symbol ? symbol : "(null)"));
+bool debugging() {
+  static const bool on = std::getenv("TMAP_SPY_DEBUG") != nullptr;
+  return on;
 }
+
+void debug(const std::string& what, const char* symbol) { log_line("tmap_spy: " + what + " " + (symbol ? symbol : "(null)")); }
 
 CUresult spy_proc_v2(const char* symbol, void** pfn, int version, cuuint64_t flags, CUdriverProcAddressQueryResult* status) {
   const ProcV2Fn real = g_proc_v2.load();
   if (real == nullptr) return CUDA_ERROR_NOT_FOUND;
   const CUresult r = real(symbol, pfn, version, flags, status);
-  debug("cuGetProcAddress " + std::to_string(version), symbol);
+  if (debugging()) debug("cuGetProcAddress " + std::to_string(version), symbol);
   if (r == CUDA_SUCCESS && pfn != nullptr) *pfn = wrap(symbol, version, *pfn);
   return r;
 }
@@ -211,7 +209,7 @@ CUresult spy_proc_v1(const char* symbol, void** pfn, int version, cuuint64_t fla
   const ProcV1Fn real = g_proc_v1.load();
   if (real == nullptr) return CUDA_ERROR_NOT_FOUND;
   const CUresult r = real(symbol, pfn, version, flags);
-  debug("cuGetProcAddress " + std::to_string(version), symbol);
+  if (debugging()) debug("cuGetProcAddress " + std::to_string(version), symbol);
   if (r == CUDA_SUCCESS && pfn != nullptr) *pfn = wrap(symbol, version, *pfn);
   return r;
 }
@@ -230,7 +228,7 @@ void* dlsym(void* handle, const char* symbol) {
   }
   if (handle == RTLD_NEXT || !wrapped_name(symbol)) return real(handle, symbol);  // a tail call: glibc sees our caller
   void* p = real(handle, symbol);
-  debug(std::string("dlsym") + (p ? "" : " (none)"), symbol);
+  if (debugging()) debug(std::string("dlsym") + (p ? "" : " (none)"), symbol);
   return wrap(symbol, 0, p);
 }
 

@@ -456,7 +456,7 @@ def tuned_table():
     return rows
 
 
-def _kind(winner):
+def entry_kind(winner):
     """(kind index into KINDS, short label) of a winner's name."""
     if not winner:
         return 0, "28's rule"
@@ -465,7 +465,7 @@ def _kind(winner):
         raise SystemExit(f"error: {TUNED_HPP}: winner {winner!r} is not spelled as menu::name spells an entry")
     tile = f"{e['bm']}x{e['bn']}"
     if e["psk"]:
-        return 7, f"{e['c']}{tile}\n{(e['cl'] or '')[1:]} psk".replace("\n psk", "\npsk")
+        return 7, f"{e['c']}{tile}\n" + (f"{e['cl'][1:]} " if e["cl"] else "") + "psk"
     if e["swap"]:
         return 1, f"swap {e['bn']}" + (f"\n{e['cl'][1:]}" if e["cl"] else "")
     if e["cl"]:
@@ -513,7 +513,7 @@ def dispatch_table():
                         ax.add_patch(Rectangle((j, i), 1, 1, fc="white", ec="#cccccc", lw=0.5, hatch="//"))
                         continue
                     w, x = at[(m, n, kk)]
-                    kind, label = _kind(w)
+                    kind, label = entry_kind(w)
                     won += kind != 0
                     ax.add_patch(Rectangle((j, i), 1, 1, fc=KINDS[kind][1], ec="white", lw=1.2,
                                            alpha=1.0 if kind == 0 else 0.55))
