@@ -122,14 +122,21 @@ promote-variants: $(PROMOTE_VARIANTS)
 
 # Step 35 with 34's tile in cluster pairs along M sharing B by multicast (STEP35_CLUSTER_M=2), to
 # measure whether step 17's multicast pays on the FP8 line (FP8_STEP="35 variant_35_c2m" gpu_session.sh fp8).
-FP8_VARIANTS := $(BUILD)/bin/variant_35_c2m
+FP8_VARIANTS := $(BUILD)/bin/variant_35_c2m $(BUILD)/bin/variant_37_swap
+# Step 37 with M <= 64 swapped onto 64 x 16, 32 or 64 tiles of C^T (STEP37_SWAP=1, docs/notebook/fp8.md).
+$(BUILD)/obj/variants/37_swap.o: kernels/37_fp8_per_tensor_shapes.cu $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) -Xptxas -v -DSTEP37_SWAP=1 -c $< -o $@
+$(BUILD)/bin/variant_37_swap: $(BUILD)/obj/variants/37_swap.o $(MAIN_OBJ) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
 $(BUILD)/obj/variants/35_c2m.o: kernels/35_fp8_shapes.cu $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) -DSTEP35_CLUSTER_M=2 -c $< -o $@
 $(BUILD)/bin/variant_35_c2m: $(BUILD)/obj/variants/35_c2m.o $(MAIN_OBJ) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
-#> make fp8-variants         step 35 with its 128-row tile in cluster pairs along M (build/bin/variant_35_c2m), for gpu_session.sh fp8
+#> make fp8-variants         step 35 with its 128-row tile in cluster pairs along M (build/bin/variant_35_c2m) and step 37 with M <= 64 swapped (variant_37_swap), for gpu_session.sh fp8
 .PHONY: fp8-variants
 fp8-variants: $(FP8_VARIANTS)
 
@@ -145,7 +152,7 @@ tmap-spy: $(TMAP_SPY)
 #> make gpu-carry            build/carry/bin.tar.xz: every executable, build/lib/libgemmsteps.so and libtmap_spy.so, stripped and compressed, for a GPU machine with no compiler; scripts/gpu_session.sh unpacks it into build/bin and build/lib
 .PHONY: gpu-carry
 gpu-carry: all $(BUILD)/bin/tests $(BUILD)/bin/fuzz $(BUILD)/bin/tune $(BUILD)/bin/soak $(FIXTURE_EXES) $(PROBE_EXES) $(TILE_VARIANTS) $(REPACK_VARIANTS) $(PROMOTE_VARIANTS) $(FP8_VARIANTS) $(LAB_EXES) $(LIB_SO) $(TMAP_SPY) \
-           $(BUILD)/bin/variant_tune_shared_first
+           $(BUILD)/bin/variant_tune_shared_first $(BUILD)/bin/variant_tune_promo128
 	@rm -rf $(BUILD)/carry && mkdir -p $(BUILD)/carry/bin $(BUILD)/carry/lib
 	cp $(BUILD)/bin/* $(BUILD)/carry/bin/ && strip $(BUILD)/carry/bin/*
 	cp $(LIB_SO) $(TMAP_SPY) $(BUILD)/carry/lib/ && strip --strip-unneeded $(BUILD)/carry/lib/*

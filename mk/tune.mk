@@ -41,6 +41,21 @@ $(BUILD)/bin/variant_tune_shared_first: $(BUILD)/obj/scripts/tune.o $(BUILD)/obj
 	@mkdir -p $(dir $@)
 	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
 
+# build/bin/variant_tune_promo128: the tuner (menu and steps) with every tensor map of ours asking L2 for
+# 128-byte promotion instead of 256 (common/kernel_lib/tma.cpp's GEMM_TMA_L2_PROMOTION), for the same A/B.
+$(BUILD)/obj/variants/tma_promo128.o: common/kernel_lib/tma.cpp $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -DGEMM_TMA_L2_PROMOTION=CU_TENSOR_MAP_L2_PROMOTION_L2_128B -c $< -o $@
+
+$(BUILD)/bin/variant_tune_promo128: $(BUILD)/obj/scripts/tune.o $(BUILD)/obj/variants/tma_promo128.o $(MENU_OBJ) $(KERNEL_OBJS) \
+    $(filter-out $(BUILD)/obj/common/kernel_lib/tma.o,$(COMMON_OBJS)) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
+
+.PHONY: promotion-variant
+#> make promotion-variant    build/bin/variant_tune_promo128: the tuner with our tensor maps asking for 128-byte L2 promotion
+promotion-variant: $(BUILD)/bin/variant_tune_promo128
+
 .PHONY: order-variant
 #> make order-variant        build/bin/variant_tune_shared_first: the tuner with a cluster pair along M loading its multicast half first
 order-variant: $(BUILD)/bin/variant_tune_shared_first

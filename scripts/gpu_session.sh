@@ -94,10 +94,13 @@
 #                                   (PROFILE_ROUNDS, default 5): time, DRAM bytes, L2 requests, sectors and
 #                                   write sectors, tensor pipe -> $OUT/run/entries.md and entries_tune.csv;
 #                                   PROFILE_STALLS=1 adds the warps' stall reasons per issued instruction;
-#                                   PROFILE_TUNE=build/bin/variant_tune_shared_first runs the load-order variant;
+#                                   PROFILE_TUNE=build/bin/variant_tune_shared_first runs the load-order variant,
+#                                   build/bin/variant_tune_promo128 the 128-byte L2 promotion one;
 #                                   PROFILE_SOURCE=1 adds ncu's source page (SASS, per-instruction stall
 #                                   samples) of a later launch -> $OUT/run/source_<entry>_<shape>_gemm_kernel.csv
-#                                   (PROFILE_SOURCE_CUBLAS=1: cuBLAS's nvjet kernel of the same loop too)
+#                                   (PROFILE_SOURCE_CUBLAS=1: cuBLAS's nvjet kernel of the same loop too);
+#                                   PROFILE_CUBLAS=1 adds a row per shape for cuBLAS's own kernel in the same
+#                                   loop (the same metrics, one launch; its name, which spells its tile)
 #   TMAP_SHAPES="MxNxK ..." scripts/gpu_session.sh tmaps
 #                                   the TMA tensor maps each library encodes (box, swizzle, L2 promotion,
 #                                   out-of-bounds fill: build/lib/libtmap_spy.so, LD_PRELOADed) at each shape:
@@ -665,6 +668,21 @@ PY
           done
         fi
       done
+      if [ "${PROFILE_CUBLAS:-0}" = 1 ]; then  # the reference's kernel in the same loop (nvjet, or an older xmma/gemv)
+        e=${PROFILE_ENTRIES%%,*}
+        log="$R/entries_cublas_${shape}.log"
+        guard timeout 120 ncu --clock-control none -k 'regex:nvjet|xmma|gemv|gemmSN' -c 1 --metrics "$list" "${PROFILE_TUNE:-build/bin/tune}" \
+          --shapes "$shape" --entries "$e" --rounds 2 --hand-step "" --csv "$R/entries_cublas_tune.csv" > "$log" 2>&1
+        rc=$?
+        kname=$(grep -oE '(nvjet|[A-Za-z0-9_]*(xmma|gemv|gemmSN))[A-Za-z0-9_]*' "$log" | head -n 1)
+        row="| $shape | cuBLAS \`${kname:-?}\` |"
+        for m in "${metrics[@]}"; do
+          row="$row $(awk -v m="$m" '$1 == m {print (m ~ /^(gpu__time|dram__bytes)/ ? $NF " " $(NF-1) : $NF)}' "$log" | tail -n 1) |"
+        done
+        echo "$row" >> "$R/entries.md"
+        summary+=("entries cuBLAS $shape (rc=$rc): ${kname:-no reference kernel matched}")
+        [ $rc -eq 0 ] || status=1
+      fi
     done
     cat "$R/entries.md"
     summary+=("entries ($((SECONDS - start)) s)")

@@ -68,6 +68,13 @@ std::optional<std::string> tma_refusal(const TmaMatrix& t) {
   return std::nullopt;
 }
 
+// The L2 promotion of every map (how much L2 fetches from DRAM on a miss): 256 bytes, two K tiles of a
+// 128-byte row. GEMM_TMA_L2_PROMOTION overrides it for an A/B (make promotion-variant: 128 bytes, as
+// CUTLASS's maps ask, results/profiles/nvidia_h200_pitch_source.md).
+#ifndef GEMM_TMA_L2_PROMOTION
+#define GEMM_TMA_L2_PROMOTION CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+#endif
+
 CUtensorMap make_tma_2d(const TmaMatrix& t) {
   if (auto why = tma_refusal(t)) throw Error(*why);
   const uint32_t kElemBytes = tma_elem_bytes(t.elem);  // 2 (bf16) or 1 (e4m3)
@@ -80,7 +87,7 @@ CUtensorMap make_tma_2d(const TmaMatrix& t) {
   const cuuint32_t elem_strides[2] = {1, 1};
   CU_CHECK(encode_tiled()(&map, type, 2, const_cast<void*>(t.base), dims, strides,
                           box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, t.swizzle,
-                          CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+                          GEMM_TMA_L2_PROMOTION, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
   return map;
 }
 
