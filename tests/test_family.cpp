@@ -322,7 +322,11 @@ TEST_CASE("family config: which Specs the parts assemble, and their shared memor
   CHECK(refusal(Spec{.elem = Elem::e4m3}) != nullptr);               // e4m3 needs scales
   CHECK(refusal(Spec{.elem = Elem::e4m3, .accum = Accum::two_sets, .scales = Scales::block}) != nullptr);  // two sets: one slab a consumer
   CHECK(refusal(Spec{.elem = Elem::e4m3, .accum = Accum::two_sets, .scales = Scales::block, .stages = 4, .bm = 64}) == nullptr);  // ping-pong 64 rows (36)
-  CHECK(refusal(Spec{.elem = Elem::e4m3, .swap = true, .accum = Accum::promoted, .scales = Scales::block}) != nullptr);
+  // Swapped, block scales follow the fragment's columns (A's rows): any BN, but not in a cluster.
+  CHECK(refusal(Spec{.elem = Elem::e4m3, .bn = 16, .swap = true, .accum = Accum::two_sets, .scales = Scales::block,
+                     .stages = 8, .bm = 64}) == nullptr);
+  CHECK(refusal(Spec{.elem = Elem::e4m3, .bn = 16, .swap = true, .accum = Accum::two_sets, .scales = Scales::block,
+                     .stages = 8, .bm = 64, .cluster_m = 2}) != nullptr);
   CHECK(refusal(Spec{.bn = 256, .consumers = Consumers::cooperative, .stages = 6}) != nullptr);  // 6 stages of 48 KB: over 227 KB
   CHECK(refusal(Spec{.elem = Elem::e4m3, .bn = 192, .scales = Scales::per_tensor, .stages = 4}) == nullptr);  // any wgmma N
   CHECK(refusal(Spec{.elem = Elem::e4m3, .bn = 64, .accum = Accum::promoted, .scales = Scales::block}) != nullptr);  // one B block a tile

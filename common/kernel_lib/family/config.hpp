@@ -141,9 +141,11 @@ GEMM_HD constexpr const char* refusal(Spec s) {
   if (s.elem == Elem::bf16 && (s.accum != Accum::tensor_core || s.scales != Scales::none))
     return "bf16 accumulates in the tensor cores, unscaled";
   if (s.elem == Elem::e4m3 && s.scales == Scales::none) return "e4m3 needs scales";
-  if (s.scales == Scales::block && s.bn != 128) return "block scales need BN = 128: one 128 x 128 block of B per tile";
+  if (s.scales == Scales::block && !s.swap && s.bn != 128) return "block scales need BN = 128: one 128 x 128 block of B per tile";
   if (s.scales == Scales::block && s.accum == Accum::tensor_core) return "block scales are applied as a K tile is promoted";
-  if (s.scales == Scales::block && s.swap) return "block scales of a swapped tile would scale columns: not built";
+  // Swapped, B's rows are the tile's: a slab's 64 lie in one of B's 128-row blocks; A's rows are its
+  // columns, each with its own scale (mainloop.cuh's BlockScales), so any BN.
+  if (s.scales == Scales::block && s.swap && s.cluster_m * s.cluster_n > 1) return "block scales of a swapped tile in a cluster: not built";
   if (s.accum != Accum::tensor_core && (s.promote_every < 1 || (bk(s) / wgmma_k(s)) % s.promote_every != 0))
     return "a promotion group lies within one K tile";
   if (s.accum == Accum::two_sets && s.promote_every != bk(s) / wgmma_k(s)) return "two sets promote once per K tile";

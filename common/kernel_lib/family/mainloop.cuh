@@ -71,13 +71,34 @@ __device__ __forceinline__ void mainloop_tensor_core(SharedStorage<C>& s, ring_t
 /// each of its rows (the D fragment's rows 16 w + l / 4 + 8 h of each slab) has one pointer, nullptr
 /// past M (it scales by 0; its outputs are clipped); the tile's sfb row holds k_tiles K blocks. Made
 /// once per item, so a K tile's scales are one multiply-add and a load each.
+/// Swapped (C^T = B * A^T), the kernel's rows are B's, whose 128 x 128 blocks hold a slab's 64 rows
+/// whole: one sfb value a slab; its columns are A's rows, each with its own sfa value, so a thread's
+/// scales follow its fragment's columns (8 j + 2 (l % 4) + e for the BN / 8 groups j and e = 0, 1):
+/// BN / 4 of them, read from one base pointer, 0 past A's rows.
 template <class C>
 struct BlockScales {
+  static constexpr bool SWAP = C::spec.swap;
+  /// Scales a thread holds per slab: one per row half h, or swapped one per fragment column.
+  static constexpr int SC = SWAP ? C::BN / 4 : 2;
   const float* a[C::SLABS][2];
   const float* b;
-  int64_t stride;  // M: from one K block of sfa to the next
-  __device__ __forceinline__ BlockScales(const Params& p, const TileOrigin& o, int me) : a{}, b(nullptr), stride(p.M) {
+  const float* b_slab[C::SLABS];  // swapped: the slab's row of sfb (nullptr past B's rows)
+  int64_t stride;                 // M: from one K block of sfa to the next
+  int cols_left;                  // swapped: A's rows from this thread's first column on
+  __device__ __forceinline__ BlockScales(const Params& p, const TileOrigin& o, int me)
+      : a{}, b(nullptr), b_slab{}, stride(SWAP ? p.N : p.M), cols_left(0) {
     if constexpr (C::spec.scales != Scales::block) return;  // (no scales to point at)
+    if constexpr (SWAP) {  // the kernel's M is C's N (B's rows), its N is C's M (A's rows)
+      const int col0 = o.n0 + 2 * (threadIdx.x % 4);
+      cols_left = p.N - col0;
+      b = p.sfa + col0;
+#pragma unroll
+      for (int i = 0; i < C::SLABS; ++i) {
+        const int row = o.m0 + slab_row<C>(i, me);
+        b_slab[i] = row < p.M ? p.sfb + int64_t(row / 128) * p.k_tiles : nullptr;
+      }
+      return;
+    }
     const int row0 = o.m0 + 16 * ((threadIdx.x % 128) / 32) + (threadIdx.x % 32) / 4;
 #pragma unroll
     for (int i = 0; i < C::SLABS; ++i)
@@ -88,22 +109,37 @@ struct BlockScales {
       }
     b = p.sfb + int64_t(o.tile_n) * p.k_tiles;
   }
-  /// K block kb's scales: sc[i][h] = sfa * sfb for accumulator r of slab i with h = (r / 2) % 2.
-  __device__ __forceinline__ void load(int kb, float (&sc)[C::SLABS][2]) const {
+  /// K block kb's scales: sc[i][c] = sfa * sfb for slab i's accumulators r with scale_index(r) == c.
+  __device__ __forceinline__ void load(int kb, float (&sc)[C::SLABS][SC]) const {
+    if constexpr (SWAP) {
+      const float* col = b + kb * stride;
+#pragma unroll
+      for (int i = 0; i < C::SLABS; ++i) {
+        const float sb = b_slab[i] ? __ldg(b_slab[i] + kb) : 0.0f;
+#pragma unroll
+        for (int c = 0; c < SC; ++c) {
+          const int dc = 8 * (c / 2) + c % 2;  // the column's distance from the thread's first
+          sc[i][c] = (dc < cols_left ? __ldg(col + dc) : 0.0f) * sb;
+        }
+      }
+      return;
+    }
     const float sb = __ldg(b + kb);
 #pragma unroll
     for (int i = 0; i < C::SLABS; ++i)
 #pragma unroll
       for (int h = 0; h < 2; ++h) sc[i][h] = (a[i][h] ? __ldg(a[i][h] + kb * stride) : 0.0f) * sb;
   }
+  /// Which of a slab's SC scales multiplies accumulator r of the D fragment (its row half, or its column).
+  static __device__ __forceinline__ constexpr int scale_index(int r) { return SWAP ? 2 * (r / 4) + r % 2 : (r / 2) % 2; }
 };
 
-/// acc[r] += tc[r], scaled by sc[(r / 2) % 2] under block scales: the promotion (FADD or FFMA).
+/// acc[r] += tc[r], scaled by sc[scale_index(r)] under block scales: the promotion (FADD or FFMA).
 template <class C>
-__device__ __forceinline__ void promote(float (&acc)[C::FRAG], const float (&tc)[C::FRAG], const float (&sc)[2]) {
+__device__ __forceinline__ void promote(float (&acc)[C::FRAG], const float (&tc)[C::FRAG], const float (&sc)[BlockScales<C>::SC]) {
 #pragma unroll
   for (int r = 0; r < C::FRAG; ++r)
-    acc[r] += C::spec.scales == Scales::block ? tc[r] * sc[(r / 2) % 2] : tc[r];
+    acc[r] += C::spec.scales == Scales::block ? tc[r] * sc[BlockScales<C>::scale_index(r)] : tc[r];
 }
 
 /// promoted: acc = the sum of every K tile's partial, each from the tensor cores' tc (one set, shared
@@ -113,7 +149,8 @@ __device__ __forceinline__ void mainloop_promoted(SharedStorage<C>& s, const Par
                                                   const stream_k::Piece& pc, const TileOrigin& o, int me,
                                                   float (&acc)[C::SLABS][C::FRAG], float (&tc)[C::FRAG]) {
   constexpr int EVERY = C::spec.promote_every, GROUPS = C::BK / C::WGMMA_K / EVERY;
-  float sc[C::SLABS][2] = {};
+  constexpr int SC = BlockScales<C>::SC;
+  float sc[C::SLABS][SC] = {};
   const BlockScales<C> scales(p, o, me);  // (empty without block scales)
   if constexpr (C::spec.scales == Scales::block) scales.load(pc.kt0, sc);
 #pragma unroll
@@ -122,7 +159,7 @@ __device__ __forceinline__ void mainloop_promoted(SharedStorage<C>& s, const Par
     for (int r = 0; r < C::FRAG; ++r) acc[i][r] = 0.0f;
   for (int kt = pc.kt0; kt < pc.kt1; ++kt, ring.advance()) {
     const int st = ring.stage;
-    float next[C::SLABS][2] = {};  // K tile kt + 1's scales, in flight under kt's wgmmas
+    float next[C::SLABS][SC] = {};  // K tile kt + 1's scales, in flight under kt's wgmmas
     if (C::spec.scales == Scales::block && kt + 1 < pc.kt1) scales.load(kt + 1, next);
     ptx::mbarrier_wait_parity(&s.full[st], ring.phase);
     const uint64_t desc_a = ptx::make_desc_k_sw128(s.a[st]), desc_b = ptx::make_desc_k_sw128(s.b[st]);
@@ -143,7 +180,9 @@ __device__ __forceinline__ void mainloop_promoted(SharedStorage<C>& s, const Par
       }
     if (threadIdx.x % 32 == 0) release<C>(s, st);  // every wgmma reading stage st is done
 #pragma unroll
-    for (int i = 0; i < C::SLABS; ++i) sc[i][0] = next[i][0], sc[i][1] = next[i][1];
+    for (int i = 0; i < C::SLABS; ++i)
+#pragma unroll
+      for (int c = 0; c < SC; ++c) sc[i][c] = next[i][c];
   }
 }
 

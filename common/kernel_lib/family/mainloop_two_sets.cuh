@@ -21,7 +21,7 @@ __device__ __forceinline__ void mainloop_two_sets(SharedStorage<C>& s, const Par
   static_assert(C::SLABS == 1, "two sets fit beside one slab of sums: a cooperative 128-row or a ping-pong 64-row tile");
 #pragma unroll
   for (int r = 0; r < C::FRAG; ++r) acc[0][r] = 0.0f;
-  float sc[2][1][2] = {};  // the scales of the K tile in tc[0] / tc[1], loaded as its wgmmas are issued
+  float sc[2][1][BlockScales<C>::SC] = {};  // the scales of the K tile in tc[0] / tc[1], loaded as its wgmmas are issued
   int held = -1;           // the stage of the previous K tile, released once its partial is promoted
   const BlockScales<C> scales(p, o, me);
   // One K tile into tc[b]; then, but for the item's first, the previous K tile's (in tc[1 - b])
