@@ -672,7 +672,7 @@ PY
         e=${PROFILE_ENTRIES%%,*}
         log="$R/entries_cublas_${shape}.log"
         guard timeout 120 ncu --clock-control none -k 'regex:nvjet|xmma|gemv|gemmSN' -c 1 --metrics "$list" "${PROFILE_TUNE:-build/bin/tune}" \
-          --shapes "$shape" --entries "$e" --rounds 2 --hand-step "" --csv "$R/entries_cublas_tune.csv" > "$log" 2>&1
+          --shapes "$shape" --entries "$e" --rounds 3 --hand-step "" --csv "$R/entries_cublas_tune.csv" > "$log" 2>&1
         rc=$?
         kname=$(grep -oE '(nvjet|[A-Za-z0-9_]*(xmma|gemv|gemmSN))[A-Za-z0-9_]*' "$log" | head -n 1)
         row="| $shape | cuBLAS \`${kname:-?}\` |"
