@@ -33,24 +33,12 @@ struct Block : fam::Config<fam::Spec{.elem = fam::Elem::e4m3, .consumers = fam::
 struct Short : fam::Config<fam::menu::fit({.elem = fam::Elem::e4m3, .accum = fam::Accum::two_sets, .scales = fam::Scales::per_tensor, .bm = 64})> {};
 constexpr int kShortMaxM = Short::BM;  ///< M <= this runs the 64-row tile (one tile row either way)
 
-// A measurement build (make fp8-variants: build/bin/variant_37_swap, STEP37_SWAP=1), not the step:
-// M <= 64 runs swapped, C^T = B * A^T, 64 rows of N on wgmma's M side and all of M in one tile column of
-// 16, 32 or 64 (cuBLASLt's per-tensor kernel at 16 x 7168 x 16384 is a 64 x 16 tile of 16 stages,
-// docs/notebook/fp8.md, "Next at decode"). Both operands stay K-major, so e4m3 allows it.
-#ifndef STEP37_SWAP
-#define STEP37_SWAP 0
-#endif
-template <int W>
-struct Swapped : fam::Config<fam::menu::fit({.elem = fam::Elem::e4m3, .bn = W, .swap = true, .accum = fam::Accum::two_sets,
-                                             .scales = fam::Scales::per_tensor, .bm = 64})> {};
-
 /// The policy: the plan for C = A * B^T (M x N x K) on `sms` SMs, step 36's. The tile: Short for
 /// M <= 64, else Block. Under one wave, split-K into s = tile_menu::split_factor equal segments (s >= 2)
 /// where ceil(k_tiles / s) + kFixupKTiles < k_tiles, or under a quarter wave where family::choose_split's
 /// idle rule says; a wave or more: 23's wave rule, as in 34.
 fam::Plan plan(int m, int n, int k, int sms) {
-  fam::Spec spec = m <= kShortMaxM ? Short::spec : Block::spec;
-  if (STEP37_SWAP && m <= 64) spec = m <= 16 ? Swapped<16>::spec : m <= 32 ? Swapped<32>::spec : Swapped<64>::spec;
+  const fam::Spec spec = m <= kShortMaxM ? Short::spec : Block::spec;
   const bool split = fam::split_pays({m, n, k}, spec, sms);  // (family/plan.hpp)
   return fam::make_plan({m, n, k}, spec, {.wave_limits = true, .split_k = true, .planned = split}, false, sms);
 }
@@ -69,11 +57,7 @@ const bool registered = gemm::register_step({
     .parent = "36",
     .technique = "per-tensor FP8 on the shape rules: 36's 64-row tile, split-K and two accumulator sets with one scale per tensor (FADD promotion, the scale in the epilogue)",
     .dtype = gemm::Dtype::fp8,
-#if STEP37_SWAP
-    .fp8 = &fam::step_launch<ID, plan, Block, Short, Swapped<16>, Swapped<32>, Swapped<64>>,
-#else
     .fp8 = &fam::step_launch<ID, plan, Block, Short>,  // (family/launch.cuh)
-#endif
     .scaling = gemm::Scaling::per_tensor,
     .accumulation = fam::step_accumulation<Block, Short>(),  // what sums the products: the results' column
     .unsupported = &unsupported,
