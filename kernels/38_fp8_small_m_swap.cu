@@ -3,11 +3,11 @@
 // B's rows on wgmma's M side and A's on its N side with nothing transposed. Step 37 pads M <= 64 to a
 // 64-row tile of 128 columns; at M = 16 three quarters of its wgmma rows are padding, and its 24 KB
 // stages hold 8 K tiles. Swapped, M fits one column of 16, 32 or 64 (wgmma N), each stage is 8 KB of B
-// and at most 8 KB of A, so the ring holds 12-19 K tiles, and B's 64-row tiles give twice the blocks to
+// and at most 8 KB of A, so the ring holds 12-19 K tiles, and B's 64-row tiles make twice the tiles to
 // spread over 132 SMs. cuBLASLt's per-tensor kernel at 16 x 7168 x 16384 is such a tile: 64 x 16, 16
 // stages (docs/notebook/fp8.md, "Next at decode").
-// Prediction: M <= 64 from step 37's 0.81-1.01x cuBLASLt (H100, its measurement build) to about 1.0x;
-// M > 64 unchanged (37's kernel and plan). Measured as `variant_37_swap` (H100, 2026-12-06): 0.99-1.07x.
+// Prediction: M <= 64 from step 37's 0.77-0.93x cuBLASLt (H200) to about 1.0x; M > 64 unchanged (37's
+// kernel and plan). Measured on an H100 as a build of 37 (2026-12-06): 0.99-1.07x, where 37 ran 0.81-1.01x.
 // SASS: the swapped kernels' loop: two K tiles of 4 QGMMA.64xWx32 (W = 16, 32, 64), DEPBAR.LE gsb0, 0x1,
 // W FADD a thread a loop (W / 2 a K tile), no FFMA and no LDG; C leaves through transposed register stores.
 // Supports: K % 16 == 0 (16-byte TMA row stride of 1-byte e4m3), any M, N >= 1, < 2^30 tiles. sm_90a.
@@ -44,7 +44,8 @@ fam::Plan plan(int m, int n, int k, int sms) {
 }
 
 std::optional<std::string> unsupported(int m, int n, int k) {
-  return gemm::tma_persistent_fp8_gemm_refusal(m, n, k, Swapped<16>::BM, Swapped<16>::BN);  // the tile count of the smallest tile
+  // 64 x 16 tiles of C: at least as many as any plan of this step makes (swapped: C^T's 64 x W), a bound.
+  return gemm::tma_persistent_fp8_gemm_refusal(m, n, k, Swapped<16>::BM, Swapped<16>::BN);
 }
 
 // Registered launcher: C (M x N, row-major bf16) = scale_a * scale_b * (A (M x K, row-major e4m3) *

@@ -327,6 +327,11 @@ TEST_CASE("family config: which Specs the parts assemble, and their shared memor
                      .stages = 8, .bm = 64}) == nullptr);
   CHECK(refusal(Spec{.elem = Elem::e4m3, .bn = 16, .swap = true, .accum = Accum::two_sets, .scales = Scales::block,
                      .stages = 8, .bm = 64, .cluster_m = 2}) != nullptr);
+  // ... and its BN / 4 scales a thread count against the registers: 128 wide with two sets spilled 1 KB.
+  CHECK(sum_regs(Spec{.elem = Elem::e4m3, .bn = 64, .swap = true, .accum = Accum::two_sets, .scales = Scales::block, .bm = 64}) ==
+        32 + 64 + 2 * 16);
+  CHECK(refusal(Spec{.elem = Elem::e4m3, .bn = 128, .swap = true, .accum = Accum::two_sets, .scales = Scales::block,
+                     .stages = 4, .bm = 64}) != nullptr);
   CHECK(refusal(Spec{.bn = 256, .consumers = Consumers::cooperative, .stages = 6}) != nullptr);  // 6 stages of 48 KB: over 227 KB
   CHECK(refusal(Spec{.elem = Elem::e4m3, .bn = 192, .scales = Scales::per_tensor, .stages = 4}) == nullptr);  // any wgmma N
   CHECK(refusal(Spec{.elem = Elem::e4m3, .bn = 64, .accum = Accum::promoted, .scales = Scales::block}) != nullptr);  // one B block a tile

@@ -887,9 +887,10 @@ TEST_CASE("fp8 steps with the shape rules: small M, split-K grids under one wave
     if (step.dtype != Dtype::fp8 || !step.caps.split_k) continue;
     ++ran;
     for (auto [m, n, k] : {std::tuple{1, 2112, 7168}, {16, 2112, 7168}, {64, 1000, 8208}, {65, 300, 8192}, {128, 7168, 16384},
-                           {33, 8, 5136}, {16, 24576, 1536}, {16, 67712, 4224}}) {
+                           {33, 8, 5136}, {16, 24576, 1536}, {16, 67712, 4224}, {17, 1000, 4112}, {32, 2112, 7168}}) {
       // (16 x 24576 x 1536: 192 short tiles, both ping-pong consumers busy; 16 x 67712 x 4224: 529 short
-      // tiles, past four waves, so the last wave's stream-K pieces reach the second consumer too)
+      // tiles, past four waves, so the last wave's stream-K pieces reach the second consumer too; 17 and
+      // 32: the first and last M of step 38's 32-wide swapped tile)
       CAPTURE(step.id, m, n, k);
       gemm_test::expect_pass(step, {Dtype::fp8, m, n, k, 1, 0, 73, false, step.scaling}, Oracle::cublas, "shape rules", true);
     }

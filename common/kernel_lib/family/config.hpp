@@ -129,10 +129,12 @@ GEMM_HD constexpr int stages_that_fit(Spec s) {
   return n;
 }
 /// fp32 registers of sums one consumer thread holds: its slabs' accumulators, and the tensor cores'
-/// set(s) where the sums are promoted.
+/// set(s) where the sums are promoted; swapped with block scales, also the BN / 4 scales a slab of each
+/// K tile in flight (two: mainloop.cuh's BlockScales, sc and the next K tile's).
 GEMM_HD constexpr int sum_regs(Spec s) {
   const int frag = s.bn / 2;
-  return slabs(s) * frag + (s.accum == Accum::tensor_core ? 0 : s.accum == Accum::promoted ? frag : 2 * frag);
+  const int scales = s.swap && s.scales == Scales::block ? 2 * slabs(s) * (s.bn / 4) : 0;
+  return slabs(s) * frag + (s.accum == Accum::tensor_core ? 0 : s.accum == Accum::promoted ? frag : 2 * frag) + scales;
 }
 
 /// Whether the parts can assemble `s`; the message names the first part that cannot (nullptr: yes).
@@ -144,7 +146,8 @@ GEMM_HD constexpr const char* refusal(Spec s) {
   if (s.scales == Scales::block && !s.swap && s.bn != 128) return "block scales need BN = 128: one 128 x 128 block of B per tile";
   if (s.scales == Scales::block && s.accum == Accum::tensor_core) return "block scales are applied as a K tile is promoted";
   // Swapped, B's rows are the tile's: a slab's 64 lie in one of B's 128-row blocks; A's rows are its
-  // columns, each with its own scale (mainloop.cuh's BlockScales), so any BN.
+  // columns, each with its own scale (mainloop.cuh's BlockScales): BN / 4 of them a thread, which
+  // sum_regs counts.
   if (s.scales == Scales::block && s.swap && s.cluster_m * s.cluster_n > 1) return "block scales of a swapped tile in a cluster: not built";
   if (s.accum != Accum::tensor_core && (s.promote_every < 1 || (bk(s) / wgmma_k(s)) % s.promote_every != 0))
     return "a promotion group lies within one K tile";

@@ -81,9 +81,9 @@ struct BlockScales {
   /// Scales a thread holds per slab: one per row half h, or swapped one per fragment column.
   static constexpr int SC = SWAP ? C::BN / 4 : 2;
   const float* a[C::SLABS][2];
-  const float* b;
+  const float* b;                 // the tile's row of sfb; swapped, this thread's first column of sfa
   const float* b_slab[C::SLABS];  // swapped: the slab's row of sfb (nullptr past B's rows)
-  int64_t stride;                 // M: from one K block of sfa to the next
+  int64_t stride;                 // C's M (the kernel's M, swapped its N): from one K block of sfa to the next
   int cols_left;                  // swapped: A's rows from this thread's first column on
   __device__ __forceinline__ BlockScales(const Params& p, const TileOrigin& o, int me)
       : a{}, b(nullptr), b_slab{}, stride(SWAP ? p.N : p.M), cols_left(0) {
