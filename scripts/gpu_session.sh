@@ -636,6 +636,13 @@ PY
              sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active)
     list=$(IFS=,; echo "${metrics[*]}")
     [ "${PROFILE_STALLS:-0}" = 1 ] && list="$list,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio"
+    metric_cells() {  # one ncu log's value of each metric, as table cells; time and bytes with ncu's unit (us or ms, Mbyte or Gbyte)
+      local m cells=""
+      for m in "${metrics[@]}"; do
+        cells="$cells $(awk -v m="$m" '$1 == m {print (m ~ /^(gpu__time|dram__bytes)/ ? $NF " " $(NF-1) : $NF)}' "$1" | tail -n 1) |"
+      done
+      echo "$cells"
+    }
     { echo "| shape | entry | time | DRAM | L2 requests | L2 sectors | L2 write sectors | tensor pipe (%) |"
       echo "|---|---|---:|---:|---:|---:|---:|---:|"; } > "$R/entries.md"
     for shape in $PROFILE_SHAPES; do
@@ -644,11 +651,7 @@ PY
         guard timeout 120 ncu --clock-control none -k regex:gemm_kernel -c 1 --metrics "$list" "${PROFILE_TUNE:-build/bin/tune}" --shapes "$shape" \
           --entries "$e" --rounds "${PROFILE_ROUNDS:-5}" --hand-step "" --csv "$R/entries_tune.csv" > "$log" 2>&1
         rc=$?
-        row="| $shape | $e |"
-        for m in "${metrics[@]}"; do  # time and bytes with ncu's unit (it scales them: us or ms, Mbyte or Gbyte)
-          row="$row $(awk -v m="$m" '$1 == m {print (m ~ /^(gpu__time|dram__bytes)/ ? $NF " " $(NF-1) : $NF)}' "$log" | tail -n 1) |"
-        done
-        echo "$row" >> "$R/entries.md"
+        echo "| $shape | $e |$(metric_cells "$log")" >> "$R/entries.md"
         summary+=("entries $e $shape (rc=$rc): $(grep -E "^$shape:" "$log" | tail -n 1)")
         [ $rc -eq 0 ] || status=1
         if [ "${PROFILE_SOURCE:-0}" = 1 ]; then  # per-SASS-instruction warp stall samples of the same launch
@@ -675,11 +678,7 @@ PY
           --shapes "$shape" --entries "$e" --rounds 3 --hand-step "" --csv "$R/entries_cublas_tune.csv" > "$log" 2>&1
         rc=$?
         kname=$(grep -oE '(nvjet|[A-Za-z0-9_]*(xmma|gemv|gemmSN))[A-Za-z0-9_]*' "$log" | head -n 1)
-        row="| $shape | cuBLAS \`${kname:-?}\` |"
-        for m in "${metrics[@]}"; do
-          row="$row $(awk -v m="$m" '$1 == m {print (m ~ /^(gpu__time|dram__bytes)/ ? $NF " " $(NF-1) : $NF)}' "$log" | tail -n 1) |"
-        done
-        echo "$row" >> "$R/entries.md"
+        echo "| $shape | cuBLAS \`${kname:-?}\` |$(metric_cells "$log")" >> "$R/entries.md"
         summary+=("entries cuBLAS $shape (rc=$rc): ${kname:-no reference kernel matched}")
         [ $rc -eq 0 ] || status=1
       fi
