@@ -16,16 +16,11 @@
 // SASS: the menu's kernels, gemm_kernel<gemm::family::menu::Kernel<I>> for each entry I (make diff B=29).
 // Supports: K % 8 == 0, any M, N >= 1, < 2^30 tiles. sm_90a.
 // Run: make run STEP=29 M=96 N=4096 K=4096
-#include <array>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 
-#include "../common/kernel_lib/family/dispatch.hpp"
-#include "../common/kernel_lib/family/menu_launch.cuh"
-#include "../common/kernel_lib/family/tuned_bf16.hpp"
+#include "../common/kernel_lib/family/measured.cuh"
 #include "../common/kernel_lib/refusals.hpp"
 #include "../common/kernel_lib/registry.hpp"
 #include "../common/kernel_lib/tile_menu.hpp"
@@ -37,42 +32,11 @@ namespace menu = gemm::family::menu;
 namespace hand = gemm::tile_menu;  // step 28's rules (step 28 calls this namespace `menu`)
 constexpr char ID[] = "29";
 
-/// What a plan on this device reads, looked up once per (device, SM count): the table tuned on its GPU
-/// (dispatch::tuned_for by cudaGetDeviceProperties' name; the H200's where none was: an entry's speed
-/// against cuBLAS, and so the winner, differs between GPUs), and the SMs each entry's plans run on
-/// (menu::plan_sms_of: a cluster's, those its clusters cover). Thread-safe.
-struct Here {
-  fam::dispatch::TunedTable table;
-  std::array<int, menu::kBf16.size()> entry_sms;
-};
-Here here(int sms) {
-  static std::mutex mu;
-  static std::map<std::pair<int, int>, Here> cache;
-  int device = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  std::lock_guard<std::mutex> lock(mu);
-  if (auto it = cache.find({device, sms}); it != cache.end()) return it->second;
-  cudaDeviceProp prop{};
-  CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-  Here h{fam::dispatch::tuned_for(prop.name), {}};
-  for (size_t i = 0; i < h.entry_sms.size(); ++i) h.entry_sms[i] = menu::plan_sms_of(i, sms);
-  cache[{device, sms}] = h;
-  return h;
-}
-
 /// The policy: the plan for C = A * B^T (M x N x K) on `sms` SMs: the measured table's pick
 /// (dispatch::pick over this GPU's table), planned as the menu plans that entry (its split policy, no
 /// copy; a cluster's units capped at the clusters that fit), or the hand rule where the table says so,
-/// has no row, or the picked tile would pass the schedule's tile limit.
-fam::Plan plan(int m, int n, int k, int sms) {
-  const Here h = here(sms);
-  const int e = fam::dispatch::pick(h.table.rows, h.table.size, menu::kBf16, m, n, k, sms, &h.entry_sms);
-  if (e == fam::dispatch::kHandRule) return menu::hand_plan(m, n, k, sms);
-  const fam::Spec s = menu::kBf16[size_t(e)].spec;
-  if (s.swap ? gemm::tma_persistent_gemm_refusal(n, m, k, s.bm, s.bn) : gemm::tma_persistent_gemm_refusal(m, n, k, s.bm, s.bn))
-    return menu::hand_plan(m, n, k, sms);
-  return menu::plan(menu::kBf16[size_t(e)], m, n, k, menu::plan_sms_of(size_t(e), sms));
-}
+/// has no row, or the picked tile would pass the schedule's tile limit (family/measured.cuh).
+fam::Plan plan(int m, int n, int k, int sms) { return fam::measured_plan(m, n, k, sms); }
 
 /// Step 28's limits (its hand rule is the fallback of every shape).
 std::optional<std::string> unsupported(int m, int n, int k) {

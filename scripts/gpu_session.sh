@@ -76,7 +76,7 @@
 #                                   with torch.matmul, torch._scaled_mm and torch.compile (max-autotune,
 #                                   Triton templates, a fresh Inductor cache) -> $OUT/run/torch.csv (commit
 #                                   it as results/<gpu>_torch.csv); BENCH_TORCH_ARGS add (e.g. --quick)
-# CHECKS_ONLY=1 makes family and menu stop after their checks (two of them can then share one call).
+# CHECKS_ONLY=1 makes family, menu and step stop after their checks (two of them can then share one call).
 #   scripts/gpu_session.sh menu     the family's menu (family/menu.hpp, issue 46) in one call: the menu's
 #                                   GPU tests ([menu]: every entry on shapes from its own tile, split
 #                                   shapes ten times the same bits) and fuzz --menu (FUZZ_COUNT, default
@@ -130,6 +130,13 @@
 #                                   (default 540 s from the start) is skipped with a line saying so, so
 #                                   the call ends inside the 10-minute limit. FP8_CHECKED=1 skips the checks where
 #                                   they passed earlier on the same machine (say so in the note)
+#   HAND_STEPS="29 39" scripts/gpu_session.sh hands
+#                                   bf16 steps side by side through the tuner: build/bin/tune with each step
+#                                   of HAND_STEPS as its --hand-step (and co128x256-c2m-s4) over HAND_SHAPES
+#                                   (MxNxK,...; default the 35 K % 16 == 8 and 7 aligned shapes of step 39's
+#                                   A/B), paired with cuBLAS (HAND_ROUNDS, default 5), the steps alternating
+#                                   process by process HAND_REPEATS times (default 2) -> $OUT/run/hands_<step>_<i>.csv,
+#                                   then each step's geometric mean over cuBLAS per alignment class
 # Each check runs under CHECKS_TIMEOUT_S (default 300 s), each bench under BENCH_TIMEOUT_S, so that a
 # call ends inside the 10-minute limit. Logs and results go to $OUT (default gpu_out/) as one tarball,
 # results.tgz (written also when the script is stopped), plus the summary. Exit status: 1 when a check
@@ -144,7 +151,7 @@ fi
 ENTRY_NAME='(pp|co)[0-9]+x[0-9]+(-swap)?(-c2[mn]|-c2x2)?(-stm)?(-psk)?-s[0-9]+'
 ENTRY_NAMES="$ENTRY_NAME(,$ENTRY_NAME)*"
 case "${1:-}" in
-  checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|promote|pitch) ;;
+  checks|bench|stability|sweep|shapes|roofline|soak|faults|tiles|lab|promote|pitch|hands) ;;
   torch|bench-torch)
     # A tarball from before the library was packed leaves build/lib out: take it from a newer one.
     if [ ! -f build/lib/libgemmsteps.so ] && [ -f build/carry/bin.tar.xz ]; then
@@ -288,15 +295,17 @@ case "${1:-}" in
     grep -E "^stability" "$R/stability.log"
     ;;
   step)
-    if run_checks 800 "[hopper]" --steps "$STEP"; then
+    if ! run_checks 800 "[hopper]" --steps "$STEP"; then
+      status=1
+      summary+=("bench skipped: a check failed")
+    elif [ "${CHECKS_ONLY:-0}" = 1 ]; then
+      summary+=("bench not run (CHECKS_ONLY=1)")
+    else
       start=$SECONDS
       guard timeout "${BENCH_TIMEOUT_S:-240}" python3 scripts/bench.py --build build --out "$R/results" --no-docs \
         --steps "$PREV" "$STEP" --also "$PREV" --stability 0 ${BENCH_ARGS:-} > "$R/bench.log" 2>&1
       summary+=("bench $PREV $STEP (rc=$?, $((SECONDS - start)) s)")
       sed -n '/^GPU:/,$p' "$R/bench.log" | tail -n 40
-    else
-      status=1
-      summary+=("bench skipped: a check failed")
     fi
     ;;
   family)
@@ -614,6 +623,32 @@ PY
         summary+=("outliers: no outliers.csv written ($((SECONDS - start)) s)")
       fi
     fi
+    ;;
+  hands)
+    shapes=${HAND_SHAPES:-4096x4096x4096,8192x8192x8192,4096x4096x4104,5540x1784x4448,1135x19936x21376,6137x1256x19584,2x28936x2608,552x496x1632,4202x776x3128,3576x496x22184,5x2448x360,14x432x1432,7x448x856,229x1512x9800,4141x592x264,546x304x11000,1948x13672x8744,1x328x29144,2x848x1688,7960x6328x952,17x2128x29720,1x21448x584,199x4832x9256,12x5344x1016,4396x5768x30104,572x23520x3352,751x11736x312,4x4160x984,58x1336x696,98x320x1304,3085x544x17768,6x14720x1704,470x368x24120,7798x1392x1448,1x8784x1640,144x15200x1096,4x16048x14232,319x304x6872,268x1552x3576,2234x3224x632,4307x1432x3480,4801x848x328}
+    for i in $(seq 1 "${HAND_REPEATS:-2}"); do
+      for id in ${HAND_STEPS:-29 39}; do
+        start=$SECONDS
+        guard timeout "${BENCH_TIMEOUT_S:-150}" build/bin/tune --shapes "$shapes" --entries co128x256-c2m-s4 --hand-step "$id" \
+          --rounds "${HAND_ROUNDS:-5}" --csv "$R/hands_${id}_$i.csv" > "$R/hands_${id}_$i.log" 2>&1
+        rc=$?
+        summary+=("tune --hand-step $id, process $i (rc=$rc, $((SECONDS - start)) s)")
+        [ $rc -eq 0 ] || status=1
+      done
+    done
+    python3 - "$R" ${HAND_STEPS:-29 39} <<'PY'
+import csv, glob, math, sys
+from collections import defaultdict
+ratios = defaultdict(list)  # (step, class) -> ratios of the step's rows over cuBLAS
+for step in sys.argv[2:]:
+    for f in glob.glob(f"{sys.argv[1]}/hands_{step}_*.csv"):
+        for r in csv.DictReader(open(f)):
+            if r["contender"] == f"step{step}" and r["ratio_vs_cublas"]:
+                k = int(r["k"])
+                ratios[(step, "K % 16 == 8" if k % 16 == 8 else "K % 16 == 0")].append(float(r["ratio_vs_cublas"]))
+for (step, cls), v in sorted(ratios.items()):
+    print(f"step {step}, {cls}: {math.exp(sum(map(math.log, v)) / len(v)):.3f}x cuBLAS (geometric mean of {len(v)} rows)")
+PY
     ;;
   pitch)
     start=$SECONDS

@@ -237,6 +237,20 @@ TEST_CASE("TMA maps with a pitch (step 28's padded copies): the pitch is the str
   CHECK_FALSE(tma_refusal(t).has_value());
 }
 
+TEST_CASE("TMA maps' L2 promotion (step 39): 0 (the default, 256), 64, 128 or 256 bytes", "[cpu][tma]") {
+  const void* base = reinterpret_cast<const void*>(uintptr_t(0x10000));
+  TmaMatrix t{base, 4096, 4104, 128, 64, CU_TENSOR_MAP_SWIZZLE_128B, TmaElem::bf16, 0, 0};
+  for (uint32_t bytes : {0u, 64u, 128u, 256u}) {
+    t.l2_promotion_bytes = bytes;
+    CHECK_FALSE(tma_refusal(t).has_value());
+  }
+  for (uint32_t bytes : {32u, 100u, 512u}) {
+    t.l2_promotion_bytes = bytes;
+    REQUIRE(tma_refusal(t).has_value());
+    CHECK_THAT(*tma_refusal(t), Catch::Contains("L2 promotion must be 64, 128 or 256 bytes"));
+  }
+}
+
 TEST_CASE("TMA maps of e4m3: rows of 16-byte multiples (K % 16), boxes of 128 one-byte columns", "[cpu][fp8][tma]") {
   const void* base = reinterpret_cast<const void*>(uintptr_t(0x10000));
   const TmaMatrix ok{base, 300, 4096, 128, 128, CU_TENSOR_MAP_SWIZZLE_128B, TmaElem::e4m3};

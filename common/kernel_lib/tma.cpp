@@ -65,12 +65,14 @@ std::optional<std::string> tma_refusal(const TmaMatrix& t) {
   const uint32_t span = swizzle_span(t.swizzle);
   if (span != 0 && inner > span)
     return fmt::format("TMA box inner extent of {} bytes exceeds the {}-byte swizzle span", inner, span);
+  if (t.l2_promotion_bytes != 0 && t.l2_promotion_bytes != 64 && t.l2_promotion_bytes != 128 && t.l2_promotion_bytes != 256)
+    return fmt::format("TMA L2 promotion must be 64, 128 or 256 bytes (0: the default); got {}", t.l2_promotion_bytes);
   return std::nullopt;
 }
 
-// The L2 promotion of every map (how much L2 fetches from DRAM on a miss): 256 bytes, two K tiles of a
-// 128-byte row. GEMM_TMA_L2_PROMOTION overrides it for an A/B (make promotion-variant: 128 bytes, as
-// CUTLASS's maps ask, results/profiles/nvidia_h200_pitch_source.md).
+// The L2 promotion of a map that names none (how much L2 fetches from DRAM on a miss): 256 bytes, two K
+// tiles of a 128-byte row. GEMM_TMA_L2_PROMOTION overrides it for an A/B (make promotion-variant: 128
+// bytes, as CUTLASS's maps ask, results/profiles/nvidia_h200_pitch_source.md).
 #ifndef GEMM_TMA_L2_PROMOTION
 #define GEMM_TMA_L2_PROMOTION CU_TENSOR_MAP_L2_PROMOTION_L2_256B
 #endif
@@ -85,9 +87,13 @@ CUtensorMap make_tma_2d(const TmaMatrix& t) {
   const cuuint64_t strides[1] = {row_elems(t) * kElemBytes};  // bytes; dimension 0's stride is implied
   const cuuint32_t box[2] = {t.box_cols, t.box_rows};
   const cuuint32_t elem_strides[2] = {1, 1};
+  const CUtensorMapL2promotion promotion = t.l2_promotion_bytes == 64    ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
+                                           : t.l2_promotion_bytes == 128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+                                           : t.l2_promotion_bytes == 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+                                                                         : GEMM_TMA_L2_PROMOTION;
   CU_CHECK(encode_tiled()(&map, type, 2, const_cast<void*>(t.base), dims, strides,
                           box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, t.swizzle,
-                          GEMM_TMA_L2_PROMOTION, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+                          promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
   return map;
 }
 

@@ -29,6 +29,9 @@ struct TmaMatrix {
   CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
   TmaElem elem = TmaElem::bf16;
   uint64_t pitch = 0;  ///< elements from one row to the next; 0 means cols (step 28 pads it)
+  /// How many bytes L2 fetches from DRAM around a miss of this map's loads (cuTensorMapEncodeTiled's
+  /// l2Promotion): 64, 128 or 256; 0 means the library's default, 256 (step 39 asks for 128).
+  uint32_t l2_promotion_bytes = 0;
 };
 
 /// The first requirement of cuTensorMapEncodeTiled (CUDA Driver API reference, "Tensor Map Object
@@ -38,10 +41,12 @@ struct TmaMatrix {
 ///   - row stride (pitch, or cols, * element bytes) a multiple of 16 (bf16: pitch or cols % 8 == 0;
 ///     e4m3: % 16 == 0) and below 2^40; a pitch, when given, at least cols;
 ///   - each box extent in [1, 256]; the inner box extent in bytes a multiple of 16;
-///   - with a swizzle, the inner box extent in bytes at most the swizzle span (32, 64 or 128).
+///   - with a swizzle, the inner box extent in bytes at most the swizzle span (32, 64 or 128);
+///   - an L2 promotion of 0, 64, 128 or 256 bytes.
 std::optional<std::string> tma_refusal(const TmaMatrix& t);
 
-/// Encodes the tensor map (interleave none, zero fill out of bounds, 256-byte L2 promotion).
+/// Encodes the tensor map (interleave none, zero fill out of bounds, t.l2_promotion_bytes of L2
+/// promotion, default 256).
 /// Throws gemm::Error with tma_refusal's message, or with the driver's status when the driver
 /// rejects it anyway or the entry point is missing (driver older than CUDA 12.0).
 CUtensorMap make_tma_2d(const TmaMatrix& t);

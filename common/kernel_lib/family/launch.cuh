@@ -72,8 +72,9 @@ void launch(const char* step, const Problem& prob, const Plan& pl, cudaStream_t 
   constexpr CUtensorMapSwizzle SW128 = CU_TENSOR_MAP_SWIZZLE_128B;
   // With a cluster, the shared operand's box is this block's half of the tile (producer.cuh).
   constexpr uint32_t a_rows = C::BM / C::CLUSTER_N, b_rows = C::BN / C::CLUSTER_M;
-  k.tmap_a = make_tma_2d({C::spec.swap ? b : a, uint64_t(pl.km), uint64_t(pl.shape.k), a_rows, C::BK, SW128, te, uint64_t(pl.pitch)});
-  k.tmap_b = make_tma_2d({C::spec.swap ? a : b, uint64_t(pl.kn), uint64_t(pl.shape.k), b_rows, C::BK, SW128, te, uint64_t(pl.pitch)});
+  const uint32_t promo = uint32_t(pl.l2_promotion_bytes);
+  k.tmap_a = make_tma_2d({C::spec.swap ? b : a, uint64_t(pl.km), uint64_t(pl.shape.k), a_rows, C::BK, SW128, te, uint64_t(pl.pitch), promo});
+  k.tmap_b = make_tma_2d({C::spec.swap ? a : b, uint64_t(pl.kn), uint64_t(pl.shape.k), b_rows, C::BK, SW128, te, uint64_t(pl.pitch), promo});
   // C through TMA when its rows are addressable (N % 8 == 0, 16-byte aligned base); else register
   // stores. The box is 64 x EPI_N, its swizzle span one box row (epilogue.cuh's store_d_box_* write
   // that layout). Swapped, the accumulators hold C^T: register stores, or with stmatrix boxes of

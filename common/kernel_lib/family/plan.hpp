@@ -85,6 +85,7 @@ struct Plan {
   /// are set by the launcher (launch.cuh)
   stream_k::Split split;
   int64_t pitch;          ///< row pitch, in elements, of the A and B the kernel reads (0: k, unpadded)
+  int l2_promotion_bytes; ///< L2 promotion of A's and B's tensor maps (TmaMatrix; 0: the default, 256)
   /// spec.parallel_reduce with a split-K grid: its segments per tile, s (>= 2); each piece stores its
   /// sums to slice (unit % s) of s fp32 km x kn slices, and family/reduce.cuh sums them into C. 0: the
   /// split, if any, sums its pieces in the fixup.
