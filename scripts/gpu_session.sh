@@ -135,8 +135,10 @@
 #                                   of HAND_STEPS as its --hand-step (and co128x256-c2m-s4) over HAND_SHAPES
 #                                   (MxNxK,...; default the 35 K % 16 == 8 and 7 aligned shapes of step 39's
 #                                   A/B), paired with cuBLAS (HAND_ROUNDS, default 5), the steps alternating
-#                                   process by process HAND_REPEATS times (default 2) -> $OUT/run/hands_<step>_<i>.csv,
-#                                   then each step's geometric mean over cuBLAS per alignment class
+#                                   process by process HAND_REPEATS times (default 2), each under HAND_TIMEOUT_S
+#                                   (default 150 s) -> $OUT/run/hands_<step>_<i>.csv, then each step's geometric
+#                                   mean over cuBLAS per alignment class (processes averaged per shape first)
+#                                   -> hands_summary.txt
 # Each check runs under CHECKS_TIMEOUT_S (default 300 s), each bench under BENCH_TIMEOUT_S, so that a
 # call ends inside the 10-minute limit. Logs and results go to $OUT (default gpu_out/) as one tarball,
 # results.tgz (written also when the script is stopped), plus the summary. Exit status: 1 when a check
@@ -629,25 +631,38 @@ PY
     for i in $(seq 1 "${HAND_REPEATS:-2}"); do
       for id in ${HAND_STEPS:-29 39}; do
         start=$SECONDS
-        guard timeout "${BENCH_TIMEOUT_S:-150}" build/bin/tune --shapes "$shapes" --entries co128x256-c2m-s4 --hand-step "$id" \
+        guard timeout "${HAND_TIMEOUT_S:-150}" build/bin/tune --shapes "$shapes" --entries co128x256-c2m-s4 --hand-step "$id" \
           --rounds "${HAND_ROUNDS:-5}" --csv "$R/hands_${id}_$i.csv" > "$R/hands_${id}_$i.log" 2>&1
         rc=$?
         summary+=("tune --hand-step $id, process $i (rc=$rc, $((SECONDS - start)) s)")
         [ $rc -eq 0 ] || status=1
       done
     done
-    python3 - "$R" ${HAND_STEPS:-29 39} <<'PY'
+    python3 - "$R" ${HAND_STEPS:-29 39} <<'PY' | tee "$R/hands_summary.txt"
 import csv, glob, math, sys
 from collections import defaultdict
-ratios = defaultdict(list)  # (step, class) -> ratios of the step's rows over cuBLAS
+# Each shape's ratios over cuBLAS (a row per process) averaged first, so a process cut short leaves its
+# shapes out rather than re-weighting them; rows whose check failed are left out and counted.
+def gmean(v):
+    return math.exp(sum(map(math.log, v)) / len(v))
 for step in sys.argv[2:]:
-    for f in glob.glob(f"{sys.argv[1]}/hands_{step}_*.csv"):
+    per_shape, failed = defaultdict(list), 0
+    for f in sorted(glob.glob(f"{sys.argv[1]}/hands_{step}_*.csv")):
         for r in csv.DictReader(open(f)):
-            if r["contender"] == f"step{step}" and r["ratio_vs_cublas"]:
-                k = int(r["k"])
-                ratios[(step, "K % 16 == 8" if k % 16 == 8 else "K % 16 == 0")].append(float(r["ratio_vs_cublas"]))
-for (step, cls), v in sorted(ratios.items()):
-    print(f"step {step}, {cls}: {math.exp(sum(map(math.log, v)) / len(v)):.3f}x cuBLAS (geometric mean of {len(v)} rows)")
+            if r["contender"] != f"step{step}" or not r["ratio_vs_cublas"]:
+                continue
+            if r["check"] not in ("pass",) and not r["check"].startswith("not checked"):
+                failed += 1
+                continue
+            per_shape[(int(r["m"]), int(r["n"]), int(r["k"]))].append(float(r["ratio_vs_cublas"]))
+    classes = defaultdict(list)
+    for (m, n, k), v in per_shape.items():
+        classes["K % 16 == 8" if k % 16 == 8 else "K % 16 != 8"].append(gmean(v))
+    for cls, v in sorted(classes.items()):
+        print(f"step {step}, {cls}: {gmean(v):.3f}x cuBLAS (geometric mean over {len(v)} shapes, "
+              f"{sum(x >= 0.95 for x in v)} at 0.95x or more)")
+    if failed:
+        print(f"step {step}: {failed} rows left out, their check failed")
 PY
     ;;
   pitch)

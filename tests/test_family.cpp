@@ -21,6 +21,7 @@
 #include "../common/kernel_lib/family/menu.hpp"
 #include "../common/kernel_lib/family/menu_steps.hpp"
 #include "../common/kernel_lib/family/plan.hpp"
+#include "../common/kernel_lib/family/promotion.hpp"
 #include "../common/kernel_lib/family/tuned_bf16.hpp"
 #include "../common/kernel_lib/swizzle.hpp"
 #include "support.hpp"
@@ -194,6 +195,23 @@ TEST_CASE("family plan: the workspace holds the split's slots and counters, then
   }
   CHECK(make_plan({2900, 2900, 2120}, kWide, {}, true, 132).split_bytes > 0);  // 529 tiles: 4 waves and 1, split
   CHECK(make_plan({100, 100, 100}, kWide, {}, false, 132).pitch == 0);
+}
+
+TEST_CASE("step 39's L2 promotion: 128 bytes where the rows read in place start inside a sector", "[cpu][family]") {
+  CHECK(make_plan({4096, 4096, 4104}, kWide, {}, false, 132).l2_promotion_bytes == 0);  // the plan's default: 256
+  for (const auto& [m, n, k, want] : {std::tuple{4096, 4096, 4104, 128},  // K % 16 == 8: every other row inside a sector
+                                      {1, 16048, 14232, 128},             // M = 1 too (the rule does not look at M)
+                                      {33, 4096, 1448, 128},
+                                      {4096, 4096, 4112, 0},              // 32-byte rows off a 128-byte line: 256
+                                      {4096, 4096, 4096, 0},
+                                      {7, 448, 8, 128}}) {
+    INFO(m << " x " << n << " x " << k);
+    CHECK(misaligned_l2_promotion(make_plan({m, n, k}, kWide, {}, false, 132)) == want);
+    CHECK(misaligned_l2_promotion(make_plan({m, n, k}, kWide, {}, true, 132)) == 0);  // step 28's copy: aligned rows
+  }
+  // e4m3 rows are K bytes: inside a sector where K % 32 != 0 (the FP8 steps' K % 16 == 0 leaves K % 32 == 16).
+  CHECK(misaligned_l2_promotion(make_plan({4096, 4096, 4112}, kFp8, {}, false, 132)) == 128);
+  CHECK(misaligned_l2_promotion(make_plan({4096, 4096, 4128}, kFp8, {}, false, 132)) == 0);
 }
 
 TEST_CASE("family plan: a parallel reduction's slices take the fixup's place where K is split", "[cpu][family]") {

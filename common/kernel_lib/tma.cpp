@@ -66,7 +66,7 @@ std::optional<std::string> tma_refusal(const TmaMatrix& t) {
   if (span != 0 && inner > span)
     return fmt::format("TMA box inner extent of {} bytes exceeds the {}-byte swizzle span", inner, span);
   if (t.l2_promotion_bytes != 0 && t.l2_promotion_bytes != 64 && t.l2_promotion_bytes != 128 && t.l2_promotion_bytes != 256)
-    return fmt::format("TMA L2 promotion must be 64, 128 or 256 bytes (0: the default); got {}", t.l2_promotion_bytes);
+    return fmt::format("TMA L2 promotion must be 64, 128 or 256 bytes (0: the default, 256); got {}", t.l2_promotion_bytes);
   return std::nullopt;
 }
 
