@@ -315,14 +315,29 @@ def chapter_ranges(steps):
     return out
 
 
+def chapter_steps_text(steps, dtype, first, last):
+    """How a chapter names its steps: "steps FIRST–LAST" (an en dash), or, where another ladder's steps sit
+    between (step 39 after the fp8 steps 30-38), its runs of adjacent steps joined by ", " ("steps 24–29, 39")."""
+    order = [s.id for s in steps]
+    ids = [s.id for s in ladder(steps, dtype) if sort_key(first) <= sort_key(s.id) <= sort_key(last)]
+    runs = []
+    for sid in ids:
+        if runs and order.index(sid) == order.index(runs[-1][-1]) + 1:
+            runs[-1].append(sid)
+        else:
+            runs.append([sid])
+    return "steps " + ", ".join(r[0] if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in runs)
+
+
 def check_chapters(steps, root):
-    """Problems with the chapters' titles and index entries (empty: none). Each must name its range as
-    "steps FIRST–LAST" (an en dash): the title on its first line, the index in the numbered entry that
-    links the chapter."""
+    """Problems with the chapters' titles and index entries (empty: none). Each must name its steps as
+    chapter_steps_text says ("steps FIRST–LAST", an en dash, or its runs where another ladder's steps sit
+    between): the title on its first line, the index in the numbered entry that links the chapter."""
     problems = []
     index = (root / BOOK_INDEX).read_text().splitlines()
+    dtypes = {path: dtype for path, dtype, _, _ in CHAPTERS}
     for path, first, last in chapter_ranges(steps):
-        want = f"steps {first}–{last}"
+        want = chapter_steps_text(steps, dtypes[path], first, last)
         text = (root / path).read_text().splitlines()
         title = text[0] if text else ""
         if not re.search(rf"\b{re.escape(want)}\b", title):
