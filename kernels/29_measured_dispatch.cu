@@ -16,20 +16,13 @@
 // SASS: the menu's kernels, gemm_kernel<gemm::family::menu::Kernel<I>> for each entry I (make diff B=29).
 // Supports: K % 8 == 0, any M, N >= 1, < 2^30 tiles. sm_90a.
 // Run: make run STEP=29 M=96 N=4096 K=4096
-#include <optional>
-#include <string>
-#include <utility>
-
 #include "../common/kernel_lib/family/measured.cuh"
-#include "../common/kernel_lib/refusals.hpp"
 #include "../common/kernel_lib/registry.hpp"
-#include "../common/kernel_lib/tile_menu.hpp"
 
 namespace step29 {
 
 namespace fam = gemm::family;
 namespace menu = gemm::family::menu;
-namespace hand = gemm::tile_menu;  // step 28's rules (step 28 calls this namespace `menu`)
 constexpr char ID[] = "29";
 
 /// The policy: the plan for C = A * B^T (M x N x K) on `sms` SMs: the measured table's pick
@@ -37,18 +30,6 @@ constexpr char ID[] = "29";
 /// copy; a cluster's units capped at the clusters that fit), or the hand rule where the table says so,
 /// has no row, or the picked tile would pass the schedule's tile limit (family/measured.cuh).
 fam::Plan plan(int m, int n, int k, int sms) { return fam::measured_plan(m, n, k, sms); }
-
-/// Step 28's limits (its hand rule is the fallback of every shape).
-std::optional<std::string> unsupported(int m, int n, int k) {
-  if (m <= hand::kSwapMaxM) return gemm::tma_persistent_gemm_refusal(n, m, k, fam::kBM, hand::kSwapMaxM);
-  return gemm::tma_persistent_gemm_refusal(m, n, k, fam::kBM, 64);
-}
-
-/// The launcher over every entry's kernel (the plan names one of them).
-template <size_t... I>
-constexpr gemm::Bf16Launcher launcher(std::index_sequence<I...>) {
-  return &fam::step_launch<ID, plan, menu::Kernel<I>...>;
-}
 
 // Registered launcher: C (M x N, row-major bf16) = A (M x K, row-major bf16) * B (N x K, row-major
 // bf16)^T, fp32 accumulation, as plan() says. family/launch.cuh: the workspace and the errors it throws.
@@ -58,8 +39,8 @@ const bool registered = gemm::register_step({
     .parent = "28",
     .technique = "the family's wide menu picked per shape from the tuner's measurements (the four nearest measured shapes in log M, N, K; family/dispatch.hpp)",
     .dtype = gemm::Dtype::bf16,
-    .bf16 = launcher(std::make_index_sequence<menu::kBf16.size()>()),  // (family/launch.cuh)
-    .unsupported = &unsupported,
+    .bf16 = menu::bf16_launcher<ID, plan>(),  // every entry's kernel (family/menu_launch.cuh)
+    .unsupported = &fam::measured_unsupported,  // step 28's limits (its hand rule is every shape's fallback)
     .required_cc = 90,
     .workspace_bytes = &fam::step_workspace_bytes<plan>,  // the plan's
     .tile = {fam::kBM, 128, 64, menu::kBf16[size_t(menu::entry_of({.bn = 128}))].spec.stages},

@@ -14,21 +14,15 @@
 // SASS: step 29's kernels, unchanged (the promotion is in the tensor map, a kernel parameter).
 // Supports: K % 8 == 0, any M, N >= 1, < 2^30 tiles. sm_90a.
 // Run: make run STEP=39 M=7798 N=1392 K=1448, beside STEP=29
-#include <optional>
-#include <string>
-#include <utility>
 
 #include "../common/kernel_lib/family/measured.cuh"
 #include "../common/kernel_lib/family/promotion.hpp"
-#include "../common/kernel_lib/refusals.hpp"
 #include "../common/kernel_lib/registry.hpp"
-#include "../common/kernel_lib/tile_menu.hpp"
 
 namespace step39 {
 
 namespace fam = gemm::family;
 namespace menu = gemm::family::menu;
-namespace hand = gemm::tile_menu;
 constexpr char ID[] = "39";
 
 /// The policy: step 29's plan (family/measured.cuh), its A and B maps at 128-byte L2 promotion where
@@ -39,18 +33,6 @@ fam::Plan plan(int m, int n, int k, int sms) {
   return p;
 }
 
-/// Step 28's limits, as 29's.
-std::optional<std::string> unsupported(int m, int n, int k) {
-  if (m <= hand::kSwapMaxM) return gemm::tma_persistent_gemm_refusal(n, m, k, fam::kBM, hand::kSwapMaxM);
-  return gemm::tma_persistent_gemm_refusal(m, n, k, fam::kBM, 64);
-}
-
-/// The launcher over every entry's kernel (the plan names one of them).
-template <size_t... I>
-constexpr gemm::Bf16Launcher launcher(std::index_sequence<I...>) {
-  return &fam::step_launch<ID, plan, menu::Kernel<I>...>;
-}
-
 // Registered launcher: C (M x N, row-major bf16) = A (M x K, row-major bf16) * B (N x K, row-major
 // bf16)^T, fp32 accumulation, as plan() says. family/launch.cuh: the workspace and the errors it throws.
 const bool registered = gemm::register_step({
@@ -59,8 +41,8 @@ const bool registered = gemm::register_step({
     .parent = "29",
     .technique = "step 29's dispatch with A's and B's tensor maps at 128-byte L2 promotion where rows start inside a 32-byte sector (K % 16 == 8)",
     .dtype = gemm::Dtype::bf16,
-    .bf16 = launcher(std::make_index_sequence<menu::kBf16.size()>()),  // (family/launch.cuh)
-    .unsupported = &unsupported,
+    .bf16 = menu::bf16_launcher<ID, plan>(),  // every entry's kernel (family/menu_launch.cuh)
+    .unsupported = &fam::measured_unsupported,  // step 28's limits (its hand rule is every shape's fallback)
     .required_cc = 90,
     .workspace_bytes = &fam::step_workspace_bytes<plan>,  // the plan's
     .tile = {fam::kBM, 128, 64, menu::kBf16[size_t(menu::entry_of({.bn = 128}))].spec.stages},

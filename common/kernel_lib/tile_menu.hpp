@@ -177,7 +177,8 @@ static_assert(kSwapMaxM == 64, "swap_bn's widths end at the widest swapped tile"
 // raises the misaligned GEMM's cost, which the rule does not model.
 
 inline constexpr int kPitchElems = 64;                ///< pitches are padded to 64 bf16 = 128 bytes
-inline constexpr int kSectorElems = 16;               ///< 32 bytes of bf16: one L2 sector
+inline constexpr int kSectorBytes = 32;               ///< one L2 sector
+inline constexpr int kSectorElems = kSectorBytes / 2;  ///< a sector of bf16: 16
 inline constexpr int64_t kRepackMinDim = 1152;        ///< copy when 1/M + 1/N <= 1/kRepackMinDim
 inline constexpr int64_t kRepackMinFlop = 25'000'000'000;  ///< ... and 2 M N K >= 2.5e10 (~50 us at 500 TFLOP/s)
 

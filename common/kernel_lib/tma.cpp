@@ -39,6 +39,25 @@ uint64_t row_elems(const TmaMatrix& t) { return t.pitch != 0 ? t.pitch : t.cols;
 
 uint32_t tma_elem_bytes(TmaElem e) { return e == TmaElem::e4m3 ? 1 : 2; }
 
+// The L2 promotion of a map that names none (how much L2 fetches from DRAM on a miss): 256 bytes, two K
+// tiles of a 128-byte row. GEMM_TMA_L2_PROMOTION overrides it for an A/B (make promotion-variant: 128
+// bytes, as CUTLASS's maps ask, results/profiles/nvidia_h200_pitch_source.md).
+#ifndef GEMM_TMA_L2_PROMOTION
+#define GEMM_TMA_L2_PROMOTION CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+#endif
+
+// The driver's enum for an L2 promotion of `bytes` (0: the default above); nullopt where the driver
+// has none (only 64, 128 and 256 bytes, CUtensorMapL2promotion).
+static std::optional<CUtensorMapL2promotion> l2_promotion(uint32_t bytes) {
+  switch (bytes) {
+    case 0: return GEMM_TMA_L2_PROMOTION;
+    case 64: return CU_TENSOR_MAP_L2_PROMOTION_L2_64B;
+    case 128: return CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+    case 256: return CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+    default: return std::nullopt;
+  }
+}
+
 std::optional<std::string> tma_refusal(const TmaMatrix& t) {
   const uint32_t kElemBytes = tma_elem_bytes(t.elem);
   const char* type = t.elem == TmaElem::e4m3 ? "e4m3" : "bf16";
@@ -65,17 +84,10 @@ std::optional<std::string> tma_refusal(const TmaMatrix& t) {
   const uint32_t span = swizzle_span(t.swizzle);
   if (span != 0 && inner > span)
     return fmt::format("TMA box inner extent of {} bytes exceeds the {}-byte swizzle span", inner, span);
-  if (t.l2_promotion_bytes != 0 && t.l2_promotion_bytes != 64 && t.l2_promotion_bytes != 128 && t.l2_promotion_bytes != 256)
+  if (!l2_promotion(t.l2_promotion_bytes))
     return fmt::format("TMA L2 promotion must be 64, 128 or 256 bytes (0: the default, 256); got {}", t.l2_promotion_bytes);
   return std::nullopt;
 }
-
-// The L2 promotion of a map that names none (how much L2 fetches from DRAM on a miss): 256 bytes, two K
-// tiles of a 128-byte row. GEMM_TMA_L2_PROMOTION overrides it for an A/B (make promotion-variant: 128
-// bytes, as CUTLASS's maps ask, results/profiles/nvidia_h200_pitch_source.md).
-#ifndef GEMM_TMA_L2_PROMOTION
-#define GEMM_TMA_L2_PROMOTION CU_TENSOR_MAP_L2_PROMOTION_L2_256B
-#endif
 
 CUtensorMap make_tma_2d(const TmaMatrix& t) {
   if (auto why = tma_refusal(t)) throw Error(*why);
@@ -87,10 +99,7 @@ CUtensorMap make_tma_2d(const TmaMatrix& t) {
   const cuuint64_t strides[1] = {row_elems(t) * kElemBytes};  // bytes; dimension 0's stride is implied
   const cuuint32_t box[2] = {t.box_cols, t.box_rows};
   const cuuint32_t elem_strides[2] = {1, 1};
-  const CUtensorMapL2promotion promotion = t.l2_promotion_bytes == 64    ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
-                                           : t.l2_promotion_bytes == 128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
-                                           : t.l2_promotion_bytes == 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
-                                                                         : GEMM_TMA_L2_PROMOTION;
+  const CUtensorMapL2promotion promotion = *l2_promotion(t.l2_promotion_bytes);  // tma_refusal checked it
   CU_CHECK(encode_tiled()(&map, type, 2, const_cast<void*>(t.base), dims, strides,
                           box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, t.swizzle,
                           promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));

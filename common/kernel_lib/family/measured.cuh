@@ -5,9 +5,12 @@
 #include <array>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "../refusals.hpp"
+#include "../tile_menu.hpp"
 #include "dispatch.hpp"
 #include "menu_launch.cuh"
 #include "tuned_bf16.hpp"
@@ -49,6 +52,13 @@ inline Plan measured_plan(int m, int n, int k, int sms) {
   if (s.swap ? tma_persistent_gemm_refusal(n, m, k, s.bm, s.bn) : tma_persistent_gemm_refusal(m, n, k, s.bm, s.bn))
     return menu::hand_plan(m, n, k, sms);
   return menu::plan(menu::kBf16[size_t(e)], m, n, k, menu::plan_sms_of(size_t(e), sms));
+}
+
+/// The shapes a measured plan refuses: step 28's limits, since its hand rule (menu::hand_plan) is every
+/// shape's fallback (tma_persistent_gemm_refusal: K % 8 != 0, an empty matrix, 2^30 tiles or more).
+inline std::optional<std::string> measured_unsupported(int m, int n, int k) {
+  if (m <= tile_menu::kSwapMaxM) return tma_persistent_gemm_refusal(n, m, k, kBM, tile_menu::kSwapMaxM);
+  return tma_persistent_gemm_refusal(m, n, k, kBM, 64);
 }
 
 }  // namespace gemm::family

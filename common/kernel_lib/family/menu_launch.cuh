@@ -35,11 +35,23 @@ int plan_sms_at(size_t i, int sms, std::index_sequence<I...>) {
   static constexpr Fn fns[] = {&plan_sms<Kernel<I>>...};
   return fns[i](sms);
 }
+template <const char* Id, Policy policy, size_t... I>
+constexpr Bf16Launcher bf16_launcher_at(std::index_sequence<I...>) {
+  return &step_launch<Id, policy, Kernel<I>...>;
+}
 }  // namespace detail
 
 /// plan_sms for entry i of kBf16 (i < kBf16.size(), unchecked). A template only so that a file which
 /// includes this header for plan_sms alone (step 35) does not instantiate every cluster entry's kernel.
 template <int = 0>
 int plan_sms_of(size_t i, int sms) { return detail::plan_sms_at(i, sms, std::make_index_sequence<kBf16.size()>()); }
+
+/// Step::bf16 of a family step whose plans name the menu's kernels (steps 29 and 39): C = A * B^T as
+/// `policy` plans it, launched with the entry the plan names (step_launch: its errors). `Id` is the
+/// step's id, for the messages. Instantiates every entry's kernel.
+template <const char* Id, Policy policy>
+constexpr Bf16Launcher bf16_launcher() {
+  return detail::bf16_launcher_at<Id, policy>(std::make_index_sequence<kBf16.size()>());
+}
 
 }  // namespace gemm::family::menu

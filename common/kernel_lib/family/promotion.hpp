@@ -4,11 +4,11 @@
 #pragma once
 #include <cstdint>
 
+#include "../tile_menu.hpp"  // kSectorBytes
 #include "plan.hpp"
 
 namespace gemm::family {
 
-inline constexpr int kSectorBytes = 32;  ///< an L2 sector
 inline constexpr int kMisalignedPromotionBytes = 128;  ///< what step 39 asks for where rows start inside a sector
 
 /// The promotion for plan p's A and B maps: 128 bytes where the rows its kernel reads start inside a
@@ -16,7 +16,7 @@ inline constexpr int kMisalignedPromotionBytes = 128;  ///< what step 39 asks fo
 /// number of sectors: K % 16 == 8 for bf16 under the harness's K % 8 == 0), else 0 (the maps' default,
 /// 256 bytes).
 inline int misaligned_l2_promotion(const Plan& p) {
-  const bool in_sector = p.pitch == 0 && int64_t(p.shape.k) * elem_bytes(p.spec) % kSectorBytes != 0;
+  const bool in_sector = p.pitch == 0 && int64_t(p.shape.k) * elem_bytes(p.spec) % tile_menu::kSectorBytes != 0;
   return in_sector ? kMisalignedPromotionBytes : 0;
 }
 
