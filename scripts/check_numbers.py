@@ -28,10 +28,13 @@
 - docs/fp32_ladder.md: the 05/06 tuning table (registers, blocks per SM, TFLOP/s and x cuBLAS at
   4096^3; results/tuning/fp32_h200.csv) and the 08/09 tile table (x cuBLAS; fp32_h200_08_09.csv), each
   row's configuration named below by the tuner's params;
-- the walkthroughs (sass_annotations/*.md) and the figure captions (every `*Figure: ...*` line of the
-  book): every "N TFLOP/s" they quote is a value some committed results file holds (a tflops column of
-  results/**/*.csv, to the digits quoted, or the text of results/**/*.md), unless its sentence says
-  it is a prediction, a datasheet or public number, a peak or a roof.
+- the chapters (docs/*.md: prose and tables), the walkthroughs (sass_annotations/*.md) and the
+  notebook's figure captions: every "N TFLOP/s" and every paired ratio quoted with its quartiles
+  ("0.960× [0.951–0.969]") is one some committed results file holds (a tflops column, or a ratio and
+  its two quartiles in one row, of results/**/*.csv, to the digits quoted, or the text of
+  results/**/*.md), or one the notebook entry its paragraph links records (a run not committed, the
+  notebook holding its provenance), unless its sentence, its paragraph's bold label or its table
+  column says it is a prediction, a datasheet or public number, a peak or a roof.
 
 Prints one line per disagreement and exits 1 if there is any.
 
@@ -86,9 +89,68 @@ EXEMPT = re.compile(r"predict|expect|public|datasheet|peak|roof|limit|ANCHORS|gu
 TFLOPS = re.compile(r"(\d+(?:\.\d+)?)(?:\s*(?:–|-|/)\s*\d+(?:\.\d+)?)*\s*TFLOP/s")
 
 
+# A paired ratio quoted with its interquartile range: "0.960× [0.951–0.969]", "1.012× cuBLAS [1.010–1.017]".
+QUOTED_RATIO = re.compile(r"(\d\.\d{2,4})\s*×?(?:\s+(?:cuBLAS(?:Lt)?|the best reference))?\s*"
+                          r"\[(\d\.\d{2,4})\s*[–-]\s*(\d\.\d{2,4})\]")
+# The CSV columns that hold a paired ratio with its quartiles (results/*.csv, results/tuning/*.csv).
+RATIO_COLUMNS = (("step_ratio", "step_ratio_q25", "step_ratio_q75"), ("ratio_vs_cublas", "ratio_q25", "ratio_q75"),
+                 ("ratio", "ratio_q25", "ratio_q75"))
+
+
+NOTEBOOK_LINK = re.compile(r"\]\((?:\.\./)*(?:docs/)?(notebook/[\w.-]+\.md)")
+
+
+def prose_lines(md, everything):
+    """(line number, text, exempt, notebooks) of the lines of md to check outside code fences: every line
+    where `everything`, else the figure captions alone. A table row's text leaves out the cells under a
+    header the EXEMPT words name (a roof or a prediction column). exempt: the line's paragraph opens
+    with a bold label that names a prediction ("**The prediction.**"). notebooks: the notebook files
+    (docs/notebook/*.md) its paragraph links."""
+    out, fenced, header = [], False, None
+    lines = md.read_text().splitlines()
+    paragraphs, first = [], 0  # (first line, last line) of each run of non-blank lines
+    for i, line in enumerate(lines + [""]):
+        if not line.strip():
+            if i > first:
+                paragraphs.append((first, i))
+            first = i + 1
+    where = {}
+    for a, b in paragraphs:
+        text = "\n".join(lines[a:b])
+        exempt = bool(re.match(r"\*\*[^*]*\b(predict|expect)", lines[a], re.I))
+        notebooks = sorted(set(NOTEBOOK_LINK.findall(text)))
+        for i in range(a, b):
+            where[i] = (exempt, notebooks)
+    for n, line in enumerate(lines, 1):
+        if line.startswith("```"):
+            fenced = not fenced
+            continue
+        if fenced or not (everything or line.startswith("*Figure")):
+            continue
+        exempt, notebooks = where.get(n - 1, (False, []))
+        if line.startswith("|"):
+            row = [c.strip() for c in line.strip().strip("|").split("|")]
+            if n < len(lines) and re.match(r"^\|\s*:?-{3,}", lines[n]):
+                header = row  # the next line is the separator: this is a header
+                continue
+            if re.match(r"^\|\s*:?-{3,}", line):
+                continue
+            keep = [c for i, c in enumerate(row) if not (header and i < len(header) and EXEMPT.search(header[i]))]
+            out.append((n, " | ".join(keep), exempt, notebooks))
+        else:
+            header = None
+            out.append((n, line, exempt, notebooks))
+    return out
+
+
 def provenance(root, bad):
-    """The walkthroughs' and captions' TFLOP/s against every committed value; returns the count checked."""
-    values, texts = [], ""
+    """Every "N TFLOP/s" and every paired ratio with its quartiles ("0.960× [0.951–0.969]") that the
+    chapters (docs/*.md: all their prose and tables), the walkthroughs (sass_annotations/*.md) and the
+    notebook's figure captions quote, against the committed results: a tflops column or a ratio and its
+    two quartiles in one row of results/**/*.csv (to the digits quoted), or the text of
+    results/**/*.md. A sentence that says it is a prediction, a datasheet or public number, a peak or
+    a roof (EXEMPT) is left out, as is a table column whose header says so. Returns the count checked."""
+    values, triples, texts = [], [], ""
     for f in sorted((root / "results").glob("**/*.csv")):
         for r in csv.DictReader(open(f)):
             for k, v in r.items():
@@ -97,23 +159,52 @@ def provenance(root, bad):
                         values.append(float(v))
                     except ValueError:
                         pass
+            for cols in RATIO_COLUMNS:
+                if all(r.get(c) for c in cols):
+                    try:
+                        triples.append(tuple(float(r[c]) for c in cols))
+                    except ValueError:
+                        pass
     for f in sorted((root / "results").glob("**/*.md")):
         texts += f.read_text()
     lines = []
     for md in docs_walk.walkthroughs(root):
-        lines += [(md, n, l) for n, l in enumerate(md.read_text().splitlines(), 1)]
+        lines += [(md, *line) for line in prose_lines(md, True)]
     for md in docs_walk.book(root):
-        lines += [(md, n, l) for n, l in enumerate(md.read_text().splitlines(), 1) if l.startswith("*Figure")]
+        lines += [(md, *line) for line in prose_lines(md, md.parent == root / "docs")]
+    recorded = {}  # notebook file -> (its TFLOP/s, its quoted ratios with quartiles)
+
+    def in_notebooks(kind, quoted, notebooks):
+        """The paragraph links a notebook entry that records the run: `quoted` (a TFLOP/s string, or a
+        ratio and its quartiles) is one of that notebook's own quotes, digit for digit."""
+        for nb in notebooks:
+            if nb not in recorded:
+                f = root / "docs" / nb
+                text = f.read_text() if f.exists() else ""
+                recorded[nb] = ({m.group(1) for m in TFLOPS.finditer(text)},
+                                {m.groups() for m in QUOTED_RATIO.finditer(text)})
+            if quoted in recorded[nb][0 if kind == "tflops" else 1]:
+                return True
+        return False
+
     checked = 0
-    for md, n, line in lines:
+    for md, n, line, exempt, notebooks in lines:
+        if exempt:
+            continue
         for sentence in re.split(r"(?<=[.;])\s", line):
             if EXEMPT.search(sentence):
                 continue
             for m in TFLOPS.finditer(sentence):
                 q, checked = m.group(1), checked + 1
-                if not any(close(q, v) for v in values) and q not in texts:
+                if not any(close(q, v) for v in values) and q not in texts and not in_notebooks("tflops", q, notebooks):
                     bad.append(f"{md.relative_to(root)}:{n}: {q} TFLOP/s is in no committed result (results/): "
                                f"{sentence.strip()[:90]}")
+            for m in QUOTED_RATIO.finditer(sentence):
+                q, checked = m.groups(), checked + 1
+                if (not any(all(close(a, b) for a, b in zip(q, t)) for t in triples) and m.group(0) not in texts
+                        and not in_notebooks("ratio", q, notebooks)):
+                    bad.append(f"{md.relative_to(root)}:{n}: the ratio {q[0]} [{q[1]}–{q[2]}] is in no committed "
+                               f"result (results/): {sentence.strip()[:90]}")
     return checked
 
 

@@ -437,7 +437,7 @@ TEST_CASE("docs: every relative link and image of the Markdown exists, and a bro
                              Catch::Contains("`img/there.png` names a file of the repository") && Catch::Contains("4 broken"));
 }
 
-TEST_CASE("docs: measured numbers in the machine, Hopper, benchmarking, every-shape and FP8 chapters' tables (profiler tables too), the walkthroughs and the captions are the committed results'; a changed one fails", "[cpu][docs]") {
+TEST_CASE("docs: measured numbers in the machine, Hopper, benchmarking, every-shape and FP8 chapters' tables (profiler tables too), every chapter's quoted TFLOP/s and paired ratios, the walkthroughs and the captions are the committed results'; a changed one fails", "[cpu][docs]") {
   if (!gemm_test::have_repo("scripts/check_numbers.py")) return;
   const fs::path root = repo_dir();
   if (gemm_test::run_command("python3 --version").status != 0) {
@@ -461,6 +461,7 @@ TEST_CASE("docs: measured numbers in the machine, Hopper, benchmarking, every-sh
   fs::copy_file(root / "docs/every_shape.md", tmp / "docs/every_shape.md");
   fs::copy_file(root / "docs/hopper_part2.md", tmp / "docs/hopper_part2.md");
   fs::copy_file(root / "docs/fp8.md", tmp / "docs/fp8.md");
+  fs::copy(root / "docs/notebook", tmp / "docs/notebook", fs::copy_options::recursive);  // runs a paragraph links
   // Adds `delta` to the first number `pattern` captures in `file`; returns the number as now written.
   auto bump = [](const fs::path& file, const std::regex& pattern, double delta) {
     std::stringstream ss;
@@ -480,6 +481,20 @@ TEST_CASE("docs: measured numbers in the machine, Hopper, benchmarking, every-sh
   const std::string quoted_cycles = bump(tmp / "docs/hopper_part2.md", std::regex(R"(\| SM cycles \| (2143\.9) k)"), 10.0);
   const std::string quoted_promote = bump(tmp / "docs/fp8.md", std::regex(R"(\| every 64 K \(2 k32\) \| ([\d.]+) \[)"), 0.1);
   std::ofstream(tmp / "sass_annotations/99_twin.md") << "The twin measured 9876.5 TFLOP/s at 4096.\n";
+  // A chapter's prose: a paired ratio with its quartiles off by 0.1, a TFLOP/s no result holds, and the
+  // same kind of number in a paragraph that says it is a prediction (left out).
+  {
+    std::stringstream ss;
+    ss << std::ifstream(tmp / "docs/every_shape.md").rdbuf();
+    std::string text = ss.str();
+    const std::string was = "1.009× cuBLAS [1.004–1.013]";
+    const size_t at = text.find(was);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, was.size(), "1.109× cuBLAS [1.004–1.013]");
+    std::ofstream(tmp / "docs/every_shape.md") << text
+                                                 << "\nThe twin's step ran 8765.4 TFLOP/s.\n\n**The prediction.** About\n"
+                                                    "8765.3 TFLOP/s.\n";
+  }
   {
     std::stringstream ss;
     ss << std::ifstream(tmp / "kernels/16_tma_store_epilogue.cu").rdbuf();
@@ -496,5 +511,7 @@ TEST_CASE("docs: measured numbers in the machine, Hopper, benchmarking, every-sh
                              Catch::Contains("8200³, 27_swap_to_m: " + quoted_us) &&
                              Catch::Contains(quoted_cycles + " is in none of the linked profiles") &&
                              Catch::Contains("promotion 'every 64 K (2 k32)' at 4096: " + quoted_promote) &&
-                             Catch::Contains("8 disagree"));
+                             Catch::Contains("the ratio 1.109 [1.004–1.013] is in no committed result") &&
+                             Catch::Contains("8765.4 TFLOP/s is in no committed result") &&
+                             !Catch::Contains("8765.3") && Catch::Contains("10 disagree"));
 }
