@@ -7,7 +7,8 @@ MxNxK), each step's paired ratio to the best reference of its process (the faste
 cuBLASLt's best of 8 and the CUTLASS configurations; above 1: the step is faster), one mark per step
 with the interquartile range of the per-round ratios, lines at 1.0 and at 0.95 (issue 30's floor), and
 each step's geometric mean over its timed shapes in the legend. A shape the step refused (exit 2) is an
-x at the bottom.
+x at the bottom. The ratio axes stop a little above CEILING (1.3): a mark above the top is a triangle
+on the top edge, and a line in the corner gives their number and the highest ratio.
 
 Bottom, the memory-bound view: for the shapes with M <= 32, the bytes of A, B and C (bf16, each moved
 once) over the step's time, as a fraction of the HBM bandwidth, with the best reference of the same
@@ -33,6 +34,22 @@ HBM_SOURCE = ("a device-to-device copy measured on this H200 (docs/machine.md; n
               "the harness and results/ record no bandwidth)")
 MEMORY_BOUND_M = 32
 FLOOR, ROOF_TARGET = 0.95, 0.85  # issue 30: every shape >= 0.95x the best reference; M <= 32 >= 85 % of HBM
+# The ratio panels stop here: a few shapes where the reference itself slows down (N % 8 != 0, 1.7-2.5x)
+# would otherwise squeeze the 0.5-1.05 band every lesson is about. Those marks sit on the top edge as
+# triangles, counted in a line in the panel's corner.
+CEILING = 1.3
+
+
+def clip_top(ax, points, hi_lim, pad):
+    """Marks the (x, ratio, color) points above the panel's top hi_lim as triangles on its edge, and
+    says in one line how many there are and the highest ratio."""
+    over = [(x, y, color) for x, y, color in points if y > hi_lim]
+    for x, y, color in over:
+        ax.plot([x], [hi_lim - 0.35 * pad], "^", color=color, ms=7, zorder=5)
+    if over:
+        ax.text(0.995, 0.87, f"{len(over)} marks above {hi_lim:.2f}: triangles on the top edge "
+                f"(up to {max(y for _, y, _ in over):.2f}x)", transform=ax.transAxes, ha="right", va="top",
+                fontsize=7.5, bbox=dict(facecolor="white", edgecolor="none", alpha=0.8), zorder=6)
 
 
 def measured_bandwidth(csv_path):
@@ -84,6 +101,7 @@ def main():
     offset = {sid: (j - (len(steps) - 1) / 2) * min(0.6 / max(len(steps), 1), 0.2) for j, sid in enumerate(steps)}
     extent = [FLOOR, 1.0]
     untimed = []  # (step, its index, its results without a ratio): drawn once the y range is known
+    above = []  # (x, ratio, color) of every mark: those past CEILING are drawn on the top edge
     for j, sid in enumerate(steps):
         mine = [r for r in res if r["step"] == sid]
         if not mine:
@@ -97,15 +115,17 @@ def main():
         y = [r["ratio"] for r in ok]
         lo = [max(r["ratio"] - (r["q25"] if r["q25"] is not None else r["ratio"]), 0) for r in ok]
         hi = [max((r["q75"] if r["q75"] is not None else r["ratio"]) - r["ratio"], 0) for r in ok]
-        extent += [v - a for v, a in zip(y, lo)] + [v + b for v, b in zip(y, hi)]
+        extent += [v - a for v, a in zip(y, lo)] + [min(v + b, CEILING) for v, b in zip(y, hi)]
+        above += [(xx, v, colors(j % 10)) for xx, v in zip(x, y)]
         ax.errorbar(x, y, yerr=[lo, hi], fmt=markers[j % len(markers)], color=colors(j % 10), ms=6, capsize=2,
                     elinewidth=0.9, label=lab, zorder=3)
         bad = [r for r in mine if r["ratio"] is None]
         if bad:
             untimed.append((sid, j, bad))
-    pad = 0.06 * (max(extent) - min(extent))
-    lo_lim, hi_lim = min(extent) - 2 * pad, max(extent) + pad
+    pad = 0.06 * (min(max(extent), CEILING) - min(extent))
+    lo_lim, hi_lim = min(extent) - 2 * pad, min(max(extent), CEILING) + pad
     ax.set_ylim(lo_lim, hi_lim)
+    clip_top(ax, above, hi_lim, pad)
     for sid, j, bad in untimed:
         ax.plot([xs[(r["m"], r["n"], r["k"])] + offset[sid] for r in bad], [lo_lim + pad * 0.8] * len(bad), "x",
                 color=colors(j % 10), ms=9, mew=2, zorder=4)
@@ -177,18 +197,21 @@ def random_panel(rx, rand, steps, colors):
     marker per class; a shape not timed (refused or failed) is an x at the bottom."""
     marks = dict(zip(sw.RANDOM_CLASSES, "o^s"))
     extent = [FLOOR, 1.0]
+    above = []  # (2MNK, ratio, color): those past CEILING on the top edge
     for j, sid in enumerate(steps):
         for cls in (*sw.RANDOM_CLASSES, None):
             ok = [r for r in rand if r["step"] == sid and r["ratio"] is not None
                   and sw.random_class(r["m"], r["n"], r["k"]) == cls]
             if ok:
-                extent += [r["ratio"] for r in ok]
+                extent += [min(r["ratio"], CEILING) for r in ok]
+                above += [(2.0 * r["m"] * r["n"] * r["k"], r["ratio"], colors(j % 10)) for r in ok]
                 rx.plot([2.0 * r["m"] * r["n"] * r["k"] for r in ok], [r["ratio"] for r in ok], marks.get(cls, "*"),
                         color=colors(j % 10), mfc="none" if cls == "N%8!=0" else colors(j % 10), ms=5, alpha=0.8,
                         zorder=3)
     pad = 0.06 * (max(extent) - min(extent))
     lo, hi = min(extent) - 2 * pad, max(extent) + pad
     rx.set_ylim(lo, hi)
+    clip_top(rx, above, hi, pad)
     for j, sid in enumerate(steps):
         bad = [r for r in rand if r["step"] == sid and r["ratio"] is None]
         rx.plot([2.0 * r["m"] * r["n"] * r["k"] for r in bad], [lo + pad * 0.8] * len(bad), "x", color=colors(j % 10),
