@@ -179,7 +179,7 @@ bench-sweep: all
 bench-waves: all
 	python3 scripts/bench.py --build $(BUILD) --waves
 
-#> make bench-shapes         the last bf16 step (and the shapes-also steps) over issue 30's shapes: decode M = 1-256, prefill, ragged, long and short K, then issue 46's random set (102 shapes from a committed seed, family=random, reported per class) -> results/<gpu>_shapes.csv, docs/results.md's table, docs/img/shapes.png (about 2 + 5 min a step, estimated; `python3 scripts/bench.py --shapes --dry-run` prints the plan; `bench.py --shapes --shapes-set sweep|random` runs one set)
+#> make bench-shapes         the last bf16 step (and the shapes-also steps) over issue 30's shapes: decode M = 1-256, prefill, ragged, long and short K, then issue 46's random set (102 shapes from a committed seed, family=random, reported per class) -> results/<gpu>_shapes.csv, docs/results.md's table, docs/img/shapes.png (about 2 + 5 min a step, estimated; `python3 scripts/bench.py --shapes --dry-run` prints the plan; `bench.py --shapes --shapes-set sweep|random` runs one set; `--random-seed S` a held-out draw, family=random-S)
 bench-shapes: all
 	python3 scripts/bench.py --build $(BUILD) --shapes
 

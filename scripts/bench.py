@@ -24,6 +24,10 @@ the per-pair ratios, with its interquartile range.
                                       rows of family "random"); --shapes-set sweep|random runs one
                                       set and keeps the other's rows of that file; it prints its plan
                                       and an estimate of its time first (--dry-run: only that, no GPU)
+  scripts/bench.py --shapes --shapes-set random --random-seed S
+                                      a held-out draw: the same generator from seed S instead of 46,
+                                      rows of family "random-S" (shapes_table.py reports them apart);
+                                      the file's other rows (the sweep's, seed 46's) are kept
 Options: --build DIR --out DIR --sizes N.. --steps ID.. --reps R --sustained S --stability P
 A step that fails its check gets a FAIL row with no timing and makes the script exit 1; a step that
 refuses a shape (exit 2, e.g. more memory than the GPU has) gets a REFUSED row and a note. Step 01 is
@@ -49,6 +53,7 @@ import results_columns
 import results_io
 import shape_sweep
 import steps as step_table
+import tune
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 STEPS = step_table.by_id(step_table.load())
@@ -247,12 +252,33 @@ def fail_row(binary, m, n, k, code, check=None):
 SHAPES_SETS = ("all", "sweep", "random")
 
 
+def random_seed_arg(text):
+    """--random-seed's value: an integer >= 0 (the seed of shape_sweep.random_shapes), else argparse's
+    error (exit 2)."""
+    try:
+        seed = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer (the seed of the random draw, e.g. 4701)")
+    if seed < 0:
+        raise argparse.ArgumentTypeError(f"{seed} is negative (a seed is an integer >= 0)")
+    return seed
+
+
+def shapes_family(args):
+    """family(m, n, k) of a --shapes run's rows: the drawn set's family (shape_sweep.random_family of
+    --random-seed) for a shape of that draw, else shape_sweep.family_of (the sweep's family, "random"
+    for a shape of seed 46's set, or "other")."""
+    drawn = {(m, n, k) for m, n, k, _ in shape_sweep.random_shapes(args.random_seed)}
+    fam = shape_sweep.random_family(args.random_seed)
+    return lambda m, n, k: fam if (m, n, k) in drawn else shape_sweep.family_of(m, n, k)
+
+
 def shapes_plan(bins, args):
     """The runs of --shapes, (binary, m, n, k) shape by shape (the steps of one shape back to back, so
     they meet the same thermal state): the last bf16 step and the --shapes-also steps over
-    shape_sweep.SHAPES, then over the random set (shape_sweep.random_shapes(), in the order drawn), as
-    --shapes-set chooses. Prints them, family by family and class by class, with the rounds and the
-    estimated time."""
+    shape_sweep.SHAPES, then over the random set (shape_sweep.random_shapes(--random-seed), in the order
+    drawn), as --shapes-set chooses. Prints them, family by family and class by class, with the rounds,
+    the seed and the estimated time."""
     bf16 = [b for b in bins if is_bf16(step_id(b))]
     if not bf16:
         sys.exit("error: --shapes needs a bf16 step (the shapes are bf16 GEMMs)")
@@ -263,7 +289,9 @@ def shapes_plan(bins, args):
                    else "not among the built steps selected (--steps, build/bin)")
             print(f"note: --shapes-also {sid}: {why}; not run")
     sweep = args.shapes_set in ("all", "sweep")
-    drawn = shape_sweep.random_shapes() if args.shapes_set in ("all", "random") else []
+    seed = args.random_seed
+    held = seed != shape_sweep.RANDOM_SEED  # a held-out draw, not issue 46's set
+    drawn = shape_sweep.random_shapes(seed) if args.shapes_set in ("all", "random") else []
     shapes = (shape_sweep.SHAPES if sweep else []) + [(m, n, k) for m, n, k, _ in drawn]
     runs = [(b, m, n, k) for (m, n, k) in shapes for b in swept]
 
@@ -272,7 +300,9 @@ def shapes_plan(bins, args):
                    for (m, n, k) in group) * len(swept)
 
     sets = " and ".join(([f"the sweep's {len(shape_sweep.SHAPES)} shapes"] if sweep else []) +
-                        ([f"{len(drawn)} random shapes (seed {shape_sweep.RANDOM_SEED})"] if drawn else []))
+                        ([f"{len(drawn)} random shapes (seed {seed}"
+                          + (f": a held-out draw, family {shape_sweep.random_family(seed)})" if held else ")")]
+                         if drawn else []))
     print(f"--shapes (--shapes-set {args.shapes_set}): steps {' '.join(step_id(b) for b in swept)} (the last bf16 "
           f"step, and shapes-also) over {sets}: {len(runs)} processes, each paired with cuBLAS, cuBLASLt best-of-8 "
           f"and CUTLASS")
@@ -286,15 +316,18 @@ def shapes_plan(bins, args):
         subtotals.append(("the sweep", seconds(shape_sweep.SHAPES)))
     if drawn:
         lo, hi = shape_sweep.RANDOM_NK
-        print(f"  the random set (issue 46: seed {shape_sweep.RANDOM_SEED}, M log-uniform {shape_sweep.RANDOM_M[0]}-"
-              f"{shape_sweep.RANDOM_M[1]}, N and K log-uniform {lo}-{hi}, K % 8 == 0), by class:")
+        what = (f"a held-out draw (seed {seed}, rows of family {shape_sweep.random_family(seed)}; issue 46's generator"
+                if held else f"the random set (issue 46: seed {seed}")
+        print(f"  {what}, M log-uniform {shape_sweep.RANDOM_M[0]}-{shape_sweep.RANDOM_M[1]}, N and K log-uniform "
+              f"{lo}-{hi}, K % 8 == 0), by class:")
         for cls in shape_sweep.RANDOM_CLASSES:
             group = [(m, n, k) for m, n, k, c in drawn if c == cls]
             few = sum(shape_sweep.reps_for(*s, args.reps) < args.reps for s in group)
             print(f"  {cls:8s} {len(group):2d} shapes x {len(swept)} steps, about {seconds(group):4.0f} s "
                   f"({shape_sweep.RANDOM_CLASS_MEANING[cls]})"
                   + (f"; {shape_sweep.MIN_REPS} rounds (not {args.reps}) at {few} of them" if few else ""))
-        subtotals.append(("the random set", seconds([s[:3] for s in drawn])))
+        subtotals.append((f"the held-out draw (seed {seed})" if held else "the random set",
+                          seconds([s[:3] for s in drawn])))
     longest = max(shapes, key=lambda s: shape_sweep.plan_seconds(*s, shape_sweep.reps_for(*s, args.reps)))
     print(f"  the longest process: about {shape_sweep.plan_seconds(*longest, shape_sweep.reps_for(*longest, args.reps)):.0f}"
           f" s, at {shape_sweep.label(*longest)}")
@@ -402,9 +435,14 @@ def announce_writes(args, out, bins):
     elif args.shapes:
         files = [out / f"{slug}_shapes.csv"] + ([] if args.no_docs else [ROOT / "docs" / "img" / "shapes.png",
                                                                          ROOT / "docs" / "results.md"])
-        if args.shapes_set != "all":
-            other = {"sweep": "random set's", "random": "sweep's"}[args.shapes_set]
-            print(f"--shapes-set {args.shapes_set}: the {other} rows of {out / f'{slug}_shapes.csv'}, if any, are kept")
+        held = args.random_seed != shape_sweep.RANDOM_SEED
+        if args.shapes_set != "all" or held:
+            other = {"sweep": "random draws'", "random": "sweep's and the other random draws'",
+                     "all": "other random draws'"}[args.shapes_set]
+            print(f"--shapes-set {args.shapes_set}"
+                  + (f" --random-seed {args.random_seed} (rows of family {shape_sweep.random_family(args.random_seed)})"
+                     if held else "")
+                  + f": the {other} rows of {out / f'{slug}_shapes.csv'}, if any, are kept")
     elif args.waves:
         last_bf16 = [b for b in bins if is_bf16(step_id(b))][-1:]
         files = [out / f"{slug}_waves_{step_id(b)}.csv" for b in last_bf16]
@@ -459,6 +497,11 @@ def main():
                     help="with --shapes: which shapes, the sweep then the random set (all, the default), or one of "
                          "them (its rows replace that set's in results/<gpu>_shapes.csv, the other set's rows are "
                          "kept): a time-limited machine runs them as separate calls, each going on with --resume")
+    ap.add_argument("--random-seed", type=random_seed_arg, default=None, metavar="S",
+                    help=f"with --shapes: the seed of the random draw (default {shape_sweep.RANDOM_SEED}, issue 46's "
+                         f"set, rows of family {shape_sweep.RANDOM_FAMILY}); another seed is a held-out draw whose rows "
+                         f"are of family random-S (e.g. {shape_sweep.random_family(4701)}) and are reported apart; the "
+                         f"file's rows of the other draws are kept")
     ap.add_argument("--dry-run", action="store_true",
                     help="with --shapes: print the runs and the estimated time, run nothing, write nothing")
     ap.add_argument("--sweep-also", nargs="*", default=sweep_also,
@@ -504,8 +547,17 @@ def prepare_and_run(args, ap):
         ap.error("--sweep, --waves, --shapes and --stability-only are separate runs: pass one")
     if args.shapes_set and not args.shapes:
         ap.error("--shapes-set chooses the shapes of a --shapes run: pass --shapes")
+    if args.random_seed is not None and not args.shapes:
+        ap.error("--random-seed chooses the random draw of a --shapes run: pass --shapes")
+    if args.random_seed not in (None, shape_sweep.RANDOM_SEED) and args.shapes_set == "sweep":
+        ap.error(f"--random-seed {args.random_seed} chooses a random draw and --shapes-set sweep runs none: "
+                 f"drop one of them")
+    if args.random_seed == tune.DRAW_SEED:  # its shapes are rows of the tuning table: not held out
+        ap.error(f"--random-seed {tune.DRAW_SEED} is scripts/tune.py's DRAW_SEED: the tuning table measured that "
+                 f"draw's shapes, so they are not held out; pick another seed")
     if args.shapes:
         args.shapes_set = args.shapes_set or "all"  # before run_signature: --resume refuses another set
+        args.random_seed = shape_sweep.RANDOM_SEED if args.random_seed is None else args.random_seed
     if args.dry_run:
         if not args.shapes:
             ap.error("--dry-run plans a --shapes run: pass --shapes")
@@ -575,12 +627,16 @@ def run(args, build, bins, fp32, bf16, last, out, tmp, series, stage, done):
 
     if args.shapes:
         runs = shapes_plan(bins, args)
-        # One set only: the other set's rows of the committed file stay (a row's set is its family).
-        keep = {"sweep": lambda r: r.get("family") == shape_sweep.RANDOM_FAMILY,
-                "random": lambda r: r.get("family") != shape_sweep.RANDOM_FAMILY}.get(args.shapes_set)
+        # The rows of the sets this run takes are replaced; the committed file's other rows stay (a row's
+        # set is its family): the random draws' with --shapes-set sweep, all but this draw's with random,
+        # and the other random draws' (seed 46's, or a held-out one's) with all.
+        fam, family = shape_sweep.random_family(args.random_seed), shapes_family(args)
+        keep = {"sweep": lambda r: shape_sweep.is_random_family(r.get("family")),
+                "random": lambda r: r.get("family") != fam,
+                "all": lambda r: shape_sweep.is_random_family(r.get("family")) and r.get("family") != fam}[args.shapes_set]
         name, failed, notes = run_shapes(runs, args, tmp, stage, "shapes", None, done,
                                          reps_of=lambda m, n, k: shape_sweep.reps_for(m, n, k, args.reps),
-                                         decorate=lambda r: dict(r, family=r.get("family") or shape_sweep.family_of(
+                                         decorate=lambda r: dict(r, family=r.get("family") or family(
                                              int(r["m"]), int(r["n"]), int(r["k"]))), keep=keep)
         print(f"\nwrote {out}/: {', '.join(stage.commit())} ({time.monotonic() - PROGRESS['t0']:.0f} s)")
         for line in notes:

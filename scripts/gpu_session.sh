@@ -10,7 +10,9 @@
 #   scripts/gpu_session.sh shapes   make bench-shapes (issue 30's shapes: the last bf16 step and the
 #                                   shapes-also steps, alone on the GPU) under SHAPES_TIMEOUT_S (default
 #                                   540 s); stopped by it, it leaves its finished runs in build/: a second
-#                                   call with BENCH_ARGS=--resume on the same machine goes on from them
+#                                   call with BENCH_ARGS=--resume on the same machine goes on from them;
+#                                   RANDOM_SEED=S passes --random-seed S (a held-out draw, rows of family
+#                                   random-S; with BENCH_ARGS="--shapes-set random", that draw alone)
 #   scripts/gpu_session.sh soak     build/bin/soak for SOAK_MINUTES (default 8): the last bf16 steps back
 #                                   to back over rotating shapes, every 10th result checked (SOAK_ARGS add)
 #   scripts/gpu_session.sh faults   make bench's fault handling on the GPU, on a copy of results/: a short
@@ -443,11 +445,13 @@ case "${1:-}" in
     ;;
   shapes)
     start=$SECONDS
+    seed_args=()  # RANDOM_SEED=S: a held-out draw (bench.py --random-seed S) in both calls
+    [ -n "${RANDOM_SEED:-}" ] && seed_args=(--random-seed "$RANDOM_SEED")
     # The plan and its estimate first (no GPU time), then the runs; the log has each process's real time.
-    python3 scripts/bench.py --build build --shapes --dry-run ${BENCH_ARGS:-} > "$R/shapes_plan.log" 2>&1
-    grep -E "^estimated" "$R/shapes_plan.log"
+    python3 scripts/bench.py --build build --shapes --dry-run "${seed_args[@]}" ${BENCH_ARGS:-} > "$R/shapes_plan.log" 2>&1
+    grep -E "^estimated|error:" "$R/shapes_plan.log"
     guard timeout "${SHAPES_TIMEOUT_S:-540}" python3 scripts/bench.py --build build --out "$R/results" --no-docs --shapes \
-      ${BENCH_ARGS:-} > "$R/shapes.log" 2>&1
+      "${seed_args[@]}" ${BENCH_ARGS:-} > "$R/shapes.log" 2>&1
     rc=$?
     summary+=("shapes (rc=$rc, $((SECONDS - start)) s): $(grep -cE '^\[[0-9]+/[0-9]+\]' "$R/shapes.log") processes ran")
     grep -E "refused|^FAILED|^wrote|interrupted" "$R/shapes.log" | head -20

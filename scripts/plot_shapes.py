@@ -18,7 +18,9 @@ measured on the H200 (docs/machine.md; not one of the committed runs), named in 
 
 The random set (rows of family "random": issue 46's shapes, shape_sweep.random_shapes) is left out of
 both and gets a third panel when the CSV has it: each step's ratio to the best reference against the
-GEMM's FLOP (log scale), one marker per class of alignment, the same lines at 1.0 and 0.95.
+GEMM's FLOP (log scale), one marker per class of alignment, the same lines at 1.0 and 0.95. A held-out
+draw (family "random-S": the same generator from seed S, bench.py --shapes --random-seed S) shares that
+panel, its marks half filled (one fill style per seed) and its seed named in the legend and the title.
 Needs matplotlib."""
 import argparse
 import csv
@@ -82,8 +84,8 @@ def main():
     else:
         tbps, source = HBM_TBPS, HBM_SOURCE
 
-    rand = [r for r in res if r["family"] == sw.RANDOM_FAMILY]
-    all_res, res = res, [r for r in res if r["family"] != sw.RANDOM_FAMILY]  # the random set: its own panel
+    rand = [r for r in res if sw.is_random_family(r["family"])]
+    all_res, res = res, [r for r in res if not sw.is_random_family(r["family"])]  # the random draws: their own panel
     shapes = sorted({(r["m"], r["n"], r["k"]) for r in res},
                     key=lambda s: sw.shape_key(next(r for r in res if (r["m"], r["n"], r["k"]) == s)))
     fam = {(r["m"], r["n"], r["k"]): r["family"] for r in res}
@@ -192,22 +194,35 @@ def main():
     print(f"wrote {args.out}")
 
 
+# A held-out draw's marks (family "random-S"): the class's marker, half filled, one fill style per seed in
+# seed order; seed 46's set keeps the full (and, for N % 8 != 0, hollow) marks.
+HELD_OUT_FILLS = ("bottom", "left", "top", "right")
+
+
 def random_panel(rx, rand, steps, colors):
-    """The random set: ratio to the best reference against 2MNK (log x), a color per step (as above), a
-    marker per class; a shape not timed (refused or failed) is an x at the bottom."""
+    """The random draws (seed 46's set, and any held-out draw, half filled): ratio to the best reference
+    against 2MNK (log x), a color per step (as above), a marker per class; a shape not timed (refused or
+    failed) is an x at the bottom."""
     marks = dict(zip(sw.RANDOM_CLASSES, "o^s"))
+    seeds = [sw.random_seed_of(f) for f in sorted({r["family"] for r in rand}, key=sw.random_family_key)]
+    held = [seed for seed in seeds if seed != sw.RANDOM_SEED]
+    fills = {seed: HELD_OUT_FILLS[i % len(HELD_OUT_FILLS)] for i, seed in enumerate(held)}
     extent = [FLOOR, 1.0]
     above = []  # (2MNK, ratio, color): those past CEILING on the top edge
-    for j, sid in enumerate(steps):
-        for cls in (*sw.RANDOM_CLASSES, None):
-            ok = [r for r in rand if r["step"] == sid and r["ratio"] is not None
-                  and sw.random_class(r["m"], r["n"], r["k"]) == cls]
-            if ok:
+    for seed in seeds:
+        draw = [r for r in rand if sw.random_seed_of(r["family"]) == seed]
+        for j, sid in enumerate(steps):
+            for cls in (*sw.RANDOM_CLASSES, None):
+                ok = [r for r in draw if r["step"] == sid and r["ratio"] is not None
+                      and sw.random_class(r["m"], r["n"], r["k"]) == cls]
+                if not ok:
+                    continue
                 extent += [min(r["ratio"], CEILING) for r in ok]
                 above += [(2.0 * r["m"] * r["n"] * r["k"], r["ratio"], colors(j % 10)) for r in ok]
+                style = (dict(mfc="none" if cls == "N%8!=0" else colors(j % 10)) if seed == sw.RANDOM_SEED
+                         else dict(fillstyle=fills[seed], mfc=colors(j % 10), mfcalt="white"))
                 rx.plot([2.0 * r["m"] * r["n"] * r["k"] for r in ok], [r["ratio"] for r in ok], marks.get(cls, "*"),
-                        color=colors(j % 10), mfc="none" if cls == "N%8!=0" else colors(j % 10), ms=5, alpha=0.8,
-                        zorder=3)
+                        color=colors(j % 10), ms=5, alpha=0.8, zorder=3, **style)
     pad = 0.06 * (max(extent) - min(extent))
     lo, hi = min(extent) - 2 * pad, max(extent) + pad
     rx.set_ylim(lo, hi)
@@ -222,6 +237,9 @@ def random_panel(rx, rand, steps, colors):
     for cls in sw.RANDOM_CLASSES:
         rx.plot([], [], marks[cls], color="grey", mfc="none" if cls == "N%8!=0" else "grey",
                 label=f"{cls}: {sw.RANDOM_CLASS_MEANING[cls]}")
+    for seed in held:
+        rx.plot([], [], "o", color="grey", fillstyle=fills[seed], mfc="grey", mfcalt="white",
+                label=f"half filled ({fills[seed]}): the held-out draw from seed {seed}")
     if any(r["ratio"] is None for r in rand):
         rx.plot([], [], "x", color="grey", ms=8, mew=2, label="not timed: refused by the step (exit 2) or failed")
     rx.axhline(1.0, color="black", linewidth=1.5, zorder=2)
@@ -230,9 +248,15 @@ def random_panel(rx, rand, steps, colors):
     rx.set_xlabel("FLOP per GEMM (2MNK)")
     rx.set_ylabel("step speed / best reference speed\n(paired, median of rounds)")
     rx.grid(True, alpha=0.3)
-    n_shapes = len({(r["m"], r["n"], r["k"]) for r in rand})
-    rx.set_title(f"The random set (issue 46): {n_shapes} shapes drawn from seed {sw.RANDOM_SEED}, none tuned on; "
-                 f"the same ratio, against the size of the GEMM", fontsize=10, loc="left")
+
+    def n_shapes(seed):
+        return len({(r["m"], r["n"], r["k"]) for r in rand if sw.random_seed_of(r["family"]) == seed})
+
+    parts = ([f"The random set (issue 46): {n_shapes(sw.RANDOM_SEED)} shapes drawn from seed {sw.RANDOM_SEED}"]
+             if sw.RANDOM_SEED in seeds else [])
+    parts += [f"{'the' if parts else 'The'} held-out draw from seed {seed}: {n_shapes(seed)} shapes" for seed in held]
+    rx.set_title(" and ".join(parts) + ", none tuned on; the same ratio, against the size of the GEMM",
+                 fontsize=10, loc="left")
     rx.legend(fontsize=7.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
 
 

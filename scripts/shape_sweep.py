@@ -11,7 +11,9 @@ projection, (4096, 14336) the MLP down projection, (6144, 4096) the fused QKV pr
 
 Beside the sweep, issue 46's random set (random_shapes): shapes drawn from a committed seed, that no
 rule of a step was tuned on, in three classes of alignment (random_class). Their rows carry the
-family "random"."""
+family "random". Its shapes have since been used to choose rules, so a held-out draw takes the same
+generator from another seed S (bench.py --shapes --random-seed S): rows of family "random-S", reported
+apart (random_family, is_random_family, random_seed_of)."""
 import csv
 import math
 import pathlib
@@ -43,7 +45,7 @@ RANDOM_SEED = 46
 RANDOM_COUNT = 102            # 34 shapes per class
 RANDOM_M = (1, 16384)         # M log-uniform: decode batches to long prefills
 RANDOM_NK = (256, 32768)      # N and K log-uniform
-RANDOM_FAMILY = "random"
+RANDOM_FAMILY = "random"      # the family of RANDOM_SEED's draw; another seed S's is "random-S" (random_family)
 # The classes, by the alignment the kernels care about. K % 8 == 0 always (the harness needs 16-byte
 # rows of A and B for TMA). "K%16==8": a row of A and B is 2K bytes, 16 past a multiple of 32, so TMA's
 # runs start inside a 32-byte sector (step 28's padded pitch is for these). "N%8!=0": C's rows are not
@@ -107,6 +109,42 @@ def random_shapes(seed=RANDOM_SEED, count=RANDOM_COUNT):
         taken.add((m, n, k))
         out.append((m, n, k, cls))
     return out
+
+
+def random_family(seed=RANDOM_SEED):
+    """The family of the rows of random_shapes(seed): "random" (RANDOM_FAMILY) for the committed seed,
+    issue 46's set; "random-S" for a held-out draw from another seed S, e.g. "random-4701". Raises
+    ValueError for a seed that is not an integer >= 0."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"random_family: a seed is an integer >= 0, not {seed!r}")
+    return RANDOM_FAMILY if seed == RANDOM_SEED else f"{RANDOM_FAMILY}-{seed}"
+
+
+def random_seed_of(family):
+    """The seed whose draw the rows of `family` are: RANDOM_SEED for "random", S for "random-S"; None for
+    any other family (the sweep's, "other", or a name random_family never gives, such as "random-46" or
+    "random-x")."""
+    prefix = RANDOM_FAMILY + "-"
+    if family == RANDOM_FAMILY:
+        return RANDOM_SEED
+    if isinstance(family, str) and family.startswith(prefix):
+        digits = family[len(prefix):]
+        if digits.isascii() and digits.isdigit() and random_family(int(digits)) == family:
+            return int(digits)
+    return None
+
+
+def is_random_family(family):
+    """True for the rows of any random draw: issue 46's set ("random") or a held-out one ("random-S").
+    Such rows are kept out of the sweep's summaries and reported per draw."""
+    return random_seed_of(family) is not None
+
+
+def random_family_key(family):
+    """The order of the random draws in the table and the figure: the committed seed's first, then the
+    held-out ones by seed; (0, 0) for any other family."""
+    seed = random_seed_of(family)
+    return (0, 0) if seed is None or seed == RANDOM_SEED else (1, seed)
 
 
 RANDOM_SHAPES = [(m, n, k) for m, n, k, _ in random_shapes()]
@@ -208,7 +246,8 @@ def read_results(csv_path):
         if me is None:
             continue
         fam = me.get("family") or family_of(m, n, k)
-        res = {"step": sid, "name": me.get("name", ""), "family": fam if fam in FAMILY_ORDER else "other",
+        res = {"step": sid, "name": me.get("name", ""),
+               "family": fam if fam in FAMILY_ORDER or is_random_family(fam) else "other",
                "m": m, "n": n, "k": k, "tflops": _num(me.get("tflops")), "ms": _num(me.get("ms")),
                "clock": _num(me.get("clock_mhz")), "ratio": None, "q25": None, "q75": None, "best": "",
                "best_clock": None, "best_ms": None, "refs": {}}
@@ -233,11 +272,13 @@ def step_key(sid):
 
 
 def shape_key(r):
-    """The order of the table and the figure: by family, the sweep's order within it; the random set by
-    class, then by shape."""
+    """The order of the table and the figure: by family, the sweep's order within it; the random draws
+    after it (the committed seed's, then the held-out ones by seed), each by class, then by shape."""
     shp = (r["m"], r["n"], r["k"])
-    cls = random_class(*shp) if r["family"] == RANDOM_FAMILY else None
-    return (FAMILY_ORDER.index(r["family"]), SHAPES.index(shp) if shp in SHAPES else len(SHAPES),
+    rand = is_random_family(r["family"])
+    cls = random_class(*shp) if rand else None
+    return (FAMILY_ORDER.index(RANDOM_FAMILY if rand else r["family"]), random_family_key(r["family"]),
+            SHAPES.index(shp) if shp in SHAPES else len(SHAPES),
             RANDOM_CLASSES.index(cls) if cls in RANDOM_CLASSES else len(RANDOM_CLASSES), shp)
 
 

@@ -8,7 +8,9 @@ ratios [interquartile range]), the ratio to cuBLAS, and the SM clock of the step
 Rows of the random set (family "random": issue 46's shapes drawn from a committed seed, see
 shape_sweep.random_shapes) are kept apart: per step and per class of alignment, the number of shapes,
 the geometric mean, the share at or above 0.95x and the worst five, then a table of their own; the
-sweep's summary and table are over the other rows only.
+sweep's summary and table are over the other rows only. A held-out draw (family "random-S": the same
+generator from seed S, bench.py --shapes --random-seed S) gets the same, apart, after seed 46's and
+named by its seed; the chapter blocks below read seed 46's set only.
 With --full FILE, writes it between <!-- shapes:begin --> and <!-- shapes:end --> of FILE
 (docs/results.md); `make results-tables` does so when the CSV exists.
 
@@ -91,10 +93,12 @@ def class_of(r):
     return sw.random_class(r["m"], r["n"], r["k"]) or "no class"
 
 
-def random_summary(sid, name, mine):
-    """Step `sid`'s lines for the random set: a head, then one list item per class of alignment (number of
-    shapes, geometric mean, share at or above the floor, the shapes not timed, the worst five)."""
-    lines = [f"**step {sid} {name}, the random set** ({len(mine)} shapes, drawn at random: no rule was tuned on "
+def random_summary(sid, name, mine, seed=sw.RANDOM_SEED):
+    """Step `sid`'s lines for the random draw from `seed` (issue 46's set, or a held-out draw): a head, then
+    one list item per class of alignment (number of shapes, geometric mean, share at or above the floor,
+    the shapes not timed, the worst five)."""
+    what = "the random set" if seed == sw.RANDOM_SEED else f"the held-out draw from seed {seed}"
+    lines = [f"**step {sid} {name}, {what}** ({len(mine)} shapes, drawn at random: no rule was tuned on "
              f"them):", ""]
     for cls in [c for c in (*sw.RANDOM_CLASSES, "no class") if any(class_of(r) == c for r in mine)]:
         group = [r for r in mine if class_of(r) == cls]
@@ -114,12 +118,16 @@ def random_summary(sid, name, mine):
     return lines
 
 
-def random_note(rand):
-    """What the random rows are, and whether they are the committed seed's draw."""
-    drawn = set(sw.RANDOM_SHAPES)
+def random_note(rand, seed=sw.RANDOM_SEED):
+    """What the random rows of one draw are (issue 46's set, or a held-out draw from another seed), and
+    how many of them are that seed's draw."""
+    drawn = {s[:3] for s in sw.random_shapes(seed)}
     shapes = {(r["m"], r["n"], r["k"]) for r in rand}
     stray = len(shapes - drawn)
-    return (f"The random set (issue 46): shapes no rule was tuned on, drawn from seed {sw.RANDOM_SEED} "
+    what = ("The random set (issue 46): shapes no rule was tuned on" if seed == sw.RANDOM_SEED else
+            f"A held-out draw (family {sw.random_family(seed)}, reported apart from seed {sw.RANDOM_SEED}'s set, "
+            f"whose shapes have since chosen rules): the same generator's shapes")
+    return (f"{what}, drawn from seed {seed} "
             f"(`shape_sweep.random_shapes`: M log-uniform {sw.RANDOM_M[0]}–{sw.RANDOM_M[1]}, N and K log-uniform "
             f"{sw.RANDOM_NK[0]}–{sw.RANDOM_NK[1]}, K % 8 == 0), a third in each class: "
             + "; ".join(f"{c}: {sw.RANDOM_CLASS_MEANING[c]}" for c in sw.RANDOM_CLASSES)
@@ -160,21 +168,24 @@ def table(csv_path, figure=False):
             f"faster), median of the per-round ratios [interquartile range]. SM MHz: the probe beside the launches.")
     else:
         lines.append(f"No shape of {pathlib.Path(csv_path).name} was timed.")
-    # The sweep (and any other shape) apart from the random set: its summary is over its own shapes only.
-    rand = [r for r in res if r["family"] == sw.RANDOM_FAMILY]
-    swept = [r for r in res if r["family"] != sw.RANDOM_FAMILY]
+    # The sweep (and any other shape) apart from the random draws: its summary is over its own shapes
+    # only. Each draw apart: seed 46's set first, then the held-out draws by seed.
+    swept = [r for r in res if not sw.is_random_family(r["family"])]
+    draws = {}  # seed: its rows
+    for fam in sorted({r["family"] for r in res if sw.is_random_family(r["family"])}, key=sw.random_family_key):
+        draws[sw.random_seed_of(fam)] = [r for r in res if r["family"] == fam]
     steps = sorted({r["step"] for r in res}, key=sw.step_key)
     lines.append("")
     for sid in steps:
         mine = [r for r in swept if r["step"] == sid]
         if mine:
             lines += [summary(sid, mine[0]["name"], mine), ""]
-    if rand:
-        lines += [random_note(rand), ""]
+    for seed, rand in draws.items():
+        lines += [random_note(rand, seed), ""]
         for sid in steps:
             mine = [r for r in rand if r["step"] == sid]
             if mine:
-                lines += random_summary(sid, mine[0]["name"], mine) + [""]
+                lines += random_summary(sid, mine[0]["name"], mine, seed) + [""]
     if figure:
         lines += [f"![each step's ratio to the best reference over the shapes sweep]({FIGURE})", ""]
     if swept:
@@ -182,9 +193,10 @@ def table(csv_path, figure=False):
                   "|---|---|---|---:|---|---:|---:|---:|---|"]
         lines += [f"| {r['step']} | {r['family']} | {row_cells(r)}"
                   for r in sorted(swept, key=lambda r: (sw.step_key(r["step"]), sw.shape_key(r)))]
-    if rand:
-        lines += ([""] if swept else []) + [
-            "The random set, shape by shape:", "",
+    for i, (seed, rand) in enumerate(draws.items()):
+        what = "The random set" if seed == sw.RANDOM_SEED else f"The held-out draw from seed {seed}"
+        lines += ([""] if swept or i else []) + [
+            f"{what}, shape by shape:", "",
             "| step | class | M×N×K | TFLOP/s | best reference | × best [IQR] | × cuBLAS | SM MHz step / ref | check |",
             "|---|---|---|---:|---|---:|---:|---:|---|"]
         lines += [f"| {r['step']} | {class_of(r)} | {row_cells(r)}"
@@ -228,8 +240,8 @@ def classes_table(csv_path, steps):
             return "–"
         return f"{gm:.3f}× ({sum(x >= FLOOR for x in ok)})" if with_floor else f"{gm:.3f}×"
 
-    swept = [r for r in res if r["family"] != sw.RANDOM_FAMILY]
-    rand = [r for r in res if r["family"] == sw.RANDOM_FAMILY]
+    swept = [r for r in res if not sw.is_random_family(r["family"])]
+    rand = [r for r in res if r["family"] == sw.RANDOM_FAMILY]  # seed 46's set: a held-out draw is not the book's
     n_swept = len({(r["m"], r["n"], r["k"]) for r in swept})
     lines = ["| against the best reference | " + " | ".join(f"step {sid}" for sid in steps) + " |",
              "|---|" + "---:|" * len(steps),
@@ -314,15 +326,16 @@ DECODE_M_MAX = 16  # issue 46: "M <= 16: at least cuBLAS's fraction of the HBM r
 
 
 def decode_table(csv_path, step, m_max=DECODE_M_MAX, worst=5):
-    """Markdown: for `step`'s shapes with M <= m_max in the CSV (every family), how many ran at or above
-    cuBLAS (the paired ratio, t_cuBLAS / t_step, at least 1) and the geometric mean of that ratio, then
-    the `worst` lowest with the rate at which each moved its bytes (2 (MK + NK + MN), bf16 A, B and C,
-    over the median time of the step and of cuBLAS in the same process), the ratio [quartiles] and the
-    step's SM clock. Exits with one line when the CSV has no such shape of `step`."""
+    """Markdown: for `step`'s shapes with M <= m_max in the CSV (every family but a held-out draw's), how
+    many ran at or above cuBLAS (the paired ratio, t_cuBLAS / t_step, at least 1) and the geometric mean of
+    that ratio, then the `worst` lowest with the rate at which each moved its bytes (2 (MK + NK + MN), bf16
+    A, B and C, over the median time of the step and of cuBLAS in the same process), the ratio [quartiles]
+    and the step's SM clock. Exits with one line when the CSV has no such shape of `step`."""
     num = sw._num
     shapes = {}
     for r in sw.read_rows(csv_path, ("ms", "step_ratio", "step_ratio_q25", "step_ratio_q75", "clock_mhz")):
-        if r["step"] == step and r["m"] <= m_max:
+        held_out = sw.random_seed_of(r.get("family")) not in (None, sw.RANDOM_SEED)  # reported apart, not the bar's
+        if r["step"] == step and r["m"] <= m_max and not held_out:
             shapes.setdefault((r["m"], r["n"], r["k"]), {})[r["kernel"]] = r
     got = []
     for (m, n, k), kern in sorted(shapes.items()):

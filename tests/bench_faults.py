@@ -16,7 +16,12 @@ shape (exit 2), a stubbed run of the random set into the same results/ (the swee
 then scripts/plot_shapes.py and scripts/shapes_table.py on that CSV and on small synthetic ones whose
 best references, geometric means and worst shapes are computed here from their rows.
 
-  tests/bench_faults.py --repo DIR --scratch DIR [--cases faults|shapes|all]
+The held-out cases (--cases heldout) run `bench.py --shapes --shapes-set random --random-seed 4701` the
+same way into a results/ that holds seed 46's rows: the draw's rows tagged family=random-4701, seed 46's
+kept; shapes_table.py's block for that seed apart from the sweep's summary and seed 46's; plot_shapes.py
+with both draws; and the refusals of a bad seed.
+
+  tests/bench_faults.py --repo DIR --scratch DIR [--cases faults|shapes|heldout|all]
                                                      prints one line per case and "N passed, N failed"
 """
 import argparse
@@ -535,6 +540,126 @@ def shapes_cases(args, case):
          "; ".join(f"exit {p.returncode} {p.stderr.strip()[-150:]}" for p, _ in outs if p.returncode))
 
 
+HELD_OUT_SEED = 4701  # any seed but seed 46 and tune.py's DRAW_SEED (4601)
+
+
+def heldout_cases(args, case):
+    """bench.py --shapes --random-seed (a held-out draw) with stand-ins, and the table and the figure of a
+    CSV that holds it beside seed 46's set and the sweep."""
+    c = Case(args.repo, pathlib.Path(args.scratch) / "heldout")
+    sys.path.insert(0, str(c.repo / "scripts"))
+    import shape_sweep
+    seed, fam = HELD_OUT_SEED, f"random-{HELD_OUT_SEED}"
+    drawn = shape_sweep.random_shapes(seed)
+    shapes = [d[:3] for d in drawn]
+    base = [sys.executable, str(c.repo / "scripts/bench.py"), "--build", str(c.build), "--out", str(c.out), "--shapes",
+            "--steps", "23", "--no-docs", "--shapes-set", "random", "--random-seed", str(seed)]
+
+    problems = [what for what, bad in (
+        ("random_family", shape_sweep.random_family() != "random" or shape_sweep.random_family(seed) != fam),
+        ("random_seed_of", shape_sweep.random_seed_of("random") != 46 or shape_sweep.random_seed_of(fam) != seed),
+        ("is_random_family", not shape_sweep.is_random_family(fam)
+         or any(shape_sweep.is_random_family(f) for f in ("decode", "other", "random-46", "random-x", "", None))),
+        ("the same shapes as seed 46's", set(shapes) & set(shape_sweep.RANDOM_SHAPES)),
+        ("a shape of the sweep", set(shapes) & set(shape_sweep.SHAPES))) if bad]
+    case(f"random_family, random_seed_of, is_random_family name the draws; seed {seed} draws other shapes than seed "
+         f"46's", not problems, ", ".join(problems))
+
+    r = subprocess.run(base + ["--dry-run"], env=c.env(), capture_output=True, text=True)
+    case(f"--random-seed {seed} --dry-run: the plan names the seed and the family, and writes nothing",
+         r.returncode == 0 and f"102 random shapes (seed {seed}: a held-out draw, family {fam})" in r.stdout
+         and f"a held-out draw (seed {seed}, rows of family {fam}" in r.stdout
+         and f"the held-out draw (seed {seed})" not in r.stdout.split("estimated")[0]
+         and not (c.out.exists() and any(c.out.iterdir())),
+         "" if r.returncode == 0 else f"exit {r.returncode}: {(r.stdout + r.stderr).strip()[-300:]}")
+
+    # results/ holds seed 46's set and a sweep shape (synthetic rows, as bench.py writes them): both kept.
+    syn_rows, _ = synthetic_rows()
+    rand_rows, expect = synthetic_random_rows(shape_sweep)
+    c.out.mkdir(parents=True, exist_ok=True)
+    path = c.out / "stand_in_gpu_shapes.csv"
+    old = [dict(x, family=shape_sweep.family_of(int(x["m"]), int(x["n"]), int(x["k"]))) for x in syn_rows] + rand_rows
+    write_csv(path, old)
+    old = list(csv.DictReader(open(path)))  # as bench.py reads them back
+    odd = next(f"{m}x{n}x{k}" for m, n, k, cls in drawn if cls == "N%8!=0")
+    r = subprocess.run(base, env=c.env(STANDIN_RUN="H", STANDIN_REFS="all", STANDIN_REFUSE=odd), capture_output=True,
+                       text=True)
+    rows = list(csv.DictReader(open(path))) if path.exists() else []
+    new = [x for x in rows if x["detail"] == "H" or (x["check"].startswith("REFUSED") and x["step"] == "23"
+                                                      and f"{x['m']}x{x['n']}x{x['k']}" == odd)]
+    got = [(int(x["m"]), int(x["n"]), int(x["k"])) for x in new if x["kernel"] == "step"]
+
+    def key(x):
+        return x["step"], x["family"], int(x["m"]), int(x["n"]), int(x["k"]), x["kernel"], x["step_ratio"], x["check"]
+    kept = sorted(key(x) for x in rows if x not in new)
+    case(f"--shapes-set random --random-seed {seed} with stand-ins: every shape of the draw once, its rows tagged "
+         f"family={fam}, the rows of seed 46's set and of the sweep kept",
+         r.returncode == 0 and sorted(got) == sorted(shapes) and all(x["family"] == fam for x in new)
+         and kept == sorted(key(x) for x in old) and any(x["check"].startswith("REFUSED") for x in new)
+         and f"[{len(drawn)}/{len(drawn)}]" in r.stdout and "the random set (issue 46" not in r.stdout
+         and "the sweep's and the other random draws' rows" in r.stdout,
+         f"exit {r.returncode}, {len(got)} step rows of the draw, {len(kept)} of {len(old)} rows kept"
+         + ("" if r.returncode == 0 else f"; {r.stderr.strip()[-200:]}"))
+    r = subprocess.run(base[:-1] + [str(seed + 1), "--resume"], env=c.env(STANDIN_RUN="H"), capture_output=True,
+                       text=True)
+    case("--resume refuses the rows of another --random-seed",
+         r.returncode == 2 and f"--random-seed {seed} then, {seed + 1} now" in r.stderr and "resuming:" not in r.stdout,
+         f"exit {r.returncode}: {r.stderr.strip()[-160:]}")
+
+    # The table: the sweep's summary as without any random rows, seed 46's block as without the held-out
+    # draw, and a block of the draw's own naming its seed, per class the numbers of its rows.
+    table = [sys.executable, str(c.repo / "scripts/shapes_table.py")]
+    only46 = c.root / "seed46.csv"
+    write_csv(only46, old)
+    t46 = subprocess.run(table + [str(only46)], capture_output=True, text=True)
+    t = subprocess.run(table + [str(path)], capture_output=True, text=True)
+    lines = t.stdout.splitlines()
+    head = f", the held-out draw from seed {seed}** ({len(drawn)} shapes"
+    at = next((i for i, l in enumerate(lines) if l.startswith("**step 23 ") and head in l), None)
+    classes = lines[at + 2:at + 5] if at is not None else []
+    # seed 46's CSV's table up to its shape-by-shape tables, but its first line (the file's name, rounds)
+    summaries = t46.stdout.split("\n\n| step | family |")[0].split("\n", 1)[-1]
+    case(f"shapes_table.py: a block naming seed {seed} apart from the sweep's summary and seed 46's block, per "
+         f"class the draw's shapes; the sweep's summary and seed 46's block as without it",
+         t.returncode == 0 and t46.returncode == 0 and at is not None and summaries in t.stdout
+         and t.stdout.index(summaries) < t.stdout.index(f"A held-out draw (family {fam}")
+         and f"drawn from seed {seed} (`shape_sweep.random_shapes`" in t.stdout
+         and f"This file holds {len(drawn)} of its {len(drawn)} shapes." in t.stdout
+         and [l.split(":")[0] for l in classes] == [f"- {cls} ({shape_sweep.RANDOM_CLASS_MEANING[cls]})"
+                                                    for cls in shape_sweep.RANDOM_CLASSES]
+         and all(f"{len(drawn) // 3} shapes, geometric mean 0.800×" in l for l in classes)
+         and f"The held-out draw from seed {seed}, shape by shape:" in t.stdout,
+         "" if t.returncode == 0 and at is not None else
+         f"exit {t.returncode}, block {'found' if at is not None else 'missing'}; {(t.stdout + t.stderr)[-300:]}")
+
+    # Bad seeds: argparse's one line and exit 2, never a traceback; a seed without --shapes, one with the
+    # sweep alone and tune.py's DRAW_SEED are refused by name.
+    bad = []
+    for value, said in (("x", "'x' is not an integer"), ("-1", "-1 is negative"), ("4.5", "'4.5' is not an integer"),
+                        ("4601", "DRAW_SEED")):
+        r = subprocess.run(base[:-1] + [value, "--dry-run"], env=c.env(), capture_output=True, text=True)
+        if r.returncode != 2 or "--random-seed" not in r.stderr or said not in r.stderr or "Traceback" in r.stderr:
+            bad.append(f"{value}: exit {r.returncode}, {r.stderr.strip()[-120:]}")
+    for extra, said in ((["--random-seed", "5"], "pass --shapes"),
+                        (["--shapes", "--shapes-set", "sweep", "--random-seed", "5"], "--shapes-set sweep runs none")):
+        r = subprocess.run(base[:6] + extra + ["--dry-run"], env=c.env(), capture_output=True, text=True)
+        if r.returncode != 2 or said not in r.stderr:
+            bad.append(f"{' '.join(extra)}: exit {r.returncode}, {r.stderr.strip()[-120:]}")
+    case("a bad --random-seed (not an integer, negative, tune.py's DRAW_SEED, without --shapes or with the sweep "
+         "alone) exits 2 with one line naming it", not bad, "; ".join(bad))
+
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        case("plot_shapes.py: not drawn, matplotlib is not installed (scripts/docs_deps.sh)", True)
+        return
+    png = c.root / "heldout.png"
+    p = subprocess.run([sys.executable, str(c.repo / "scripts/plot_shapes.py"), str(path), "--out", str(png)],
+                       capture_output=True, text=True)
+    case(f"plot_shapes.py draws seed 46's set and the draw from seed {seed} in the random panel",
+         p.returncode == 0 and png.exists() and png.read_bytes()[:4] == b"\x89PNG", p.stderr.strip()[-200:])
+
+
 def main():
     if len(sys.argv) > 1 and not sys.argv[1].startswith("--"):  # called as a stand-in
         name = pathlib.Path(sys.argv[1]).name
@@ -542,7 +667,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repo", required=True)
     ap.add_argument("--scratch", required=True)
-    ap.add_argument("--cases", choices=("faults", "shapes", "all"), default="all")
+    ap.add_argument("--cases", choices=("faults", "shapes", "heldout", "all"), default="all")
     args = ap.parse_args()
     results = []
 
@@ -554,6 +679,8 @@ def main():
         fault_cases(args, case)
     if args.cases in ("shapes", "all"):
         shapes_cases(args, case)
+    if args.cases in ("heldout", "all"):
+        heldout_cases(args, case)
     shutil.rmtree(args.scratch, ignore_errors=True)
     print(f"{sum(results)} passed, {len(results) - sum(results)} failed")
     return 0 if all(results) else 1

@@ -131,3 +131,21 @@ TEST_CASE("bench.py --shapes with stand-ins: its plan, a well-formed CSV, a REFU
                            Catch::Contains("PASS shapes_table.py on a synthetic CSV with random rows") &&
                            Catch::Contains("plot_shapes.py") && Catch::Contains(" passed, 0 failed"));
 }
+
+TEST_CASE("bench.py --shapes --random-seed with stand-ins: a held-out draw's rows (family random-S) beside seed 46's, its own block in shapes_table.py, a bad seed refused", "[cpu][bench][shapes]") {
+  if (!gemm_test::have_repo("scripts/bench.py and tests/bench_faults.py")) return;
+  const std::filesystem::path repo = gemm_test::repo_dir();
+  const std::filesystem::path scratch = gemm_test::binary_dir().parent_path() / "bench-heldout-test";
+  const auto r = gemm_test::run_command("python3 '" + (repo / "tests/bench_faults.py").string() + "' --repo '" +
+                                        repo.string() + "' --scratch '" + scratch.string() + "' --cases heldout");
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Catch::Contains("PASS random_family, random_seed_of, is_random_family name the draws") &&
+                           Catch::Contains("PASS --random-seed 4701 --dry-run: the plan names the seed") &&
+                           Catch::Contains("PASS --shapes-set random --random-seed 4701 with stand-ins: every shape of "
+                                           "the draw once, its rows tagged family=random-4701") &&
+                           Catch::Contains("PASS --resume refuses the rows of another --random-seed") &&
+                           Catch::Contains("PASS shapes_table.py: a block naming seed 4701 apart from the sweep's summary") &&
+                           Catch::Contains("PASS a bad --random-seed") && Catch::Contains("plot_shapes.py") &&
+                           Catch::Contains(" passed, 0 failed"));
+}

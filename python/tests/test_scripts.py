@@ -326,6 +326,64 @@ class TuneDrawGrid(unittest.TestCase):
             self.assertIn("--draw-count", r.stderr)
 
 
+class RandomFamilies(unittest.TestCase):
+    """scripts/shape_sweep.py's names of the random draws: "random" for seed 46's set, "random-S" for a
+    held-out draw (bench.py --shapes --random-seed S); shapes_table.py keeps every draw out of the sweep."""
+
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, str(SCRIPTS))  # as TuneDrawGrid: bench_torch takes scripts/ off sys.path
+        try:
+            import shape_sweep
+        finally:
+            sys.path.remove(str(SCRIPTS))
+        cls.sw = shape_sweep
+
+    def test_the_names_round_trip(self):
+        sw = self.sw
+        self.assertEqual(sw.random_family(), "random")
+        self.assertEqual(sw.random_family(sw.RANDOM_SEED), sw.RANDOM_FAMILY)
+        self.assertEqual(sw.random_family(4701), "random-4701")
+        self.assertEqual(sw.random_family(0), "random-0")
+        for seed in (sw.RANDOM_SEED, 0, 4701, 2 ** 40):
+            self.assertEqual(sw.random_seed_of(sw.random_family(seed)), seed)
+            self.assertTrue(sw.is_random_family(sw.random_family(seed)))
+        for fam in ("decode", "other", "random-46", "random-04701", "random-x", "random-", "random--1", "random-٣",
+                    "", None):
+            self.assertIsNone(sw.random_seed_of(fam), fam)
+            self.assertFalse(sw.is_random_family(fam), fam)
+        for bad in (-1, "4701", 4.0, True, None):
+            with self.assertRaises(ValueError):
+                sw.random_family(bad)
+        self.assertLess(sw.random_family_key("random"), sw.random_family_key("random-7"))
+        self.assertLess(sw.random_family_key("random-7"), sw.random_family_key("random-4701"))
+
+    def test_a_held_out_draw_stays_out_of_the_sweep_and_the_decode_bar(self):
+        sw = self.sw
+        # a shape of the draw with M <= 16 and N % 8 == 0: one the decode bar would count were it seed 46's
+        m, n, k, _ = next(d for d in sw.random_shapes(4701) if d[0] <= 16 and d[1] % 8 == 0)
+        head = "step,family,m,n,k,kernel,ms,tflops,step_ratio,step_ratio_q25,step_ratio_q75,clock_mhz\n"
+        rows = ["29,decode,1,4096,4096,step,0.002,1,1,1,1,1980", "29,decode,1,4096,4096,cublas,0.002,1,0.9,0.8,1.0,1980",
+                f"29,random-4701,{m},{n},{k},step,0.01,1,1,1,1,1900",
+                f"29,random-4701,{m},{n},{k},cublas,0.001,1,0.1,0.1,0.1,1900"]
+        with tempfile.TemporaryDirectory() as d:
+            f = Path(d) / "s.csv"
+            f.write_text(head + "\n".join(rows) + "\n")
+            fams = {r["family"] for r in sw.read_results(f)}
+            self.assertEqual(fams, {"decode", "random-4701"})
+            _, book, r = block_from_csv(d, head, rows, "--steps", "29")
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("| the sweep, 1 shapes: geometric mean (at or above 0.95×) | 0.900× (0) |", book.read_text())
+            _, book, r = block_from_csv(d, head, rows, "--decode", "29")  # the sweep's and seed 46's only
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("at or above cuBLAS: 0 of 1 shapes with N % 8 == 0, geometric mean 0.900×.", book.read_text())
+            t = run(SCRIPTS / "shapes_table.py", f)
+            self.assertEqual(t.returncode, 0, t.stderr)
+            self.assertIn("**step 29 **: geometric mean 0.900× the best reference over 1 shapes", t.stdout)
+            self.assertIn("**step 29 , the held-out draw from seed 4701** (1 shapes", t.stdout)
+            self.assertIn("drawn from seed 4701", t.stdout)
+
+
 def block_from_csv(d, head, rows, *mode):
     """Writes rows under head as d/s.csv and a chapter d/book.md with an empty block p, runs shapes_table.py
     `mode` into it: (the CSV's path, the chapter's, the run)."""
