@@ -255,7 +255,7 @@ def random_panel(rx, rand, steps, colors):
     parts = ([f"The random set (issue 46): {n_shapes(sw.RANDOM_SEED)} shapes drawn from seed {sw.RANDOM_SEED}"]
              if sw.RANDOM_SEED in seeds else [])
     parts += [f"{'the' if parts else 'The'} held-out draw from seed {seed}: {n_shapes(seed)} shapes" for seed in held]
-    rx.set_title(" and ".join(parts) + ", none tuned on; the same ratio, against the size of the GEMM",
+    rx.set_title(" and ".join(parts) + ", drawn at random; the same ratio, against the size of the GEMM",
                  fontsize=10, loc="left")
     rx.legend(fontsize=7.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
 

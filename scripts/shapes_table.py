@@ -98,8 +98,9 @@ def random_summary(sid, name, mine, seed=sw.RANDOM_SEED):
     one list item per class of alignment (number of shapes, geometric mean, share at or above the floor,
     the shapes not timed, the worst five)."""
     what = "the random set" if seed == sw.RANDOM_SEED else f"the held-out draw from seed {seed}"
-    lines = [f"**step {sid} {name}, {what}** ({len(mine)} shapes, drawn at random: no rule was tuned on "
-             f"them):", ""]
+    tuned = ("no rule of steps 24–29 was tuned on them; step 39's was chosen on their K%16==8 class"
+             if seed == sw.RANDOM_SEED else "no rule was tuned on them")
+    lines = [f"**step {sid} {name}, {what}** ({len(mine)} shapes, drawn at random: {tuned}):", ""]
     for cls in [c for c in (*sw.RANDOM_CLASSES, "no class") if any(class_of(r) == c for r in mine)]:
         group = [r for r in mine if class_of(r) == cls]
         ok = [r for r in group if r["ratio"] is not None]
@@ -124,7 +125,8 @@ def random_note(rand, seed=sw.RANDOM_SEED):
     drawn = {s[:3] for s in sw.random_shapes(seed)}
     shapes = {(r["m"], r["n"], r["k"]) for r in rand}
     stray = len(shapes - drawn)
-    what = ("The random set (issue 46): shapes no rule was tuned on" if seed == sw.RANDOM_SEED else
+    what = ("The random set (issue 46): shapes no rule of steps 24–29 was tuned on (step 39's rule was chosen "
+            "on its K%16==8 class; a held-out draw, --random-seed, is the check for it)" if seed == sw.RANDOM_SEED else
             f"A held-out draw (family {sw.random_family(seed)}, reported apart from seed {sw.RANDOM_SEED}'s set, "
             f"whose shapes have since chosen rules): the same generator's shapes")
     return (f"{what}, drawn from seed {seed} "
