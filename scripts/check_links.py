@@ -62,6 +62,12 @@ def code_paths(md):
             yield no, m.group(1)
 
 
+def heading_slug(heading):
+    """The anchor GitHub gives a heading's text (before the -1, -2 of repeats)."""
+    text = re.sub(r"[`*_]|\[([^\]]*)\]\([^)]*\)", lambda x: x.group(1) or "", heading).strip().lower()
+    return re.sub(r"[^\w\- ]", "", text, flags=re.UNICODE).replace(" ", "-")
+
+
 def anchors(md):
     out = set()
     seen = {}
@@ -69,8 +75,7 @@ def anchors(md):
         m = re.match(r"^#{1,6}\s+(.*)$", line)
         if not m:
             continue
-        text = re.sub(r"[`*_]|\[([^\]]*)\]\([^)]*\)", lambda x: x.group(1) or "", m.group(1)).strip().lower()
-        slug = re.sub(r"[^\w\- ]", "", text, flags=re.UNICODE).replace(" ", "-")
+        slug = heading_slug(m.group(1))
         n = seen.get(slug, 0)
         seen[slug] = n + 1
         out.add(slug if n == 0 else f"{slug}-{n}")

@@ -31,10 +31,11 @@
 - the chapters (docs/*.md: prose and tables), the walkthroughs (sass_annotations/*.md) and the
   notebook's figure captions: every "N TFLOP/s" and every paired ratio quoted with its quartiles
   ("0.960× [0.951–0.969]") is one some committed results file holds (a tflops column, or a ratio and
-  its two quartiles in one row, of results/**/*.csv, to the digits quoted, or the text of
-  results/**/*.md), or one the notebook entry its paragraph links records (a run not committed, the
-  notebook holding its provenance), unless its sentence, its paragraph's bold label or its table
-  column says it is a prediction, a datasheet or public number, a peak or a roof.
+  its two quartiles in one row, of results/**/*.csv, to the digits quoted; from the rows of the shapes
+  the paragraph names, where results/ holds any; or the text of results/**/*.md), or one the notebook
+  entry its paragraph links records (a run not committed, the section under that heading holding its
+  provenance), unless its sentence or its paragraph's "Prediction" label says it is a prediction, a
+  datasheet or public number, a peak, a roof worked out, or another harness's (provenance()).
 
 Prints one line per disagreement and exits 1 if there is any.
 
@@ -87,25 +88,44 @@ def agree(bad, where, quoted, value):
 # A sentence that says where its number comes from when it is not a committed measurement.
 EXEMPT = re.compile(r"predict|expect|public|datasheet|peak|roof|limit|ANCHORS|guess|published|speed of light", re.I)
 TFLOPS = re.compile(r"(\d+(?:\.\d+)?)(?:\s*(?:–|-|/)\s*\d+(?:\.\d+)?)*\s*TFLOP/s")
-
-
-# A paired ratio quoted with its interquartile range: "0.960× [0.951–0.969]", "1.012× cuBLAS [1.010–1.017]".
-QUOTED_RATIO = re.compile(r"(\d\.\d{2,4})\s*×?(?:\s+(?:cuBLAS(?:Lt)?|the best reference))?\s*"
-                          r"\[(\d\.\d{2,4})\s*[–-]\s*(\d\.\d{2,4})\]")
+# The chapters' prose check (provenance) is stricter than EXEMPT: only these words exempt a sentence,
+# and only a paragraph whose bold label is a prediction exempts the paragraph.
+PROSE_EXEMPT = re.compile(r"predict|public|datasheet|peak|roof|ridge|ANCHORS|published|speed of light|own harness", re.I)
+# A table column of numbers that are not our committed measurements (another project's harness).
+COLUMN_EXEMPT = re.compile(EXEMPT.pattern + r"|its harness", re.I)
+PREDICTION_LABEL = re.compile(r"^\*\*(the )?predictions?\b", re.I)
+# Every number of a TFLOP/s quote, a range's too: "688 → 1150-1250 TFLOP/s" quotes 1150 and 1250.
+TFLOPS_QUOTE = re.compile(r"\d+(?:\.\d+)?(?:\s*(?:–|-|/)\s*\d+(?:\.\d+)?)*\s*TFLOP/s")
+# A paired ratio quoted with its interquartile range: "0.960× [0.951–0.969]", "1.012× cuBLAS [1.010–1.017]",
+# "0.714× [IQR 0.704–0.736]", "0.725× cuBLASLt per-tensor [0.714–0.733]".
+QUOTED_RATIO = re.compile(r"(\d\.\d{2,4})\s*[×x]?(?:\s+(?:cuBLAS(?:Lt)?(?:'s)?(?:\s+[\w-]+)?|the best reference))?\s*"
+                          r"\[(?:IQR\s+)?(\d\.\d{2,4})\s*[–-]\s*(\d\.\d{2,4})\]")
 # The CSV columns that hold a paired ratio with its quartiles (results/*.csv, results/tuning/*.csv).
 RATIO_COLUMNS = (("step_ratio", "step_ratio_q25", "step_ratio_q75"), ("ratio_vs_cublas", "ratio_q25", "ratio_q75"),
                  ("ratio", "ratio_q25", "ratio_q75"))
+# A link to a notebook entry: the file and, where given, the heading's anchor.
+NOTEBOOK_LINK = re.compile(r"\]\((?:\.\./)*(?:docs/)?(notebook/[\w.-]+\.md)(?:#([\w-]+))?\)")
+# A shape as the book writes one: "16 × 7168 × 16384", "4096x4096x4104", "8192³".
+SHAPE = re.compile(r"(?<![\w.])(\d+)\s*[×x]\s*(\d+)\s*[×x]\s*(\d+)(?![\w.])|(?<![\w.])(\d+)³")
+FENCE = re.compile(r"^\s*(```|~~~)")
 
 
-NOTEBOOK_LINK = re.compile(r"\]\((?:\.\./)*(?:docs/)?(notebook/[\w.-]+\.md)")
+def shapes_named(text):
+    """The (m, n, k) shapes a text names."""
+    out = set()
+    for m in SHAPE.finditer(text):
+        out.add((int(m.group(1)), int(m.group(2)), int(m.group(3))) if m.group(1) else (int(m.group(4)),) * 3)
+    return out
 
 
 def prose_lines(md, everything):
-    """(line number, text, exempt, notebooks) of the lines of md to check outside code fences: every line
-    where `everything`, else the figure captions alone. A table row's text leaves out the cells under a
-    header the EXEMPT words name (a roof or a prediction column). exempt: the line's paragraph opens
-    with a bold label that names a prediction ("**The prediction.**"). notebooks: the notebook files
-    (docs/notebook/*.md) its paragraph links."""
+    """(line number, text, exempt, notebooks, shapes, lead) of the lines of md to check outside code fences
+    (``` or ~~~, indented or not): every line where `everything`, else the figure captions alone. A
+    table row's text leaves out the cells under a header the EXEMPT words name (a roof or a prediction
+    column). exempt: the line's paragraph opens with a bold label that is a prediction ("**The
+    prediction.**"). notebooks: the notebook entries its paragraph links, (file under docs/, anchor or
+    None). shapes: the shapes its paragraph names (a table row: the shapes of its own row). lead: the
+    start of the line's first sentence on the lines before it (empty where the line starts one)."""
     out, fenced, header = [], False, None
     lines = md.read_text().splitlines()
     paragraphs, first = [], 0  # (first line, last line) of each run of non-blank lines
@@ -117,17 +137,23 @@ def prose_lines(md, everything):
     where = {}
     for a, b in paragraphs:
         text = "\n".join(lines[a:b])
-        exempt = bool(re.match(r"\*\*[^*]*\b(predict|expect)", lines[a], re.I))
-        notebooks = sorted(set(NOTEBOOK_LINK.findall(text)))
+        exempt = bool(PREDICTION_LABEL.match(lines[a]))
+        notebooks = sorted(set((f, anchor or None) for f, anchor in NOTEBOOK_LINK.findall(text)), key=str)
+        shapes = shapes_named(text)
         for i in range(a, b):
-            where[i] = (exempt, notebooks)
+            where[i] = (exempt, notebooks, shapes)
+    lead = ""  # the sentence the previous line of the paragraph left unfinished
     for n, line in enumerate(lines, 1):
-        if line.startswith("```"):
+        if FENCE.match(line):
             fenced = not fenced
             continue
+        if not line.strip() or line.startswith("|"):
+            lead = ""
+        previous, lead = lead, (lead + " " + line if not re.search(r"[.;](\s|$)", line)
+                                else re.split(r"(?<=[.;])(?:\s+|$)", line)[-1])
         if fenced or not (everything or line.startswith("*Figure")):
             continue
-        exempt, notebooks = where.get(n - 1, (False, []))
+        exempt, notebooks, shapes = where.get(n - 1, (False, [], set()))
         if line.startswith("|"):
             row = [c.strip() for c in line.strip().strip("|").split("|")]
             if n < len(lines) and re.match(r"^\|\s*:?-{3,}", lines[n]):
@@ -135,36 +161,64 @@ def prose_lines(md, everything):
                 continue
             if re.match(r"^\|\s*:?-{3,}", line):
                 continue
-            keep = [c for i, c in enumerate(row) if not (header and i < len(header) and EXEMPT.search(header[i]))]
-            out.append((n, " | ".join(keep), exempt, notebooks))
+            keep = [c for i, c in enumerate(row) if not (header and i < len(header) and COLUMN_EXEMPT.search(header[i]))]
+            out.append((n, " | ".join(keep), exempt, notebooks, shapes_named(line) or shapes, ""))
         else:
             header = None
-            out.append((n, line, exempt, notebooks))
+            out.append((n, line, exempt, notebooks, shapes, previous))
+    return out
+
+
+def notebook_sections(path):
+    """{anchor: the text under that heading up to the next heading of its level or above} of a notebook
+    file, and {None: the whole file}."""
+    import check_links  # (its heading_slug is GitHub's anchor rule, which the links use)
+    text = path.read_text() if path.exists() else ""
+    out, lines, seen = {None: text}, text.splitlines(), {}
+    heads = [(i, len(m.group(1)), m.group(2)) for i, l in enumerate(lines) if (m := re.match(r"^(#{1,6})\s+(.*)$", l))]
+    for j, (i, level, title) in enumerate(heads):
+        slug = check_links.heading_slug(title)
+        k = seen.get(slug, 0)
+        seen[slug] = k + 1
+        end = next((i2 for i2, l2, _ in heads[j + 1:] if l2 <= level), len(lines))
+        out[slug if k == 0 else f"{slug}-{k}"] = "\n".join(lines[i:end])
     return out
 
 
 def provenance(root, bad):
-    """Every "N TFLOP/s" and every paired ratio with its quartiles ("0.960× [0.951–0.969]") that the
-    chapters (docs/*.md: all their prose and tables), the walkthroughs (sass_annotations/*.md) and the
-    notebook's figure captions quote, against the committed results: a tflops column or a ratio and its
-    two quartiles in one row of results/**/*.csv (to the digits quoted), or the text of
-    results/**/*.md. A sentence that says it is a prediction, a datasheet or public number, a peak or
-    a roof (EXEMPT) is left out, as is a table column whose header says so. Returns the count checked."""
-    values, triples, texts = [], [], ""
+    """Every "N TFLOP/s" (each number of a range) and every paired ratio with its quartiles ("0.960×
+    [0.951–0.969]") that the chapters (docs/*.md: all their prose and tables), the walkthroughs
+    (sass_annotations/*.md) and the notebook's figure captions quote, against the committed results: a
+    tflops column, or a ratio and its two quartiles in one row, of results/**/*.csv, to the digits
+    quoted, from a row of a shape the paragraph names (a table row: its own row's shape) where it names
+    any, else from any row; or the text of results/**/*.md; or, for a run not committed, the notebook
+    entry the paragraph links (the section under the linked heading, which holds the run's provenance).
+    Left out: a sentence that says it is a prediction, a datasheet or public number, a peak or a roof
+    (PROSE_EXEMPT), a paragraph whose bold label is a prediction, a table column whose header says so.
+    Returns the count checked."""
+    by_shape, texts = {}, ""  # (m, n, k) or None (any row) -> ([tflops], [(ratio, q25, q75)])
     for f in sorted((root / "results").glob("**/*.csv")):
         for r in csv.DictReader(open(f)):
+            try:  # a row's shape: m, n, k, or a square's size (the stability runs)
+                shape = (int(r["m"]), int(r["n"]), int(r["k"])) if "m" in r else (int(r["size"]),) * 3
+            except (KeyError, TypeError, ValueError):
+                shape = None
+            pools = [by_shape.setdefault(None, ([], []))] + ([by_shape.setdefault(shape, ([], []))] if shape else [])
             for k, v in r.items():
                 if k and "tflops" in k.lower() and v:
                     try:
-                        values.append(float(v))
+                        for pool in pools:
+                            pool[0].append(float(v))
                     except ValueError:
                         pass
             for cols in RATIO_COLUMNS:
                 if all(r.get(c) for c in cols):
                     try:
-                        triples.append(tuple(float(r[c]) for c in cols))
+                        t = tuple(float(r[c]) for c in cols)
                     except ValueError:
-                        pass
+                        continue
+                    for pool in pools:
+                        pool[1].append(t)
     for f in sorted((root / "results").glob("**/*.md")):
         texts += f.read_text()
     lines = []
@@ -172,39 +226,49 @@ def provenance(root, bad):
         lines += [(md, *line) for line in prose_lines(md, True)]
     for md in docs_walk.book(root):
         lines += [(md, *line) for line in prose_lines(md, md.parent == root / "docs")]
-    recorded = {}  # notebook file -> (its TFLOP/s, its quoted ratios with quartiles)
+    recorded = {}  # (notebook file, anchor) -> (its TFLOP/s, its quoted ratios with quartiles)
 
     def in_notebooks(kind, quoted, notebooks):
         """The paragraph links a notebook entry that records the run: `quoted` (a TFLOP/s string, or a
-        ratio and its quartiles) is one of that notebook's own quotes, digit for digit."""
-        for nb in notebooks:
-            if nb not in recorded:
-                f = root / "docs" / nb
-                text = f.read_text() if f.exists() else ""
-                recorded[nb] = ({m.group(1) for m in TFLOPS.finditer(text)},
-                                {m.groups() for m in QUOTED_RATIO.finditer(text)})
-            if quoted in recorded[nb][0 if kind == "tflops" else 1]:
+        ratio and its quartiles) is one of that entry's own quotes, digit for digit."""
+        for nb, anchor in notebooks:
+            if (nb, anchor) not in recorded:
+                text = notebook_sections(root / "docs" / nb).get(anchor, "")
+                recorded[(nb, anchor)] = ({q for m in TFLOPS_QUOTE.finditer(text) for q in re.findall(r"\d+(?:\.\d+)?", m.group(0))},
+                                          {m.groups() for m in QUOTED_RATIO.finditer(text)})
+            if quoted in recorded[(nb, anchor)][0 if kind == "tflops" else 1]:
                 return True
         return False
 
+    def pools_for(shapes):  # the rows of the named shapes that results/ holds; else (none named or held) any row
+        named = [by_shape[s] for s in shapes if s in by_shape]
+        return named or [by_shape.get(None, ([], []))]
+
     checked = 0
-    for md, n, line, exempt, notebooks in lines:
+    for md, n, line, exempt, notebooks, shapes, lead in lines:
         if exempt:
             continue
-        for sentence in re.split(r"(?<=[.;])\s", line):
-            if EXEMPT.search(sentence):
-                continue
-            for m in TFLOPS.finditer(sentence):
-                q, checked = m.group(1), checked + 1
-                if not any(close(q, v) for v in values) and q not in texts and not in_notebooks("tflops", q, notebooks):
-                    bad.append(f"{md.relative_to(root)}:{n}: {q} TFLOP/s is in no committed result (results/): "
-                               f"{sentence.strip()[:90]}")
+        pools = pools_for(shapes)
+        for i, sentence in enumerate(re.split(r"(?<=[.;])\s", line)):
+            if PROSE_EXEMPT.search(sentence) or (i == 0 and PROSE_EXEMPT.search(lead)):
+                continue  # (the first sentence may have begun on the lines before)
+            for m in TFLOPS_QUOTE.finditer(sentence):
+                if re.search(r"[=/]\s*$", sentence[:m.start()]):
+                    continue  # arithmetic: "137.4 GFLOP / 66.9 TFLOP/s", "... = 66.9 TFLOP/s" (a roof worked out)
+                for q in re.findall(r"\d+(?:\.\d+)?", m.group(0)):
+                    checked += 1
+                    if (not any(close(q, v) for pool in pools for v in pool[0]) and q not in texts
+                            and not in_notebooks("tflops", q, notebooks)):
+                        bad.append(f"{md.relative_to(root)}:{n}: {q} TFLOP/s is in no committed result "
+                                   f"(results/{', at ' + ', '.join('x'.join(map(str, s)) for s in sorted(shapes)) if shapes else ''}): "
+                                   f"{sentence.strip()[:90]}")
             for m in QUOTED_RATIO.finditer(sentence):
                 q, checked = m.groups(), checked + 1
-                if (not any(all(close(a, b) for a, b in zip(q, t)) for t in triples) and m.group(0) not in texts
-                        and not in_notebooks("ratio", q, notebooks)):
+                if (not any(all(close(a, b) for a, b in zip(q, t)) for pool in pools for t in pool[1])
+                        and m.group(0) not in texts and not in_notebooks("ratio", q, notebooks)):
                     bad.append(f"{md.relative_to(root)}:{n}: the ratio {q[0]} [{q[1]}–{q[2]}] is in no committed "
-                               f"result (results/): {sentence.strip()[:90]}")
+                               f"result (results/{', at ' + ', '.join('x'.join(map(str, s)) for s in sorted(shapes)) if shapes else ''}): "
+                               f"{sentence.strip()[:90]}")
     return checked
 
 

@@ -7,7 +7,7 @@ MxNxK), each step's paired ratio to the best reference of its process (the faste
 cuBLASLt's best of 8 and the CUTLASS configurations; above 1: the step is faster), one mark per step
 with the interquartile range of the per-round ratios, lines at 1.0 and at 0.95 (issue 30's floor), and
 each step's geometric mean over its timed shapes in the legend. A shape the step refused (exit 2) is an
-x at the bottom. The ratio axes stop a little above CEILING (1.3): a mark above the top is a triangle
+x at the bottom. The ratio axes stop a little above CEILING (1.3): a mark above the top is an arrow
 on the top edge, and a line in the corner gives their number and the highest ratio.
 
 Bottom, the memory-bound view: for the shapes with M <= 32, the bytes of A, B and C (bf16, each moved
@@ -38,18 +38,18 @@ MEMORY_BOUND_M = 32
 FLOOR, ROOF_TARGET = 0.95, 0.85  # issue 30: every shape >= 0.95x the best reference; M <= 32 >= 85 % of HBM
 # The ratio panels stop here: a few shapes where the reference itself slows down (N % 8 != 0, 1.7-2.5x)
 # would otherwise squeeze the 0.5-1.05 band every lesson is about. Those marks sit on the top edge as
-# triangles, counted in a line in the panel's corner.
+# arrows (a marker no step or class uses), counted in a line in the panel's corner.
 CEILING = 1.3
 
 
 def clip_top(ax, points, hi_lim, pad):
-    """Marks the (x, ratio, color) points above the panel's top hi_lim as triangles on its edge, and
+    """Marks the (x, ratio, color) points above the panel's top hi_lim as arrows on its edge, and
     says in one line how many there are and the highest ratio."""
     over = [(x, y, color) for x, y, color in points if y > hi_lim]
     for x, y, color in over:
-        ax.plot([x], [hi_lim - 0.35 * pad], "^", color=color, ms=7, zorder=5)
+        ax.plot([x], [hi_lim - 0.35 * pad], marker=r"$\uparrow$", color=color, ms=9, zorder=5)
     if over:
-        ax.text(0.995, 0.87, f"{len(over)} marks above {hi_lim:.2f}: triangles on the top edge "
+        ax.text(0.995, 0.87, f"{len(over)} marks above {hi_lim:.2f}: arrows on the top edge "
                 f"(up to {max(y for _, y, _ in over):.2f}x)", transform=ax.transAxes, ha="right", va="top",
                 fontsize=7.5, bbox=dict(facecolor="white", edgecolor="none", alpha=0.8), zorder=6)
 
