@@ -336,6 +336,24 @@ def write_csv(path, rows):
         w.writerows(rows)
 
 
+def refused_of(drawn):
+    """The shape the stand-ins refuse in a random draw's run: the draw's first N%8!=0 shape, as MxNxK."""
+    return next(f"{m}x{n}x{k}" for m, n, k, cls in drawn if cls == "N%8!=0")
+
+
+def run_random_draw(c, argv, path, drawn, tag):
+    """bench.py `argv` (a --shapes-set random run) with stand-ins that tag their rows `tag` and refuse
+    refused_of(drawn): (the process, the CSV's rows after it, the rows this run wrote (the refusal
+    included), the shapes of its step rows)."""
+    odd = refused_of(drawn)
+    r = subprocess.run(argv, env=c.env(STANDIN_RUN=tag, STANDIN_REFS="all", STANDIN_REFUSE=odd), capture_output=True,
+                       text=True)
+    rows = list(csv.DictReader(open(path))) if path.exists() else []
+    new = [x for x in rows if x["detail"] == tag or (x["check"].startswith("REFUSED") and x["step"] == "23"
+                                                     and f"{x['m']}x{x['n']}x{x['k']}" == odd)]
+    return r, rows, new, [(int(x["m"]), int(x["n"]), int(x["k"])) for x in new if x["kernel"] == "step"]
+
+
 def shapes_cases(args, case):
     """bench.py --shapes with stand-ins (plan, a stubbed run with a refused shape), then the figure and the
     table on its CSV and on a small synthetic one."""
@@ -453,14 +471,8 @@ def shapes_cases(args, case):
     # The random set into the same results/: its rows tagged family=random, the sweep's rows of the run
     # above kept as they were; one random shape refused.
     sweep_rows = rows
-    odd = next(f"{m}x{n}x{k}" for m, n, k, cls in drawn if cls == "N%8!=0")
     rnd = base[:base.index("--steps")] + ["--steps", "23", "--no-docs", "--shapes-set", "random"]
-    r = subprocess.run(rnd, env=c.env(STANDIN_RUN="R", STANDIN_REFS="all", STANDIN_REFUSE=odd), capture_output=True,
-                       text=True)
-    rows = list(csv.DictReader(open(path))) if path.exists() else []
-    new = [x for x in rows if x["detail"] == "R" or (x["check"].startswith("REFUSED") and x["step"] == "23"
-                                                     and f"{x['m']}x{x['n']}x{x['k']}" == odd)]
-    got = [(int(x["m"]), int(x["n"]), int(x["k"])) for x in new if x["kernel"] == "step"]
+    r, rows, new, got = run_random_draw(c, rnd, path, drawn, "R")
     case("--shapes-set random with stand-ins: every random shape once, its rows tagged family=random, the sweep's "
          "rows of the file kept",
          r.returncode == 0 and sorted(got) == sorted(shapes) and all(x["family"] == "random" for x in new)
@@ -481,7 +493,7 @@ def shapes_cases(args, case):
          and f"not timed: {refused} (REFUSED" in t.stdout and "| cublaslt_best | 0.800" in t.stdout
          and "**step 14 two_consumers**: geometric mean 0.800× the best reference over 37 shapes" in t.stdout
          and f"- N%8!=0 (N % 8 != 0, K % 16 == 0): 34 shapes, geometric mean 0.800× the best reference over 33 timed; "
-             f"at or above 0.95× on 0 of 33 (0%); not timed: {odd} (REFUSED" in t.stdout,
+             f"at or above 0.95× on 0 of 33 (0%); not timed: {refused_of(drawn)} (REFUSED" in t.stdout,
          "" if t and t.returncode == 0 else (t.stdout + t.stderr)[-300:] if t else "no CSV")
 
     syn_rows, gm = synthetic_rows()
@@ -581,13 +593,7 @@ def heldout_cases(args, case):
     old = [dict(x, family=shape_sweep.family_of(int(x["m"]), int(x["n"]), int(x["k"]))) for x in syn_rows] + rand_rows
     write_csv(path, old)
     old = list(csv.DictReader(open(path)))  # as bench.py reads them back
-    odd = next(f"{m}x{n}x{k}" for m, n, k, cls in drawn if cls == "N%8!=0")
-    r = subprocess.run(base, env=c.env(STANDIN_RUN="H", STANDIN_REFS="all", STANDIN_REFUSE=odd), capture_output=True,
-                       text=True)
-    rows = list(csv.DictReader(open(path))) if path.exists() else []
-    new = [x for x in rows if x["detail"] == "H" or (x["check"].startswith("REFUSED") and x["step"] == "23"
-                                                      and f"{x['m']}x{x['n']}x{x['k']}" == odd)]
-    got = [(int(x["m"]), int(x["n"]), int(x["k"])) for x in new if x["kernel"] == "step"]
+    r, rows, new, got = run_random_draw(c, base, path, drawn, "H")
 
     def key(x):
         return x["step"], x["family"], int(x["m"]), int(x["n"]), int(x["k"]), x["kernel"], x["step_ratio"], x["check"]

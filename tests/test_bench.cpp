@@ -100,12 +100,18 @@ TEST_CASE("pipeline traces: opt-in, refused where not built, and the flag confli
   CHECK_THROWS_WITH(gemm::parse_options_or_throw({"--trace", "t.json", "--profile-once", "step"}), Catch::Contains("--trace"));
 }
 
+/// tests/bench_faults.py's `cases` (bench.py with stand-in binaries, no GPU), its scratch directory
+/// `scratch_name` beside the build's bin/: the script's output and exit status.
+static gemm_test::CommandResult bench_faults(const std::string& cases, const std::string& scratch_name) {
+  const std::filesystem::path repo = gemm_test::repo_dir();
+  const std::filesystem::path scratch = gemm_test::binary_dir().parent_path() / scratch_name;
+  return gemm_test::run_command("python3 '" + (repo / "tests/bench_faults.py").string() + "' --repo '" + repo.string() +
+                                "' --scratch '" + scratch.string() + "' --cases " + cases);
+}
+
 TEST_CASE("bench.py under faults: signals, a full disk, a busy GPU, an out-of-memory shape, a kill in the commit; the twin shows the damage", "[cpu][bench][reliability]") {
   if (!gemm_test::have_repo("scripts/bench.py and tests/bench_faults.py")) return;
-  const std::filesystem::path repo = gemm_test::repo_dir();
-  const std::filesystem::path scratch = gemm_test::binary_dir().parent_path() / "bench-faults-test";
-  const auto r = gemm_test::run_command("python3 '" + (repo / "tests/bench_faults.py").string() + "' --repo '" +
-                                        repo.string() + "' --scratch '" + scratch.string() + "' --cases faults");
+  const auto r = bench_faults("faults", "bench-faults-test");
   INFO(r.output);
   CHECK(r.status == 0);
   CHECK_THAT(r.output, Catch::Contains("PASS twin: written in place, the same kill leaves a damaged file") &&
@@ -114,10 +120,7 @@ TEST_CASE("bench.py under faults: signals, a full disk, a busy GPU, an out-of-me
 
 TEST_CASE("bench.py --shapes with stand-ins: its plan, a well-formed CSV, a REFUSED row, the random set (issue 46); plot_shapes.py and shapes_table.py on a synthetic CSV", "[cpu][bench][shapes]") {
   if (!gemm_test::have_repo("scripts/bench.py and tests/bench_faults.py")) return;
-  const std::filesystem::path repo = gemm_test::repo_dir();
-  const std::filesystem::path scratch = gemm_test::binary_dir().parent_path() / "bench-shapes-test";
-  const auto r = gemm_test::run_command("python3 '" + (repo / "tests/bench_faults.py").string() + "' --repo '" +
-                                        repo.string() + "' --scratch '" + scratch.string() + "' --cases shapes");
+  const auto r = bench_faults("shapes", "bench-shapes-test");
   INFO(r.output);
   CHECK(r.status == 0);
   CHECK_THAT(r.output, Catch::Contains("PASS --shapes with stand-ins writes a well-formed CSV") &&
@@ -134,10 +137,7 @@ TEST_CASE("bench.py --shapes with stand-ins: its plan, a well-formed CSV, a REFU
 
 TEST_CASE("bench.py --shapes --random-seed with stand-ins: a held-out draw's rows (family random-S) beside seed 46's, its own block in shapes_table.py, a bad seed refused", "[cpu][bench][shapes]") {
   if (!gemm_test::have_repo("scripts/bench.py and tests/bench_faults.py")) return;
-  const std::filesystem::path repo = gemm_test::repo_dir();
-  const std::filesystem::path scratch = gemm_test::binary_dir().parent_path() / "bench-heldout-test";
-  const auto r = gemm_test::run_command("python3 '" + (repo / "tests/bench_faults.py").string() + "' --repo '" +
-                                        repo.string() + "' --scratch '" + scratch.string() + "' --cases heldout");
+  const auto r = bench_faults("heldout", "bench-heldout-test");
   INFO(r.output);
   CHECK(r.status == 0);
   CHECK_THAT(r.output, Catch::Contains("PASS random_family, random_seed_of, is_random_family name the draws") &&
