@@ -10,9 +10,12 @@
 #   scripts/gpu_session.sh shapes   make bench-shapes (issue 30's shapes: the last bf16 step and the
 #                                   shapes-also steps, alone on the GPU) under SHAPES_TIMEOUT_S (default
 #                                   540 s); stopped by it, it leaves its finished runs in build/: a second
-#                                   call with BENCH_ARGS=--resume on the same machine goes on from them;
-#                                   RANDOM_SEED=S passes --random-seed S (a held-out draw, rows of family
-#                                   random-S; with BENCH_ARGS="--shapes-set random", that draw alone)
+#                                   call on the same machine with the same RANDOM_SEED and BENCH_ARGS plus
+#                                   --resume in BENCH_ARGS goes on from them (the plan's estimate says
+#                                   whether one call is enough); RANDOM_SEED=S runs a held-out draw alone
+#                                   (bench.py --random-seed S --shapes-set random, unless BENCH_ARGS names
+#                                   a set; rows of family random-S) into a copy of this GPU's committed
+#                                   results/<gpu>_shapes.csv, so the file carried back keeps its other rows
 #   scripts/gpu_session.sh soak     build/bin/soak for SOAK_MINUTES (default 8): the last bf16 steps back
 #                                   to back over rotating shapes, every 10th result checked (SOAK_ARGS add)
 #   scripts/gpu_session.sh faults   make bench's fault handling on the GPU, on a copy of results/: a short
@@ -446,7 +449,16 @@ case "${1:-}" in
   shapes)
     start=$SECONDS
     seed_args=()  # RANDOM_SEED=S: a held-out draw (bench.py --random-seed S) in both calls
-    [ -n "${RANDOM_SEED:-}" ] && seed_args=(--random-seed "$RANDOM_SEED")
+    if [ -n "${RANDOM_SEED:-}" ]; then
+      seed_args=(--random-seed "$RANDOM_SEED")
+      case " ${BENCH_ARGS:-} " in *" --shapes-set "*) ;; *) seed_args+=(--shapes-set random) ;; esac  # the draw alone
+      # The committed file of this GPU first, so that the file carried back holds the sweep's and seed 46's
+      # rows beside the draw's (bench.py replaces only the rows of the set it runs).
+      gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
+      slug=$(python3 -c 'import sys; sys.path.insert(0, "scripts"); import bench; print(bench.slug_of(sys.argv[1]))' "$gpu")
+      mkdir -p "$R/results"
+      [ -f "results/${slug}_shapes.csv" ] && cp "results/${slug}_shapes.csv" "$R/results/"
+    fi
     # The plan and its estimate first (no GPU time), then the runs; the log has each process's real time.
     python3 scripts/bench.py --build build --shapes --dry-run "${seed_args[@]}" ${BENCH_ARGS:-} > "$R/shapes_plan.log" 2>&1
     grep -E "^estimated|error:" "$R/shapes_plan.log"
