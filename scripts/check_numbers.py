@@ -46,6 +46,7 @@ import pathlib
 import re
 import sys
 
+import check_links  # heading_slug: GitHub's anchor rule, which the links use
 import docs_walk
 
 
@@ -85,14 +86,15 @@ def agree(bad, where, quoted, value):
     return 1
 
 
-# A sentence that says where its number comes from when it is not a committed measurement.
-EXEMPT = re.compile(r"predict|expect|public|datasheet|peak|roof|limit|ANCHORS|guess|published|speed of light", re.I)
-TFLOPS = re.compile(r"(\d+(?:\.\d+)?)(?:\s*(?:–|-|/)\s*\d+(?:\.\d+)?)*\s*TFLOP/s")
-# The chapters' prose check (provenance) is stricter than EXEMPT: only these words exempt a sentence,
-# and only a paragraph whose bold label is a prediction exempts the paragraph.
+# A sentence that says where its number comes from when it is not a committed measurement; only a
+# paragraph whose bold label is a prediction (PREDICTION_LABEL) exempts a whole paragraph.
 PROSE_EXEMPT = re.compile(r"predict|public|datasheet|peak|roof|ridge|ANCHORS|published|speed of light|own harness|its harness", re.I)
-# A table column of numbers that are not our committed measurements (another project's harness).
-COLUMN_EXEMPT = re.compile(EXEMPT.pattern + r"|its harness", re.I)
+# A table column whose header says its numbers are not committed measurements (a prediction, a roof,
+# a limit, another project's harness).
+COLUMN_EXEMPT = re.compile(r"predict|expect|public|datasheet|peak|roof|limit|ANCHORS|guess|published|speed of light|"
+                           r"its harness", re.I)
+# A number as the text writes it, whole: 168 is not a number of "1687507" or "x168".
+NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w.])")
 PREDICTION_LABEL = re.compile(r"^\*\*(the )?predictions?\b", re.I)
 # Every number of a TFLOP/s quote, a range's too: "688 → 1150-1250 TFLOP/s" quotes 1150 and 1250.
 TFLOPS_QUOTE = re.compile(r"\d+(?:\.\d+)?(?:\s*(?:–|-|/)\s*\d+(?:\.\d+)?)*\s*TFLOP/s")
@@ -121,7 +123,7 @@ def shapes_named(text):
 def prose_lines(md, everything):
     """(line number, text, exempt, notebooks, shapes, lead) of the lines of md to check outside code fences
     (``` or ~~~, indented or not): every line where `everything`, else the figure captions alone. A
-    table row's text leaves out the cells under a header the EXEMPT words name (a roof or a prediction
+    table row's text leaves out the cells under a header COLUMN_EXEMPT names (a roof or a prediction
     column). exempt: the line's paragraph opens with a bold label that is a prediction ("**The
     prediction.**"). notebooks: the notebook entries its paragraph links, (file under docs/, anchor or
     None). shapes: the shapes its paragraph names (a table row: the shapes of its own row). lead: the
@@ -147,10 +149,11 @@ def prose_lines(md, everything):
         if FENCE.match(line):
             fenced = not fenced
             continue
+        previous = lead
         if not line.strip() or line.startswith("|"):
             lead = ""
-        previous, lead = lead, (lead + " " + line if not re.search(r"[.;](\s|$)", line)
-                                else re.split(r"(?<=[.;])(?:\s+|$)", line)[-1])
+        else:
+            lead = lead + " " + line if not re.search(r"[.;](\s|$)", line) else re.split(r"(?<=[.;])(?:\s+|$)", line)[-1]
         if fenced or not (everything or line.startswith("*Figure")):
             continue
         exempt, notebooks, shapes = where.get(n - 1, (False, [], set()))
@@ -172,7 +175,6 @@ def prose_lines(md, everything):
 def notebook_sections(path):
     """{anchor: the text under that heading up to the next heading of its level or above} of a notebook
     file, and {None: the whole file}."""
-    import check_links  # (its heading_slug is GitHub's anchor rule, which the links use)
     text = path.read_text() if path.exists() else ""
     out, lines, seen = {None: text}, text.splitlines(), {}
     heads = [(i, len(m.group(1)), m.group(2)) for i, l in enumerate(lines) if (m := re.match(r"^(#{1,6})\s+(.*)$", l))]
@@ -221,7 +223,7 @@ def provenance(root, bad):
                         pool[1].append(t)
     for f in sorted((root / "results").glob("**/*.md")):
         texts += f.read_text()
-    text_numbers = set(re.findall(r"\d+(?:\.\d+)?", texts))  # whole numbers: 168 is not in 1687507
+    text_numbers = set(NUMBER.findall(texts))
     lines = []
     for md in docs_walk.walkthroughs(root):
         lines += [(md, *line) for line in prose_lines(md, True)]
@@ -235,7 +237,7 @@ def provenance(root, bad):
         for nb, anchor in notebooks:
             if (nb, anchor) not in recorded:
                 text = notebook_sections(root / "docs" / nb).get(anchor, "")
-                recorded[(nb, anchor)] = ({q for m in TFLOPS_QUOTE.finditer(text) for q in re.findall(r"\d+(?:\.\d+)?", m.group(0))},
+                recorded[(nb, anchor)] = ({q for m in TFLOPS_QUOTE.finditer(text) for q in NUMBER.findall(m.group(0))},
                                           {m.groups() for m in QUOTED_RATIO.finditer(text)})
             if quoted in recorded[(nb, anchor)][0 if kind == "tflops" else 1]:
                 return True
@@ -250,31 +252,29 @@ def provenance(root, bad):
         if exempt:
             continue
         pools = pools_for(shapes)
+        at = ", at " + ", ".join("x".join(map(str, s)) for s in sorted(shapes)) if shapes else ""
         for i, sentence in enumerate(re.split(r"(?<=[.;])\s", line)):
             if PROSE_EXEMPT.search(sentence) or (i == 0 and PROSE_EXEMPT.search(lead)):
                 continue  # (the first sentence may have begun on the lines before)
             for m in TFLOPS_QUOTE.finditer(sentence):
                 if re.search(r"[=/]\s*$", sentence[:m.start()]):
                     continue  # arithmetic: "137.4 GFLOP / 66.9 TFLOP/s", "... = 66.9 TFLOP/s" (a roof worked out)
-                for q in re.findall(r"\d+(?:\.\d+)?", m.group(0)):
+                for q in NUMBER.findall(m.group(0)):
                     checked += 1
                     if (not any(close(q, v) for pool in pools for v in pool[0]) and q not in text_numbers
                             and not in_notebooks("tflops", q, notebooks)):
-                        bad.append(f"{md.relative_to(root)}:{n}: {q} TFLOP/s is in no committed result "
-                                   f"(results/{', at ' + ', '.join('x'.join(map(str, s)) for s in sorted(shapes)) if shapes else ''}): "
+                        bad.append(f"{md.relative_to(root)}:{n}: {q} TFLOP/s is in no committed result (results/{at}): "
                                    f"{sentence.strip()[:90]}")
             for m in QUOTED_RATIO.finditer(sentence):
                 q, checked = m.groups(), checked + 1
                 if (not any(all(close(a, b) for a, b in zip(q, t)) for pool in pools for t in pool[1])
                         and m.group(0) not in texts and not in_notebooks("ratio", q, notebooks)):
                     bad.append(f"{md.relative_to(root)}:{n}: the ratio {q[0]} [{q[1]}–{q[2]}] is in no committed "
-                               f"result (results/{', at ' + ', '.join('x'.join(map(str, s)) for s in sorted(shapes)) if shapes else ''}): "
-                               f"{sentence.strip()[:90]}")
+                               f"result (results/{at}): {sentence.strip()[:90]}")
     return checked
 
 
 PROFILE_LINK = re.compile(r"\]\(((?:\.\./)+results/profiles/[\w./-]+\.md)\)")
-NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w.])")
 
 
 def profile_tables(root, bad):

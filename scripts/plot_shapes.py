@@ -42,6 +42,14 @@ FLOOR, ROOF_TARGET = 0.95, 0.85  # issue 30: every shape >= 0.95x the best refer
 CEILING = 1.3
 
 
+def ratio_limits(extent):
+    """(bottom, top, pad) of a ratio panel holding the values `extent`: 6 % of the range as a margin,
+    twice that below (the row of x marks), the range cut at CEILING."""
+    top = min(max(extent), CEILING)
+    pad = 0.06 * (top - min(extent))
+    return min(extent) - 2 * pad, top + pad, pad
+
+
 def clip_top(ax, points, hi_lim, pad):
     """Marks the (x, ratio, color) points above the panel's top hi_lim as arrows on its edge, and
     says in one line how many there are and the highest ratio."""
@@ -117,15 +125,14 @@ def main():
         y = [r["ratio"] for r in ok]
         lo = [max(r["ratio"] - (r["q25"] if r["q25"] is not None else r["ratio"]), 0) for r in ok]
         hi = [max((r["q75"] if r["q75"] is not None else r["ratio"]) - r["ratio"], 0) for r in ok]
-        extent += [v - a for v, a in zip(y, lo)] + [min(v + b, CEILING) for v, b in zip(y, hi)]
+        extent += [v - a for v, a in zip(y, lo)] + [v + b for v, b in zip(y, hi)]
         above += [(xx, v, colors(j % 10)) for xx, v in zip(x, y)]
         ax.errorbar(x, y, yerr=[lo, hi], fmt=markers[j % len(markers)], color=colors(j % 10), ms=6, capsize=2,
                     elinewidth=0.9, label=lab, zorder=3)
         bad = [r for r in mine if r["ratio"] is None]
         if bad:
             untimed.append((sid, j, bad))
-    pad = 0.06 * (min(max(extent), CEILING) - min(extent))
-    lo_lim, hi_lim = min(extent) - 2 * pad, min(max(extent), CEILING) + pad
+    lo_lim, hi_lim, pad = ratio_limits(extent)
     ax.set_ylim(lo_lim, hi_lim)
     clip_top(ax, above, hi_lim, pad)
     for sid, j, bad in untimed:
@@ -217,14 +224,13 @@ def random_panel(rx, rand, steps, colors):
                       and sw.random_class(r["m"], r["n"], r["k"]) == cls]
                 if not ok:
                     continue
-                extent += [min(r["ratio"], CEILING) for r in ok]
+                extent += [r["ratio"] for r in ok]
                 above += [(2.0 * r["m"] * r["n"] * r["k"], r["ratio"], colors(j % 10)) for r in ok]
                 style = (dict(mfc="none" if cls == "N%8!=0" else colors(j % 10)) if seed == sw.RANDOM_SEED
                          else dict(fillstyle=fills[seed], mfc=colors(j % 10), mfcalt="white"))
                 rx.plot([2.0 * r["m"] * r["n"] * r["k"] for r in ok], [r["ratio"] for r in ok], marks.get(cls, "*"),
                         color=colors(j % 10), ms=5, alpha=0.8, zorder=3, **style)
-    pad = 0.06 * (max(extent) - min(extent))
-    lo, hi = min(extent) - 2 * pad, max(extent) + pad
+    lo, hi, pad = ratio_limits(extent)
     rx.set_ylim(lo, hi)
     clip_top(rx, above, hi, pad)
     for j, sid in enumerate(steps):
