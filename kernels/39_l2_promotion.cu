@@ -8,9 +8,9 @@
 // starts inside a sector is not measured. This step asks for 128 bytes exactly there (rows read in
 // place, K % 16 == 8: family::misaligned_l2_promotion) and is step 29 everywhere else.
 // Prediction (from that profile): K % 16 == 8 shapes whose tiles are compute-bound move towards their
-// aligned neighbours; aligned shapes, and 28's padded copies, unchanged. Measured in the tuner as
-// step 29 with every map at 128 bytes (H100): K % 16 == 8 from 0.930x to 0.960x cuBLAS, but 2-5 %
-// lower at M <= 17 on step 28's swapped rule (results/tuning/nvidia_h100_80gb_hbm3_promotion_ab.csv).
+// aligned neighbours; aligned shapes, and 28's padded copies, unchanged. Measured (H100) beside step 29:
+// K % 16 == 8 from 0.928x to 0.960x cuBLAS in the tuner, from 0.861x to 0.885x the best reference on a
+// held-out draw, aligned unchanged (docs/every_shape.md, step 39; results/nvidia_h100_80gb_hbm3_shapes.csv).
 // SASS: step 29's kernels, unchanged (the promotion is in the tensor map, a kernel parameter).
 // Supports: K % 8 == 0, any M, N >= 1, < 2^30 tiles. sm_90a.
 // Run: make run STEP=39 M=7798 N=1392 K=1448, beside STEP=29

@@ -46,6 +46,7 @@ results-tables: steps-table
 	@if [ -f results/nvidia_h100_80gb_hbm3_shapes.csv ]; then \
 	  python3 scripts/shapes_table.py results/nvidia_h100_80gb_hbm3_shapes.csv --book docs/every_shape.md --block shapes_h100 --steps 29,28 || exit 1; \
 	  python3 scripts/shapes_table.py results/nvidia_h100_80gb_hbm3_shapes.csv --book docs/every_shape.md --block pickers_h100 --pickers 29,28 || exit 1; \
+	  python3 scripts/shapes_table.py results/nvidia_h100_80gb_hbm3_shapes.csv --book docs/every_shape.md --block shapes_39_h100 --steps 39,29 || exit 1; \
 	  python3 scripts/shapes_table.py results/nvidia_h100_80gb_hbm3_shapes.csv --book docs/every_shape.md --block decode_h100 --decode 29 || exit 1; \
 	fi
 	@if [ -f results/nvidia_h200_shapes.csv ]; then \

@@ -10,7 +10,8 @@ shape_sweep.random_shapes) are kept apart: per step and per class of alignment, 
 the geometric mean, the share at or above 0.95x and the worst five, then a table of their own; the
 sweep's summary and table are over the other rows only. A held-out draw (family "random-S": the same
 generator from seed S, bench.py --shapes --random-seed S) gets the same, apart, after seed 46's and
-named by its seed; the chapter blocks below read seed 46's set only.
+named by its seed; of the chapter blocks below, the classes table (--steps) adds each held-out draw's
+classes after seed 46's, the others read seed 46's set only.
 With --full FILE, writes it between <!-- shapes:begin --> and <!-- shapes:end --> of FILE
 (docs/results.md); `make results-tables` does so when the CSV exists.
 
@@ -232,7 +233,8 @@ def results_of(csv_path, steps):
 def classes_table(csv_path, steps):
     """A Markdown table, one column per step of `steps` (ids, in order): over the sweep, the geometric mean
     of its ratio to the best reference with the number of shapes at or above FLOOR, and over each class of
-    the random set, the geometric mean; "–" where the step ran none of those shapes."""
+    the random set, the geometric mean, then the same for each held-out draw the CSV holds (family
+    "random-S", named by its seed); "–" where the step ran none of those shapes."""
     res = results_of(csv_path, steps)
 
     def cell(group, with_floor):
@@ -243,19 +245,22 @@ def classes_table(csv_path, steps):
         return f"{gm:.3f}× ({sum(x >= FLOOR for x in ok)})" if with_floor else f"{gm:.3f}×"
 
     swept = [r for r in res if not sw.is_random_family(r["family"])]
-    rand = [r for r in res if r["family"] == sw.RANDOM_FAMILY]  # seed 46's set: a held-out draw is not the book's
     n_swept = len({(r["m"], r["n"], r["k"]) for r in swept})
     lines = ["| against the best reference | " + " | ".join(f"step {sid}" for sid in steps) + " |",
              "|---|" + "---:|" * len(steps),
              f"| the sweep, {n_swept} shapes: geometric mean (at or above {FLOOR}×) | "
              + " | ".join(cell([r for r in swept if r["step"] == sid], True) for sid in steps) + " |"]
-    for cls in sw.RANDOM_CLASSES:
-        group = [r for r in rand if class_of(r) == cls]
-        if group:
-            n = len({(r["m"], r["n"], r["k"]) for r in group})
-            label = {"K%16==8": "K % 16 == 8", "N%8!=0": "N % 8 != 0"}.get(cls, cls)
-            lines.append(f"| random, {label}, {n} shapes | "
-                         + " | ".join(cell([r for r in group if r["step"] == sid], False) for sid in steps) + " |")
+    # Seed 46's set, then each held-out draw the CSV holds (by seed), its rows named by their seed.
+    for family in sorted({r["family"] for r in res if sw.is_random_family(r["family"])}, key=sw.random_family_key):
+        seed = sw.random_seed_of(family)
+        what = "random" if seed == sw.RANDOM_SEED else f"held-out draw (seed {seed})"
+        for cls in sw.RANDOM_CLASSES:
+            group = [r for r in res if r["family"] == family and class_of(r) == cls]
+            if group:
+                n = len({(r["m"], r["n"], r["k"]) for r in group})
+                label = {"K%16==8": "K % 16 == 8", "N%8!=0": "N % 8 != 0"}.get(cls, cls)
+                lines.append(f"| {what}, {label}, {n} shapes | "
+                             + " | ".join(cell([r for r in group if r["step"] == sid], False) for sid in steps) + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -374,6 +374,10 @@ class RandomFamilies(unittest.TestCase):
             _, book, r = block_from_csv(d, head, rows, "--steps", "29")
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             self.assertIn("| the sweep, 1 shapes: geometric mean (at or above 0.95×) | 0.900× (0) |", book.read_text())
+            # the classes block reports the draw apart, named by its seed (its ratio 0.1, not the sweep's 0.9)
+            label = "aligned" if k % 16 == 0 else "K % 16 == 8"
+            self.assertIn(f"| held-out draw (seed 4701), {label}, 1 shapes | 0.100× |", book.read_text())
+            self.assertNotIn("| random,", book.read_text())
             _, book, r = block_from_csv(d, head, rows, "--decode", "29")  # the sweep's and seed 46's only
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             self.assertIn("at or above cuBLAS: 0 of 1 shapes with N % 8 == 0, geometric mean 0.900×.", book.read_text())
@@ -400,7 +404,7 @@ class ShapesTable(unittest.TestCase):
         if not self.CSV.exists():
             self.skipTest("no results/nvidia_h100_80gb_hbm3_shapes.csv")
         for block, mode in (("shapes_h100", ["--steps", "29,28"]), ("pickers_h100", ["--pickers", "29,28"]),
-                            ("decode_h100", ["--decode", "29"])):
+                            ("decode_h100", ["--decode", "29"]), ("shapes_39_h100", ["--steps", "39,29"])):
             r = run(SCRIPTS / "shapes_table.py", self.CSV, "--book", ROOT / "docs/every_shape.md", "--block", block,
                     *mode, "--check")
             self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
