@@ -195,7 +195,7 @@ def run_signature(args):
 
 def step_passed(tmp, binary, m, n, k):
     """True when `tmp` holds this run's timed step row with a passing check."""
-    return any(r.get("kernel") == "step" and r.get("step") == step_id(binary) and r.get("check") == "pass" and
+    return any(r.get("kernel") == "step" and r.get("step") == step_id(binary) and (r.get("check") or "").startswith("pass") and
                (int(r["m"]), int(r["n"]), int(r["k"])) == (m, n, k) for r in read_rows(tmp))
 
 

@@ -23,6 +23,7 @@ there, per alignment class (dispatch_dump --loo): how the pick does one grid ste
 on far more shapes than the random set has. It chose dispatch::kNeighbours.
 
   scripts/dispatch_check.py --loo --gpu h100
+  scripts/dispatch_check.py --loo --gpu h100 --k-min 65536   only the long-K grid's rows, beside the hand rule
 """
 import argparse
 import math
@@ -44,7 +45,13 @@ def main():
     ap.add_argument("--regret", metavar="TUNE_CSV", help="the pick against every entry timed in this tune CSV (above)")
     ap.add_argument("--gpu", choices=("h200", "h100"), default="h200", help="the table dispatch_dump reads")
     ap.add_argument("--loo", action="store_true", help="leave-one-out over the table (above)")
+    ap.add_argument("--k-min", type=int, default=0, help="with --loo: score only the rows with K at least this "
+                    "(65536: the long-K grid's, tune.py --grid long-k)")
     args = ap.parse_args()
+    if args.k_min and not args.loo:
+        sys.exit("error: --k-min is for --loo")
+    if args.k_min < 0:
+        sys.exit("error: --k-min must be 0 or more")
     if args.loo:
         return leave_one_out(args)
     if args.regret:
@@ -99,17 +106,20 @@ def leave_one_out(args):
     """dispatch_dump --loo's table, one line per alignment class."""
     if not pathlib.Path(args.tool).exists():
         sys.exit(f"error: {args.tool} is missing: make build/bin/dispatch_dump")
-    cmd = [args.tool] + (["--h100"] if args.gpu == "h100" else []) + ["--loo", str(args.sms)]
+    cmd = [args.tool] + (["--h100"] if args.gpu == "h100" else []) + ["--loo", str(args.sms)] + (
+        [str(args.k_min)] if args.k_min else [])
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit(f"error: {args.tool} --loo: {out.stderr.strip()}")
     names = {0: "aligned", 1: "K % 16 == 8", 2: "N % 8 != 0", 4: "K % 64 != 0 (off the line)"}
-    print(f"step 29's pick ({args.gpu}'s table) at each of its rows from the other rows alone, against the best measured there")
+    rows = f" with K >= {args.k_min}" if args.k_min else ""
+    print(f"step 29's pick ({args.gpu}'s table) at each of its rows{rows} from the other rows alone, against the best measured there")
     for line in out.stdout.splitlines()[1:]:
-        cls, shapes, regret_gm, below, pick_gm, best_gm = line.split(",")
+        cls, shapes, regret_gm, below, pick_gm, best_gm, hand_gm = line.split(",")
         label = names.get(int(cls), f"class {cls}")
         print(f"  {label}: {shapes} shapes, regret (pick / best) {float(regret_gm):.3f}, below 0.95 on {below}; "
-              f"the pick {float(pick_gm):.3f}x cuBLAS, the best {float(best_gm):.3f}x (geometric means)")
+              f"the pick {float(pick_gm):.3f}x cuBLAS, the best {float(best_gm):.3f}x, the hand rule {float(hand_gm):.3f}x "
+              f"(geometric means)")
     return 0
 
 

@@ -9,8 +9,10 @@
 // One line per shape: m,n,k, the measured shape the ratios were carried from, the hand rule's carried
 // ratio, the pick and its carried ratio, and every entry's carried ratio, highest first (family/dispatch.hpp's
 // carry(): what the pick saw).
-//   build/bin/dispatch_dump [--h100] --loo SMS
-// Leave-one-out over the table (leave_one_out()): the pick's regret per alignment class.
+//   build/bin/dispatch_dump [--h100] --loo SMS [K_MIN]
+// Leave-one-out over the table (leave_one_out()): the pick's regret per alignment class, and the pick's,
+// the best's and the hand rule's measured ratios (geometric means); K_MIN: only the rows with K >= K_MIN
+// (e.g. 65536: the long-K grid's) are scored, every row still speaking for the others.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -61,14 +63,16 @@ static int explain(int sms, int argc, char** argv) {
 
 /// Leave-one-out over the table: each measured shape's pick from the other rows alone (carry() and
 /// choose(), among the entries measured there), against the best measured there; per alignment class
-/// the geometric mean of pick / best and the count below 0.95.
-static int leave_one_out(int sms) {
+/// the geometric mean of pick / best, the count below 0.95, and the geometric means of the pick's, the
+/// best's and the hand rule's measured ratios. Only the rows with K >= k_min are scored (all speak).
+static int leave_one_out(int sms, long k_min) {
   const auto table = tuned();
   const auto esms = fam::dispatch::table_sms(table.rows, table.size, fam::menu::kBf16, sms);
   std::vector<std::decay_t<decltype(table.rows[0])>> rest(table.rows, table.rows + table.size);
-  double below[8] = {}, count[8] = {}, got_sum[8] = {}, best_sum[8] = {};  // sums of logs, per class
+  double below[8] = {}, count[8] = {}, got_sum[8] = {}, best_sum[8] = {}, hand_sum[8] = {};  // sums of logs, per class
   for (size_t i = 0; i < table.size; ++i) {
     const auto row = table.rows[i];
+    if (row.k < k_min) continue;
     rest.erase(rest.begin() + long(i));
     auto c = fam::dispatch::carry(rest.data(), rest.size(), fam::menu::kBf16, row.m, row.n, row.k, sms, &esms);
     rest.insert(rest.begin() + long(i), row);
@@ -79,18 +83,19 @@ static int leave_one_out(int sms) {
     }
     const int e = fam::dispatch::choose(c);
     const double got = e == fam::dispatch::kHandRule ? row.hand : row.ratio[size_t(e)];
-    if (!(got > 0) || !(best > 0)) continue;
+    if (!(got > 0) || !(best > 0) || !(row.hand > 0)) continue;
     const int cls = fam::dispatch::alignment_class(row.n, row.k);
     count[cls] += 1, below[cls] += got / best < 0.95;
-    got_sum[cls] += std::log(got), best_sum[cls] += std::log(best);
+    got_sum[cls] += std::log(got), best_sum[cls] += std::log(best), hand_sum[cls] += std::log(row.hand);
   }
   // regret: the geometric mean of pick / best, the quotient of the two geometric means printed after it
-  // (the pick's and the best's measured ratio over cuBLAS).
-  std::printf("class,shapes,regret,below_0.95,pick,best\n");
+  // (the pick's and the best's measured ratio over cuBLAS), then the hand rule's there.
+  std::printf("class,shapes,regret,below_0.95,pick,best,hand\n");
   for (int cls = 0; cls < 8; ++cls)
     if (count[cls] > 0)
-      std::printf("%d,%.0f,%.4f,%.0f,%.4f,%.4f\n", cls, count[cls], std::exp((got_sum[cls] - best_sum[cls]) / count[cls]), below[cls],
-                  std::exp(got_sum[cls] / count[cls]), std::exp(best_sum[cls] / count[cls]));
+      std::printf("%d,%.0f,%.4f,%.0f,%.4f,%.4f,%.4f\n", cls, count[cls], std::exp((got_sum[cls] - best_sum[cls]) / count[cls]),
+                  below[cls], std::exp(got_sum[cls] / count[cls]), std::exp(best_sum[cls] / count[cls]),
+                  std::exp(hand_sum[cls] / count[cls]));
   return 0;
 }
 
@@ -106,7 +111,17 @@ int main(int argc, char** argv) {
     }
     return explain(int(sms), argc - 3, argv + 3);
   }
-  if (argc == 3 && std::string(argv[1]) == "--loo") return leave_one_out(std::atoi(argv[2]));
+  if ((argc == 3 || argc == 4) && std::string(argv[1]) == "--loo") {
+    char* end = nullptr;
+    const long sms = std::strtol(argv[2], &end, 10);
+    const bool sms_ok = *end == '\0' && sms >= 1 && sms <= 4096;
+    const long k_min = argc == 4 ? std::strtol(argv[3], &end, 10) : 0;
+    if (!sms_ok || (argc == 4 && (*end != '\0' || k_min < 0))) {
+      std::fprintf(stderr, "error: --loo SMS [K_MIN]: SMS from 1 to 4096, K_MIN a whole number >= 0\n");
+      return 2;
+    }
+    return leave_one_out(int(sms), k_min);
+  }
   if (argc != 5) {
     std::fprintf(stderr, "usage: dispatch_dump [--h100] SMS K M_MAX N_MAX\n       dispatch_dump [--h100] --explain SMS M:N:K ...\n");
     return 2;

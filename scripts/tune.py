@@ -14,6 +14,9 @@ measured; resuming times only its shapes.
   scripts/tune.py --dry-run                 the grid, its batches and an estimate (no GPU)
   scripts/tune.py                           run it (GPU), resuming: shapes already in the CSV are skipped
   scripts/tune.py --grid smoke              six shapes, for a first look
+  scripts/tune.py --grid long-k             the default grid's three alignment classes at K = 65536 (M of
+                                            LONG_K_M, N of 256, 1024, 4096): the table's reach in K, 4x
+                                            past the default grid's longest K
   scripts/tune.py --grid draw [--draw-count N]  DRAW_COUNT (or N) shapes drawn as issue 46's random set is, from another
                                             seed (DRAW_SEED), never one of the random set's, and only of its
                                             aligned and K%16==8 classes: rows between the grid's points where
@@ -52,6 +55,13 @@ NK_GRID = [(n, k) for n in (256, 1024, 4096, 8192, 16384) for k in (1024, 4096, 
 DRAW_SEED = 4601
 DRAW_COUNT = 128
 MAX_DRAW_COUNT = 4096
+# The long-K grid: K = 65536, four times the default grid's longest K and twice the draw's, out to where the
+# table had no row and the dispatch fell back to the hand rule (family/dispatch.hpp's kReachAbove), while
+# a cooperative entry splitting K ran 0.97x cuBLAS at 1024 x 1024 x 65536 against the hand rule's 0.75x
+# (H100, results/tuning/nvidia_h100_80gb_hbm3_long_k.csv). M and N from the default grid, thinned: at a
+# long K the split, not the tile, decides, and it changes with M * N.
+LONG_K_M = [1, 16, 128, 512, 2048]
+LONG_K_NK = [(n, 65536) for n in (256, 1024, 4096)]
 SMOKE = [(4096, 4096, 4096), (4096, 4096, 4104), (128, 14336, 4096), (96, 4096, 4096), (8, 4096, 14336),
          (2048, 2048, 32768)]
 
@@ -78,11 +88,11 @@ def grid(name, draw_count=DRAW_COUNT):
         held_out = set(RANDOM_SHAPES)
         drawn = random_shapes(DRAW_SEED, 3 * (draw_count + len(held_out)))
         return [(m, n, k) for m, n, k, c in drawn if c != "N%8!=0" and (m, n, k) not in held_out][:draw_count]
-    if name != "default":
-        sys.exit(f"error: --grid {name}: the grids are default, draw and smoke")
+    if name not in ("default", "long-k"):
+        sys.exit(f"error: --grid {name}: the grids are default, long-k, draw and smoke")
     out = []
-    for m in M_GRID:
-        for n, k in NK_GRID:
+    for m in (M_GRID if name == "default" else LONG_K_M):
+        for n, k in (NK_GRID if name == "default" else LONG_K_NK):
             out += [(m, n, k), (m, n, k + 8), (m, n, k + 32)]
     return out
 
@@ -123,7 +133,7 @@ def done_shapes(path, entries=(), hand="step28"):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=str(ROOT / "build"))
-    ap.add_argument("--grid", default="default", help="default, draw or smoke")
+    ap.add_argument("--grid", default="default", help="default, long-k, draw or smoke")
     ap.add_argument("--draw-count", type=int, default=DRAW_COUNT, help="with --grid draw: its first this many shapes")
     ap.add_argument("--rounds", type=int, default=10, help="paired rounds per shape (3 or more)")
     ap.add_argument("--batch-s", type=float, default=60.0, help="estimated seconds of shapes per process")

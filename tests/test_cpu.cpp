@@ -38,6 +38,71 @@ TEST_CASE("exact mode has zero tolerance", "[cpu][tolerance]") {
   CHECK(t.at(100.0, 0) == 0.0);
 }
 
+TEST_CASE("judge_reference: where the step and cuBLAS disagree, the fp64 oracle decides", "[cpu][compare]") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> oracle{1, 2, 3, 4, 5, 6}, guard_ok(4, nan);
+  std::vector<float> cublas_off = oracle, step_off = oracle, cublas_nan = oracle;
+  cublas_off[1] = 2.5f, cublas_off[4] = 7.0f;  // cuBLAS wrong at two elements
+  step_off[3] = -4.0f;                         // the step wrong at one
+  cublas_nan[5] = nan;                         // an element cuBLAS did not write
+  const Tolerance exact{Dtype::bf16, true, 1, 1, 0};
+  const auto check = [&](const std::vector<float>& got, const std::vector<float>& want) {
+    return compare(got, want, {}, guard_ok, 2, 3, exact);
+  };
+  // What check_against_reference asks of a step's C and cuBLAS's C: the three checks, then the judgement.
+  const auto judge = [&](const std::vector<float>& step_c, const std::vector<float>& cublas_c) {
+    return judge_reference(check(step_c, cublas_c), check(step_c, oracle), check(cublas_c, oracle));
+  };
+  SECTION("the step right, cuBLAS wrong: the oracle's pass, with cuBLAS's count") {
+    const CheckReport r = judge(oracle, cublas_off);
+    CHECK(r.passed);
+    CHECK(r.against_oracle);
+    CHECK(r.reference_mismatches == 2);
+    CHECK(r.summary().rfind("PASS against the fp64 oracle", 0) == 0);
+    CHECK(r.summary().find("cuBLAS's own C has 2 elements") != std::string::npos);
+    CHECK(r.check_column() == "pass (the fp64 oracle's: cuBLAS's C outside its tolerance)");
+  }
+  SECTION("cuBLAS's C with an unwritten (NaN) element: the step right passes against the oracle") {
+    const CheckReport r = judge(oracle, cublas_nan);
+    CHECK(r.passed);
+    CHECK(r.reference_mismatches == 1);
+  }
+  SECTION("both inside the oracle's tolerance but apart: the step passes, cuBLAS counted right") {
+    const Tolerance loose{Dtype::bf16, false, 1, 1, 0};  // about one bf16 ulp of each value
+    const std::vector<float> up{1.0078125f, 2, 3, 4, 5, 6}, down{0.9921875f, 2, 3, 4, 5, 6};
+    const auto near = [&](const std::vector<float>& got, const std::vector<float>& want) {
+      return compare(got, want, {}, guard_ok, 2, 3, loose);
+    };
+    REQUIRE(near(up, oracle).passed);
+    REQUIRE(near(down, oracle).passed);
+    REQUIRE_FALSE(near(up, down).passed);
+    const CheckReport r = judge_reference(near(up, down), near(up, oracle), near(down, oracle));
+    CHECK(r.passed);
+    CHECK(r.against_oracle);
+    CHECK(r.reference_mismatches == 0);
+    CHECK(r.check_column().find("cuBLAS's C inside it") != std::string::npos);
+  }
+  SECTION("the step wrong, cuBLAS right: cuBLAS's failure stands") {
+    const CheckReport r = judge(step_off, oracle);
+    CHECK_FALSE(r.passed);
+    CHECK_FALSE(r.against_oracle);
+    CHECK(r.summary().rfind("FAIL", 0) == 0);
+    CHECK(r.check_column() == "FAIL");
+  }
+  SECTION("both wrong: the step's failure against cuBLAS stands") {
+    const CheckReport r = judge(step_off, cublas_off);
+    CHECK_FALSE(r.passed);
+    CHECK(r.mismatches == 3);
+  }
+  SECTION("a pass against cuBLAS is returned as it is") {
+    const CheckReport r = judge(oracle, oracle);
+    CHECK(r.passed);
+    CHECK_FALSE(r.against_oracle);
+    CHECK(r.summary().rfind("PASS (", 0) == 0);
+    CHECK(r.check_column() == "pass");
+  }
+}
+
 TEST_CASE("compare is NaN-aware and reports the first mismatches", "[cpu][compare]") {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const std::vector<float> want{1, 2, 3, 4, 5, 6};

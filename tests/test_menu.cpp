@@ -123,7 +123,7 @@ TEST_CASE("menu: parallel split-K gives the fixup's bits, each -psk entry agains
       launch_step(steps[i], a, nullptr);
       launch_step(steps[size_t(twin)], b, nullptr);
       CUDA_CHECK(cudaDeviceSynchronize());
-      const CheckReport r = a.check_against(a.reference());
+      const CheckReport r = a.check_against_reference(a.reference());
       INFO(r.summary());
       CHECK(r.passed);
       const std::vector<float> ca = a.download_c(), cb = b.download_c();

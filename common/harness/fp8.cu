@@ -193,6 +193,10 @@ struct Fp32Values {
   const float* x;
   __device__ double operator()(int64_t row, int64_t kk, int k) const { return double(x[row * k + kk]); }
 };
+struct Bf16Values {
+  const __nv_bfloat16* x;
+  __device__ double operator()(int64_t row, int64_t kk, int k) const { return double(__bfloat162float(x[row * k + kk])); }
+};
 
 // The oracle: a 64 x 64 tile of C per block of 256 threads, each thread 4 x 4 outputs in fp64; A and B
 // converted into shared memory in fp64, 16 K at a time. Rounded once at the end, to bf16 (kToBf16: the
@@ -260,6 +264,12 @@ void oracle_fp8_device(const __nv_fp8_storage_t* qa, const float* sa, const Scal
 
 void oracle_fp32_device(const float* a, const float* b, int m, int n, int k, float* want) {
   oracle<Fp32Values, Fp32Values, false><<<oracle_grid(m, n), 256>>>({a}, {b}, m, n, k, want);
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+void oracle_bf16_device(const __nv_bfloat16* a, const __nv_bfloat16* b, int m, int n, int k, float* want) {
+  oracle<Bf16Values, Bf16Values, true><<<oracle_grid(m, n), 256>>>({a}, {b}, m, n, k, want);
   CUDA_CHECK_LAUNCH();
   CUDA_CHECK(cudaDeviceSynchronize());
 }

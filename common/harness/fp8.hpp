@@ -4,6 +4,7 @@
 // dequantized product, and of the product of the inputs before quantization). The conversion functions
 // are __host__ __device__: the generator on the GPU and the CPU tests call the same code.
 #pragma once
+#include <cuda_bf16.h>
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
@@ -155,6 +156,12 @@ void oracle_fp8_device(const __nv_fp8_storage_t* qa, const float* sa, const Scal
 /// row-major (device). Synchronous; throws gemm::Error on a CUDA error. The same kernel and cost as
 /// oracle_fp8_device.
 void oracle_fp32_device(const float* a, const float* b, int m, int n, int k, float* want);
+
+/// The fp64 oracle of a bf16 product on the GPU: want[i][j] = sum_k double(a[i][k]) * double(b[j][k]),
+/// rounded once to bf16 (held in fp32). a is m x k, b n x k, row-major bf16; want m x n row-major
+/// (device). What a bf16 check asks where cuBLAS's C and a step's disagree (ProblemBuffers::bf16_oracle).
+/// Synchronous; throws gemm::Error on a CUDA error. The same kernel and cost as oracle_fp8_device.
+void oracle_bf16_device(const __nv_bfloat16* a, const __nv_bfloat16* b, int m, int n, int k, float* want);
 
 /// Largest K for FP8 exact mode (--exact: integers in [-2, 2], power-of-two scales). Every partial sum
 /// of the integer products is at most 4 K = 2^12 in magnitude, an integer that needs 13 significant

@@ -133,7 +133,7 @@ void gather_contenders(Contenders& c, const Step& step, ProblemBuffers& ws, cons
 }
 
 // Phase 2: every reference but cuBLAS must compute the same C as cuBLAS (within the step's
-// tolerance) before it is timed; one that does not is dropped with one labelled line on stdout,
+// tolerance; bf16: or, where the two disagree, be inside the fp64 oracle's, judge_reference) before it is timed; one that does not is dropped with one labelled line on stdout,
 // "reference dropped: NAME ...", and the run goes on: the exit code speaks of the step alone (README:
 // 1 is a wrong step or a CUDA error), and bench.py records the dropped reference as a row of its own.
 // fp8: every reference but the stand-in (another product: gather_contenders), and the step once more,
@@ -157,7 +157,7 @@ void drop_failed_references(Contenders& c, ProblemBuffers& ws, std::map<std::str
     ws.reset_output(nullptr);
     it->launch(nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
-    const CheckReport r = ws.check_against(want);
+    const CheckReport r = ws.check_against_reference(want);
     if (fp8) fmt::print("{}: relative RMS error against {}: {:.3g}\n", it->name == "step" ? it->detail : it->name, oracle, r.rel_rms_err);
     if (!truth.empty())
       fmt::print("{}: relative RMS error against the fp64 product of the unquantized inputs: {:.3g}\n",

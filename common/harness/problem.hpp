@@ -79,6 +79,14 @@ class ProblemBuffers {
   /// The reference a step of this dtype is checked against: cublas_reference() for fp32 and bf16,
   /// fp8_oracle() for fp8 (cuBLASLt's FP8 GEMM is a reference that is itself checked against it).
   std::vector<float> reference() { return p_.dtype == Dtype::fp8 ? fp8_oracle() : cublas_reference(); }
+  /// bf16 only: the fp64 oracle of the bf16 product on the GPU, sum over k of double(a[i][k]) *
+  /// double(b[j][k]), rounded once to bf16 (fp8.hpp, oracle_bf16_device). Throws gemm::Error for
+  /// another dtype or on a CUDA error.
+  std::vector<float> bf16_oracle();
+  /// check_against(want), `want` being reference(); for bf16, where that fails, judge_reference()
+  /// (compare.hpp) with the fp64 oracle (bf16_oracle(), computed on the first such failure and kept
+  /// for the buffers' lifetime: the inputs do not change) decides whether the step or cuBLAS is wrong.
+  CheckReport check_against_reference(const std::vector<float>& want);
   /// fp8, when the inputs before quantization were kept (Dist::llm or keep_unquantized): their fp64
   /// product, sum over k of double(a[i][k]) * double(b[j][k]), rounded to fp32, not to bf16
   /// (oracle_fp32_device). Against it a step's error holds the quantization's too, which the oracle of
@@ -122,6 +130,7 @@ class ProblemBuffers {
   Fp8Inputs unquantized_;  ///< fp8 only: A and B before quantization, when kept_
   bool kept_ = false;
   std::vector<float> c0_host_;  ///< only when fp32 and beta != 0
+  std::vector<float> bf16_oracle_;  ///< check_against_reference's oracle, once it was needed
 };
 
 /// Bytes of workspace `step` needs for (m, n, k): step.workspace_bytes(m, n, k), or 0 when it declares

@@ -33,7 +33,7 @@ struct RunInfo {
   const Problem& problem;
   const DeviceInfo& device;
   std::string program;  ///< "NN_name"
-  std::string check;    ///< "pass", "exact" or "skipped"
+  std::string check;    ///< "pass" (or CheckReport::check_column()'s "pass (the fp64 oracle's: ...)"), "exact" or "skipped"
 };
 
 /// Prints the table of `rows` (ms, TFLOP/s, ratio with its IQR, SM clock, fraction of the speed of

@@ -10,7 +10,9 @@ namespace gemm {
 
 /// What a check compares with. cublas: the dtype's reference (ProblemBuffers::reference()): cuBLAS for
 /// fp32 and bf16, the fp64 GPU oracle of the dequantized product for fp8 (cuBLAS has no FP8 GEMM, and
-/// cuBLASLt's is itself a reference checked against the oracle). cpu_fp64: the fp64 CPU loop (small shapes).
+/// cuBLASLt's is itself a reference checked against the oracle); a bf16 C that fails against cuBLAS is
+/// judged by the fp64 GPU oracle (ProblemBuffers::check_against_reference, compare.hpp's
+/// judge_reference). cpu_fp64: the fp64 CPU loop (small shapes).
 enum class Oracle { cublas, cpu_fp64 };
 
 /// Checks `step` on the buffers: refuses (gemm::Error carrying refusal()'s reason, for this device)

@@ -178,6 +178,22 @@ class DispatchRegret(unittest.TestCase):
             self.assertLessEqual(pick, best)  # the best measured there bounds any pick
             self.assertAlmostEqual(pick / best, regret, delta=0.002)  # a quotient of geometric means
 
+    def test_leave_one_out_over_the_long_k_rows_beside_the_hand_rule(self):
+        if not self.TOOL.exists():
+            self.skipTest("no build/bin/dispatch_dump (make test builds it)")
+        r = run(SCRIPTS / "dispatch_check.py", "--loo", "--gpu", "h100", "--k-min", "65536")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("rows with K >= 65536", r.stdout)
+        import re
+        rows = re.findall(r": (\d+) shapes, .*the best ([\d.]+)x, the hand rule ([\d.]+)x", r.stdout)
+        self.assertEqual(sum(int(n) for n, _, _ in rows), 45, r.stdout)  # tune.py --grid long-k's shapes
+        for _, best, hand in rows:
+            self.assertLessEqual(float(hand), float(best) + 1e-4)  # the hand rule is one of what was measured
+        for bad in (["--k-min", "65536"], ["--loo", "--k-min", "-1"]):
+            r = run(SCRIPTS / "dispatch_check.py", *bad)
+            self.assertNotEqual(r.returncode, 0, bad)
+            self.assertIn("--k-min", r.stderr)
+
 
 class TmapSpy(unittest.TestCase):
     """build/lib/libtmap_spy.so (scripts/tmap_spy.cpp) against a stand-in for libcuda (named libcuda.so.1:
@@ -313,12 +329,22 @@ class TuneDrawGrid(unittest.TestCase):
         with open(table, newline="") as f:
             shapes = {(int(r["m"]), int(r["n"]), int(r["k"])) for r in csv.DictReader(f)}
         off_grid = shapes - set(tune.grid("default"))
-        self.assertEqual(off_grid, set(tune.grid("draw")))
+        self.assertEqual(off_grid, set(tune.grid("draw")) | set(tune.grid("long-k")))
+
+    def test_the_long_k_grid_lies_past_the_others_in_k(self):
+        # The table's reach in K (family/dispatch.hpp's kReachAbove) is 2x its longest K: the long-K grid
+        # takes it past K = 65536, in the default grid's three alignment classes.
+        tune = self.tune
+        long_k = tune.grid("long-k")
+        self.assertEqual(len(long_k), 3 * len(tune.LONG_K_M) * len(tune.LONG_K_NK))
+        self.assertEqual({k % 64 for _, _, k in long_k}, {0, 8, 32})
+        longest = max(k for _, _, k in tune.grid("default") + tune.grid("draw"))
+        self.assertGreaterEqual(min(k for _, _, k in long_k), 2 * longest)
 
     def test_an_unknown_grid_is_refused(self):
         r = run(SCRIPTS / "tune.py", "--grid", "nope", "--dry-run")
         self.assertNotEqual(r.returncode, 0)
-        self.assertIn("the grids are default, draw and smoke", r.stderr)
+        self.assertIn("the grids are default, long-k, draw and smoke", r.stderr)
         for bad in (["--grid", "smoke", "--draw-count", "5"], ["--grid", "draw", "--draw-count", "0"],
                     ["--grid", "draw", "--draw-count", "100000000"]):
             r = run(SCRIPTS / "tune.py", *bad, "--dry-run")
