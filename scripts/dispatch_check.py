@@ -110,7 +110,7 @@ def leave_one_out(args):
         [str(args.k_min)] if args.k_min else [])
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode != 0:
-        sys.exit(f"error: {args.tool} --loo: {out.stderr.strip()}")
+        sys.exit(f"error: {args.tool} --loo: {out.stderr.strip().removeprefix('error: ')}")
     names = {0: "aligned", 1: "K % 16 == 8", 2: "N % 8 != 0", 4: "K % 64 != 0 (off the line)"}
     rows = f" with K >= {args.k_min}" if args.k_min else ""
     print(f"step 29's pick ({args.gpu}'s table) at each of its rows{rows} from the other rows alone, against the best measured there")

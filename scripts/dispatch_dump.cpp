@@ -90,6 +90,12 @@ static int leave_one_out(int sms, long k_min) {
   }
   // regret: the geometric mean of pick / best, the quotient of the two geometric means printed after it
   // (the pick's and the best's measured ratio over cuBLAS), then the hand rule's there.
+  if (std::all_of(std::begin(count), std::end(count), [](double c) { return c == 0; })) {
+    long longest = 0;
+    for (size_t i = 0; i < table.size; ++i) longest = std::max(longest, long(table.rows[i].k));
+    std::fprintf(stderr, "error: --loo: no row of this table has K >= %ld (its longest K is %ld)\n", k_min, longest);
+    return 1;
+  }
   std::printf("class,shapes,regret,below_0.95,pick,best,hand\n");
   for (int cls = 0; cls < 8; ++cls)
     if (count[cls] > 0)
@@ -111,19 +117,22 @@ int main(int argc, char** argv) {
     }
     return explain(int(sms), argc - 3, argv + 3);
   }
-  if ((argc == 3 || argc == 4) && std::string(argv[1]) == "--loo") {
-    char* end = nullptr;
-    const long sms = std::strtol(argv[2], &end, 10);
-    const bool sms_ok = *end == '\0' && sms >= 1 && sms <= 4096;
-    const long k_min = argc == 4 ? std::strtol(argv[3], &end, 10) : 0;
-    if (!sms_ok || (argc == 4 && (*end != '\0' || k_min < 0))) {
-      std::fprintf(stderr, "error: --loo SMS [K_MIN]: SMS from 1 to 4096, K_MIN a whole number >= 0\n");
+  if (argc >= 2 && std::string(argv[1]) == "--loo") {
+    auto whole = [](const char* s, long lo, long hi, long& v) {  // a decimal argument in [lo, hi], nothing trailing
+      char* end = nullptr;
+      v = std::strtol(s, &end, 10);
+      return *s != '\0' && *end == '\0' && v >= lo && v <= hi;
+    };
+    long sms = 0, k_min = 0;
+    if ((argc != 3 && argc != 4) || !whole(argv[2], 1, 4096, sms) || (argc == 4 && !whole(argv[3], 0, 1L << 30, k_min))) {
+      std::fprintf(stderr, "error: dispatch_dump [--h100] --loo SMS [K_MIN]: SMS from 1 to 4096, K_MIN from 0 to 2^30\n");
       return 2;
     }
     return leave_one_out(int(sms), k_min);
   }
   if (argc != 5) {
-    std::fprintf(stderr, "usage: dispatch_dump [--h100] SMS K M_MAX N_MAX\n       dispatch_dump [--h100] --explain SMS M:N:K ...\n");
+    std::fprintf(stderr, "usage: dispatch_dump [--h100] SMS K M_MAX N_MAX\n       dispatch_dump [--h100] --explain SMS M:N:K ...\n"
+                         "       dispatch_dump [--h100] --loo SMS [K_MIN]\n");
     return 2;
   }
   auto number = [](const char* s, long& v) {  // a whole decimal argument, nothing trailing

@@ -15,8 +15,8 @@ measured; resuming times only its shapes.
   scripts/tune.py                           run it (GPU), resuming: shapes already in the CSV are skipped
   scripts/tune.py --grid smoke              six shapes, for a first look
   scripts/tune.py --grid long-k             the default grid's three alignment classes at K = 65536 (M of
-                                            LONG_K_M, N of 256, 1024, 4096): the table's reach in K, 4x
-                                            past the default grid's longest K
+                                            1, 16, 128, 512, 2048, N of 256, 1024, 4096): the table's reach
+                                            in K, 4x past the default grid's longest K
   scripts/tune.py --grid draw [--draw-count N]  DRAW_COUNT (or N) shapes drawn as issue 46's random set is, from another
                                             seed (DRAW_SEED), never one of the random set's, and only of its
                                             aligned and K%16==8 classes: rows between the grid's points where

@@ -61,6 +61,7 @@ TEST_CASE("judge_reference: where the step and cuBLAS disagree, the fp64 oracle 
     CHECK(r.summary().rfind("PASS against the fp64 oracle", 0) == 0);
     CHECK(r.summary().find("cuBLAS's own C has 2 elements") != std::string::npos);
     CHECK(r.check_column() == "pass (the fp64 oracle's: cuBLAS's C outside its tolerance)");
+    CHECK(r.check_column().find(',') == std::string::npos);  // the harness's CSV writes it unquoted
   }
   SECTION("cuBLAS's C with an unwritten (NaN) element: the step right passes against the oracle") {
     const CheckReport r = judge(oracle, cublas_nan);
@@ -81,6 +82,7 @@ TEST_CASE("judge_reference: where the step and cuBLAS disagree, the fp64 oracle 
     CHECK(r.against_oracle);
     CHECK(r.reference_mismatches == 0);
     CHECK(r.check_column().find("cuBLAS's C inside it") != std::string::npos);
+    CHECK(r.check_column().find(',') == std::string::npos);  // the harness's CSV writes it unquoted
   }
   SECTION("the step wrong, cuBLAS right: cuBLAS's failure stands") {
     const CheckReport r = judge(step_off, oracle);

@@ -77,7 +77,7 @@ std::string CheckReport::check_column() const {
   if (!passed) return "FAIL";
   if (!against_oracle) return "pass";
   return reference_mismatches > 0 ? "pass (the fp64 oracle's: cuBLAS's C outside its tolerance)"
-                                  : "pass (the fp64 oracle's: cuBLAS's C inside it, further than the tolerance from this one)";
+                                  : "pass (the fp64 oracle's: cuBLAS's C inside it but further than the tolerance from this one)";
 }
 
 std::string CheckReport::summary() const {

@@ -110,8 +110,9 @@ struct CheckReport {
   /// RMS error over its bound is named too, and a pass against the oracle in place of cuBLAS says so.
   std::string summary() const;
   /// A passed check's word for a CSV's check column: "pass", or with against_oracle "pass (the fp64
-  /// oracle's: cuBLAS's C outside its tolerance)" or "pass (the fp64 oracle's: cuBLAS's C inside it,
-  /// further than the tolerance from this one)". "FAIL" for a failed check.
+  /// oracle's: cuBLAS's C outside its tolerance)" or "pass (the fp64 oracle's: cuBLAS's C inside it but
+  /// further than the tolerance from this one)"; no commas (the harness's CSV does not quote it). "FAIL"
+  /// for a failed check.
   std::string check_column() const;
 };
 
