@@ -64,12 +64,14 @@ static int explain(int sms, int argc, char** argv) {
 /// Leave-one-out over the table: each measured shape's pick from the other rows alone (carry() and
 /// choose(), among the entries measured there), against the best measured there; per alignment class
 /// the geometric mean of pick / best, the count below 0.95, and the geometric means of the pick's, the
-/// best's and the hand rule's measured ratios. Only the rows with K >= k_min are scored (all speak).
+/// best's and the hand rule's measured ratios (the hand rule's over the rows where it was timed; 0 where
+/// none was). Only the rows with K >= k_min are scored (all speak).
 static int leave_one_out(int sms, long k_min) {
   const auto table = tuned();
   const auto esms = fam::dispatch::table_sms(table.rows, table.size, fam::menu::kBf16, sms);
   std::vector<std::decay_t<decltype(table.rows[0])>> rest(table.rows, table.rows + table.size);
-  double below[8] = {}, count[8] = {}, got_sum[8] = {}, best_sum[8] = {}, hand_sum[8] = {};  // sums of logs, per class
+  double below[8] = {}, count[8] = {}, got_sum[8] = {}, best_sum[8] = {};  // sums of logs, per class
+  double hand_count[8] = {}, hand_sum[8] = {};  // the rows where the hand rule was timed
   for (size_t i = 0; i < table.size; ++i) {
     const auto row = table.rows[i];
     if (row.k < k_min) continue;
@@ -83,10 +85,11 @@ static int leave_one_out(int sms, long k_min) {
     }
     const int e = fam::dispatch::choose(c);
     const double got = e == fam::dispatch::kHandRule ? row.hand : row.ratio[size_t(e)];
-    if (!(got > 0) || !(best > 0) || !(row.hand > 0)) continue;
+    if (!(got > 0) || !(best > 0)) continue;
     const int cls = fam::dispatch::alignment_class(row.n, row.k);
     count[cls] += 1, below[cls] += got / best < 0.95;
-    got_sum[cls] += std::log(got), best_sum[cls] += std::log(best), hand_sum[cls] += std::log(row.hand);
+    got_sum[cls] += std::log(got), best_sum[cls] += std::log(best);
+    if (row.hand > 0) hand_count[cls] += 1, hand_sum[cls] += std::log(row.hand);
   }
   // regret: the geometric mean of pick / best, the quotient of the two geometric means printed after it
   // (the pick's and the best's measured ratio over cuBLAS), then the hand rule's there.
@@ -101,7 +104,7 @@ static int leave_one_out(int sms, long k_min) {
     if (count[cls] > 0)
       std::printf("%d,%.0f,%.4f,%.0f,%.4f,%.4f,%.4f\n", cls, count[cls], std::exp((got_sum[cls] - best_sum[cls]) / count[cls]),
                   below[cls], std::exp(got_sum[cls] / count[cls]), std::exp(best_sum[cls] / count[cls]),
-                  std::exp(hand_sum[cls] / count[cls]));
+                  hand_count[cls] > 0 ? std::exp(hand_sum[cls] / hand_count[cls]) : 0.0);
   return 0;
 }
 
