@@ -33,23 +33,12 @@ struct Block : fam::Config<fam::Spec{.elem = fam::Elem::e4m3, .consumers = fam::
 struct Short : fam::Config<fam::menu::fit({.elem = fam::Elem::e4m3, .accum = fam::Accum::two_sets, .scales = fam::Scales::block, .bm = 64})> {};
 constexpr int kShortMaxM = Short::BM;  ///< M <= this runs the 64-row tile (one tile row either way)
 
-// A measurement build (make fp8-variants: build/bin/variant_36_swap, STEP36_SWAP=1), not the step:
-// M <= 64 runs swapped, C^T = B * A^T on 64 x 16, 32 or 64 tiles, each fragment column scaled by its
-// own row of A's scales (family/mainloop.cuh's BlockScales).
-#ifndef STEP36_SWAP
-#define STEP36_SWAP 0
-#endif
-template <int W>
-struct Swapped : fam::Config<fam::menu::fit({.elem = fam::Elem::e4m3, .bn = W, .swap = true, .accum = fam::Accum::two_sets,
-                                             .scales = fam::Scales::block, .bm = 64})> {};
-
 /// The policy: the plan for C = A * B^T (M x N x K) on `sms` SMs. The tile: Short for M <= 64, else
 /// Block. Under one wave, split-K into s = tile_menu::split_factor equal segments (s >= 2) where
 /// ceil(k_tiles / s) + kFixupKTiles < k_tiles, or under a quarter wave where family::choose_split's
 /// idle rule says; a wave or more: 23's wave rule, as in 34.
 fam::Plan plan(int m, int n, int k, int sms) {
-  fam::Spec spec = m <= kShortMaxM ? Short::spec : Block::spec;
-  if (STEP36_SWAP && m <= 64) spec = m <= 16 ? Swapped<16>::spec : m <= 32 ? Swapped<32>::spec : Swapped<64>::spec;
+  const fam::Spec spec = m <= kShortMaxM ? Short::spec : Block::spec;
   const bool split = fam::split_pays({m, n, k}, spec, sms);  // (family/plan.hpp)
   return fam::make_plan({m, n, k}, spec, {.wave_limits = true, .split_k = true, .planned = split}, false, sms);
 }
@@ -68,11 +57,7 @@ const bool registered = gemm::register_step({
     .parent = "35",
     .technique = "the 64-row ping-pong tile of small M with two sets of tensor-core accumulators: each K tile promoted under the next one's wgmmas (34's loop)",
     .dtype = gemm::Dtype::fp8,
-#if STEP36_SWAP
-    .fp8 = &fam::step_launch<ID, plan, Block, Short, Swapped<16>, Swapped<32>, Swapped<64>>,
-#else
     .fp8 = &fam::step_launch<ID, plan, Block, Short>,  // (family/launch.cuh)
-#endif
     .scaling = gemm::Scaling::block,
     .accumulation = fam::step_accumulation<Block, Short>(),  // what sums the products: the results' column
     .unsupported = &unsupported,

@@ -122,22 +122,14 @@ promote-variants: $(PROMOTE_VARIANTS)
 
 # Step 35 with 34's tile in cluster pairs along M sharing B by multicast (STEP35_CLUSTER_M=2), to
 # measure whether step 17's multicast pays on the FP8 line (FP8_STEP="35 variant_35_c2m" gpu_session.sh fp8).
-FP8_VARIANTS := $(BUILD)/bin/variant_35_c2m $(BUILD)/bin/variant_36_swap
-# Step 36 with M <= 64 swapped onto 64 x 16, 32 or 64 tiles of C^T (step 38's), its block scales per
-# fragment column (STEP36_SWAP=1, docs/notebook/fp8.md).
-$(BUILD)/obj/variants/36_swap.o: kernels/36_fp8_short_two_sets.cu $(HEADERS) | $(BUILD)/.deps-ok
-	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) -Xptxas -v -DSTEP36_SWAP=1 -c $< -o $@
-$(BUILD)/bin/variant_36_swap: $(BUILD)/obj/variants/36_swap.o $(MAIN_OBJ) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
-	@mkdir -p $(dir $@)
-	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
+FP8_VARIANTS := $(BUILD)/bin/variant_35_c2m
 $(BUILD)/obj/variants/35_c2m.o: kernels/35_fp8_shapes.cu $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) -DSTEP35_CLUSTER_M=2 -c $< -o $@
 $(BUILD)/bin/variant_35_c2m: $(BUILD)/obj/variants/35_c2m.o $(MAIN_OBJ) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
-#> make fp8-variants         step 35 with its 128-row tile in cluster pairs along M (build/bin/variant_35_c2m) and step 36 with M <= 64 swapped (variant_36_swap), for gpu_session.sh fp8
+#> make fp8-variants         step 35 with its 128-row tile in cluster pairs along M (build/bin/variant_35_c2m), for gpu_session.sh fp8
 .PHONY: fp8-variants
 fp8-variants: $(FP8_VARIANTS)
 

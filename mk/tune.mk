@@ -59,3 +59,22 @@ promotion-variant: $(BUILD)/bin/variant_tune_promo128
 .PHONY: order-variant
 #> make order-variant        build/bin/variant_tune_shared_first: the tuner with a cluster pair along M loading its multicast half first
 order-variant: $(BUILD)/bin/variant_tune_shared_first
+
+# build/bin/variant_tune_coop_waves: the tuner with the menu's cooperative entries taking stream-K from
+# one full wave (GEMM_FAMILY_COOP_MIN_WAVES=1, family/menu.hpp) instead of four, for a paired A/B against
+# build/bin/tune at the same shapes. Plans are made on the host in tune.o and in the menu's launchers,
+# so both are built with the switch; no step is linked in (step 29's object makes the same plans with
+# the default, and the linker would keep one of the two copies), so it has no --hand-step.
+$(BUILD)/obj/variants/tune_coop_waves.o: scripts/tune.cpp $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -DGEMM_FAMILY_COOP_MIN_WAVES=1 -c $< -o $@
+$(BUILD)/obj/variants/menu_coop_waves.o: common/kernel_lib/family/menu.cu $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) -DGEMM_FAMILY_COOP_MIN_WAVES=1 -c $< -o $@
+$(BUILD)/bin/variant_tune_coop_waves: $(BUILD)/obj/variants/tune_coop_waves.o $(BUILD)/obj/variants/menu_coop_waves.o $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
+
+.PHONY: coop-waves-variant
+#> make coop-waves-variant   build/bin/variant_tune_coop_waves: the tuner with cooperative entries taking stream-K from one full wave
+coop-waves-variant: $(BUILD)/bin/variant_tune_coop_waves

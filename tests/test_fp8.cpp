@@ -869,9 +869,10 @@ TEST_CASE("block-scaled fp8 steps: scales that change by up to 64x from block to
   REQUIRE_GPU_OR_SKIP();
   for (const Step& step : gemm_test::runnable_steps()) {
     if (step.dtype != Dtype::fp8 || step.scaling != Scaling::block) continue;
-    // Ragged M and N, K tails (K % 128 = 16, 112, 64), M = 1, N = 1, and several tiles of each.
+    // Ragged M and N, K tails (K % 128 = 16, 112, 64), M = 1, N = 1, and several tiles of each; M of 17,
+    // 33 and 64 (step 40's 32- and 64-wide swapped tiles, A's scales a column each, from the ring).
     for (auto [m, n, k] : {std::tuple{300, 260, 400}, {129, 385, 1008}, {1, 200, 272}, {257, 1, 528}, {640, 896, 1024},
-                           {131, 1000, 128}}) {
+                           {131, 1000, 128}, {17, 1000, 528}, {33, 385, 1008}, {64, 260, 400}}) {
       gemm_test::Watchdog dog(fmt::format("step {} wild block scales {}x{}x{}", step.id, m, n, k), gemm_test::kGpuCheckLimit);
       ProblemBuffers ws({Dtype::fp8, m, n, k, 1, 0, 53, true, Scaling::block});
       ws.upload_scales(wild_scales(size_t(ws.grid_a().count()), 59u + uint32_t(m)),

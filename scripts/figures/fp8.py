@@ -299,7 +299,8 @@ SCALE_CODE = [
     "b = p.sfb + int64_t(o.tile_n) * p.k_tiles;",                                          # the tile's one row of sfb
     "const float sb = __ldg(b + kb);",
     "sc[i][h] = (a[i][h] ? __ldg(a[i][h] + kb * stride) : 0.0f) * sb;",
-    "acc[r] += C::spec.scales == Scales::block ? tc[r] * sc[(r / 2) % 2] : tc[r];",
+    "acc[r] += C::spec.scales == Scales::block ? tc[r] * sc[BlockScales<C>::scale_index(r)] : tc[r];",
+    "static __device__ __forceinline__ constexpr int scale_index(int r) { return SWAP ? 2 * (r / 4) + r % 2 : (r / 2) % 2; }",
 ]
 WARP, LANE = 1, 5  # the thread picked out (T37), as in the wgmma_fragment figure
 SC_COLORS = {(0, 0): style.PURPLE, (0, 1): style.YELLOW, (1, 0): style.CYAN, (1, 1): style.GREEN}  # sc[i][h]
@@ -428,6 +429,129 @@ def fp8_block_scales():
             ha="left", va="top", fontsize=9.5, family="monospace")
     return fig
 
+
+
+# The code the swapped picture draws (step 40): where the producer warp puts a K tile's scales in the
+# stage, which of them a consumer thread reads, and which scale multiplies which accumulator.
+PRODUCER = "common/kernel_lib/family/producer.cuh"
+SWAP_SCALE_CODE = {
+    PRODUCER: ["for (int i = lane; i < C::BN + SLAB_SCALES; i += 32) {",
+               "inside = col < p.N;",
+               "if (inside) src = p.sfa + int64_t(kt) * p.N + col;",
+               "if (inside) src = p.sfb + int64_t(row / 128) * p.k_tiles + kt;",
+               "ptx::cp_async_4(ptx::smem_addr(&s.scales[st][i]), src, inside ? 4 : 0);",
+               "ptx::cp_async_mbarrier_arrive_noinc(ptx::smem_addr(&s.full[st]));"],
+    MAINLOOP: ["const float* col = &s.scales[st][2 * (threadIdx.x % 4)];",
+               "const float sb = s.scales[st][C::BN + slab_row<C>(i, me) / kWgmmaM];",
+               "const float2 a2 = *reinterpret_cast<const float2*>(col + 8 * (c / 2));",
+               "static __device__ __forceinline__ constexpr int scale_index(int r) { return SWAP ? 2 * (r / 4) + r % 2 : (r / 2) % 2; }"],
+}
+SWAP_W = 32  # the picture's tile: 64 rows of B by 32 columns (A's rows), step 40's middle width
+
+
+@style.figure("fp8_block_scale_swap",
+              "Block scales of a swapped tile (step 40) for one K tile kb: the kernel computes C^T = B A^T on "
+              "64 rows of B (one slab, inside one 128-row block of B: one sfb value) by W columns that are rows "
+              "of A, each with its own sfa[kb][m]. Thread T37 (warp 1, lane 5) holds columns 8j + 2(l%4) and "
+              "+1, so W/4 sfa values, read from the stage where the producer warp's lanes copied the K tile's "
+              "W sfa values and the slab's sfb (4-byte cp.async, an arrive on the full barrier when they land); "
+              "accumulator r takes sc[2(r/4) + r%2]")
+def fp8_block_scale_swap():
+    from hopper1 import fragment_position
+    from step_constants import configurations
+    for path, lines in SWAP_SCALE_CODE.items():
+        code = (style.ROOT / path).read_text()
+        stale = [line for line in lines if line not in code]
+        assert not stale, f"{path} no longer has {stale}: redraw fp8_block_scale_swap (scripts/figures/fp8.py)"
+    cfg = [c for c in configurations("40") if c["fields"].get("swap") == "true"]
+    assert cfg and cfg[0]["fields"].get("scales") == "block" and SWAP_W in cfg[0]["param_values"], \
+        "step 40's swapped block-scaled tiles: the picture's premise"
+    wm, w = 64, SWAP_W
+    frag, sc_n = w // 2, w // 4
+    colors = plt.get_cmap("tab10")
+    mine = {}  # (row, col) of the tile -> scale_index(r)
+    for r in range(frag):
+        mine[fragment_position(WARP, LANE, r)] = 2 * (r // 4) + r % 2
+    cols = {col: c for (_, col), c in mine.items()}  # T37's columns -> its scale register
+    fig = plt.figure(figsize=(16, 8.5))
+    ax = fig.add_axes((0.0, 0.05, 0.5, 0.93))
+    ax.set_aspect("equal")
+    ax.axis("off")
+    x0, y0 = 22, 16
+    ax.set_xlim(-2, x0 + w + 14)
+    ax.set_ylim(y0 + wm + 14, -3)
+    # sfa: one value per column (a row of A), above the tile.
+    for col in range(w):
+        hit = col in cols
+        ax.add_patch(Rectangle((x0 + col, y0 - 7), 1, 4, fc=colors(cols[col]) if hit else "#c6d6ea",
+                               ec="black" if hit else "white", lw=0.6 if hit else 0.3))
+    ax.text(x0 + w / 2, y0 - 8, f"sfa[kb][m0 + j]: one per column, j = 0 .. {w - 1} (columns are rows of A)",
+            ha="center", va="bottom", fontsize=9)
+    # sfb: one value for the slab (its 64 rows lie in one 128-row block of B).
+    ax.add_patch(Rectangle((x0 - 7, y0), 4, wm, fc=style.RED, ec="black", lw=1, alpha=0.55))
+    ax.text(x0 - 8, y0 + wm / 2, "sfb[n0 / 128][kb]:\none for the\nslab's 64 rows\n(rows of B)",
+            ha="right", va="center", fontsize=9)
+    ax.add_patch(Rectangle((x0, y0), w, wm, fc="#eef5ef", ec="none"))
+    for wp in range(4):
+        ax.add_patch(Rectangle((x0, y0 + 16 * wp), w, 16, fc="#d9eedd" if wp % 2 else "#eef5ef", ec="none"))
+        ax.text(x0 + w + 1, y0 + 16 * wp + 8, f"warp {wp}", va="center", fontsize=8)
+    ax.add_patch(Rectangle((x0, y0), w, wm, fc="none", ec="black", lw=1.4))
+    for (row, col), c in mine.items():
+        ax.add_patch(Rectangle((x0 + col, y0 + row), 1, 1, fc=colors(c), ec="none"))
+    for col, c in sorted(cols.items()):
+        ax.annotate("", xy=(x0 + col + 0.5, y0 + 16 * WARP), xytext=(x0 + col + 0.5, y0 - 3),
+                    arrowprops=dict(arrowstyle="-|>", color=colors(c), lw=0.7))
+    ax.text(x0 + w / 2, y0 + wm + 2,
+            f"one K tile (kb) of step 40's swapped 64 x {w} tile of C^T: the coloured cells are\n"
+            f"T{32 * WARP + LANE}'s {frag} accumulators (warp {WARP}, lane {LANE}: rows 16w + l/4 and +8, columns\n"
+            f"8j + 2(l%4) and +1), each column's colour its sfa value: {sc_n} of them a thread",
+            ha="center", va="top", fontsize=9.5)
+    # Right, top: the stage's scales and the producer lanes that copy them.
+    asg = fig.add_axes((0.52, 0.55, 0.47, 0.4))
+    asg.axis("off")
+    n_floats = w + 4
+    asg.set_xlim(-1, n_floats + 1)
+    asg.set_ylim(9, -3)
+    for i in range(n_floats):
+        if i < w:
+            face = colors(cols[i]) if i in cols else "#c6d6ea"
+        elif i == w:
+            face = style.RED
+        else:
+            face = "#f0f0f0"
+        asg.add_patch(Rectangle((i, 0), 1, 2, fc=face, ec="white", lw=0.5, alpha=0.55 if i == w else 1))
+        if i % 4 == 0 or i == w:
+            asg.text(i + 0.5, 2.4, f"{i}", ha="center", va="top", fontsize=7)
+        if i < w + 1:
+            asg.text(i + 0.5, -0.3, f"l{i % 32}", ha="center", va="bottom", fontsize=5.5, rotation=90)
+    asg.text(0, -2.6, f"s.scales[st][0 .. {n_floats - 1}]: the stage's scales, copied by the producer warp's lanes "
+             f"(lane l: floats l, l + 32, ...)", ha="left", va="bottom", fontsize=9)
+    asg.text(0, 3.6,
+             "producer warp, per stage (producer.cuh):\n"
+             f"  lane l copies sfa[kb][m0 + l] (l < {w}), lane {w % 32} sfb[n0 / 128][kb]\n"
+             "  4-byte cp.async, zero past M or N, then cp.async.mbarrier.arrive.noinc:\n"
+             "  the full barrier expects 1 + 32 arrivals and the boxes' bytes",
+             ha="left", va="top", fontsize=9, family="monospace")
+    # Right, bottom: T37's registers and the scale each takes.
+    ar = fig.add_axes((0.52, 0.05, 0.47, 0.42))
+    ar.axis("off")
+    ar.set_xlim(-7, frag + 1)
+    ar.set_ylim(8, -2)
+    for r in range(frag):
+        c = 2 * (r // 4) + r % 2
+        ar.add_patch(Rectangle((r, 0.5), 1, 1.4, fc=colors(c), ec="white", lw=0.6))
+        ar.text(r + 0.5, 2.2, f"{r}", ha="center", va="top", fontsize=7)
+        ar.text(r + 0.5, 3.1, f"sc{c}", ha="center", va="top", fontsize=6.5, rotation=90)
+    ar.text(-0.5, 1.2, "tc[r],\nacc[0][r]", ha="right", va="center", fontsize=8.5)
+    ar.text(frag / 2, -0.2, f"T{32 * WARP + LANE}'s {frag} tensor-core sums: r picks its column, so its scale, "
+            "2(r/4) + r%2", ha="center", va="bottom", fontsize=9)
+    ar.text(-6.5, 5.0,
+            "after the stage's full-barrier wait (mainloop.cuh's load_ring):\n"
+            "  sc[c]   = sfa[kb][m0 + 8(c/2) + 2(l%4) + c%2] * sfb   c = 0 .. W/4 - 1,\n"
+            "            two adjacent sfa in one 8-byte LDS\n"
+            "  acc[r] += tc[r] * sc[2(r/4) + r%2]                    an FFMA, in fp32",
+            ha="left", va="top", fontsize=9, family="monospace")
+    return fig
 
 # ---- The FP8 tensor core's accumulator: what it keeps (the accuracy lab) and what promotion does ---------
 LAB_RESULT = "results/nvidia_h200_fp8_accumulator.md"  # build/bin/lab_fp8_accumulator's output on the H200

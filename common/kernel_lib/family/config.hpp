@@ -111,13 +111,25 @@ GEMM_HD constexpr int counters_per_tile(Spec s) {
 GEMM_HD constexpr int epi_n(Spec s) {
   return s.swap || s.bn % 64 == 0 ? 64 : s.bn % 32 == 0 ? 32 : s.bn % 16 == 0 ? 16 : 8;
 }
+/// Whether a configuration's block scales travel in the ring (swapped tiles with block scales): C^T's
+/// columns are A's rows, each with its own `sfa` value, so a K tile needs BN of them; the producer warp
+/// copies them, and the slabs' `sfb` values, into the stage beside its boxes (producer.cuh), and the
+/// consumers read them after the same full-barrier wait as the tiles, with no global load in the K loop.
+GEMM_HD constexpr bool scales_in_ring(Spec s) { return s.swap && s.scales == Scales::block; }
+/// Floats of a stage's scales (SharedStorage::scales): BN of `sfa`, then one `sfb` a 64-row slab of the
+/// tile (at most 4), 16-byte rows; 1 (unused) where the scales do not travel in the ring.
+GEMM_HD constexpr int ring_scale_floats(Spec s) { return scales_in_ring(s) ? s.bn + 4 : 1; }
+/// Lanes of the producer warp that copy a stage's scales and arrive on its full barrier once their
+/// copies have landed (producer.cuh's kScaleLag): all 32 where the scales travel in the ring, else none.
+GEMM_HD constexpr int ring_scale_lanes(Spec s) { return scales_in_ring(s) ? 32 : 0; }
 /// Bytes of the block's shared memory for `stages` stages: the ring, the epilogue boxes, the barriers
 /// and flags, rounded as the kernel's SharedStorage lays them out, plus 1024 bytes of slack to align
 /// the dynamic base.
 GEMM_HD constexpr int64_t smem_bytes_at(Spec s, int stages) {
   const int64_t ring = stages * stage_bytes(s);  // both arrays 1024-aligned: every box size is a multiple of 1024
   const int64_t boxes = (int64_t(kConsumers) * kEpiBufs * kEpiBox * epi_n(s) * 2 + 1023) / 1024 * 1024;
-  const int64_t tail = 8 * (2 * stages + kConsumers) + 4 * kConsumers;  // full, empty, order; last_piece
+  // full, empty, order; last_piece; the ring's scales
+  const int64_t tail = 8 * (2 * stages + kConsumers) + 4 * kConsumers + 4 * int64_t(stages) * ring_scale_floats(s);
   return ring + boxes + (tail + 1023) / 1024 * 1024 + 1024;
 }
 GEMM_HD constexpr int64_t smem_bytes(Spec s) { return smem_bytes_at(s, s.stages); }

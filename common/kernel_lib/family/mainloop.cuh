@@ -74,31 +74,18 @@ __device__ __forceinline__ void mainloop_tensor_core(SharedStorage<C>& s, ring_t
 /// Swapped (C^T = B * A^T), the kernel's rows are B's, whose 128 x 128 blocks hold a slab's 64 rows
 /// whole: one sfb value a slab; its columns are A's rows, each with its own sfa value, so a thread's
 /// scales follow its fragment's columns (8 j + 2 (l % 4) + e for the BN / 8 groups j and e = 0, 1):
-/// BN / 4 of them, read from one base pointer, 0 past A's rows.
+/// BN / 4 of them, which travel in the ring (config.hpp's scales_in_ring; load_ring).
 template <class C>
 struct BlockScales {
   static constexpr bool SWAP = C::spec.swap;
+  static_assert(!SWAP || C::spec.scales != Scales::block || scales_in_ring(C::spec), "a swapped tile's block scales travel in the ring");
   /// Scales a thread holds per slab: one per row half h, or swapped one per fragment column.
   static constexpr int SC = SWAP ? C::BN / 4 : 2;
   const float* a[C::SLABS][2];
-  const float* b;                 // the tile's row of sfb; swapped, this thread's first column of sfa
-  const float* b_slab[C::SLABS];  // swapped: the slab's row of sfb (nullptr past B's rows)
-  int64_t stride;                 // C's M (the kernel's M, swapped its N): from one K block of sfa to the next
-  int cols_left;                  // swapped: A's rows from this thread's first column on
-  __device__ __forceinline__ BlockScales(const Params& p, const TileOrigin& o, int me)
-      : a{}, b(nullptr), b_slab{}, stride(SWAP ? p.N : p.M), cols_left(0) {
-    if constexpr (C::spec.scales != Scales::block) return;  // (no scales to point at)
-    if constexpr (SWAP) {  // the kernel's M is C's N (B's rows), its N is C's M (A's rows)
-      const int col0 = o.n0 + 2 * (threadIdx.x % 4);
-      cols_left = p.N - col0;
-      b = p.sfa + col0;
-#pragma unroll
-      for (int i = 0; i < C::SLABS; ++i) {
-        const int row = o.m0 + slab_row<C>(i, me);
-        b_slab[i] = row < p.M ? p.sfb + int64_t(row / 128) * p.k_tiles : nullptr;
-      }
-      return;
-    }
+  const float* b;   // the tile's row of sfb
+  int64_t stride;   // C's M: from one K block of sfa to the next
+  __device__ __forceinline__ BlockScales(const Params& p, const TileOrigin& o, int me) : a{}, b(nullptr), stride(p.M) {
+    if constexpr (C::spec.scales != Scales::block || SWAP) return;  // (no scales to point at: none, or in the ring)
     const int row0 = o.m0 + 16 * ((threadIdx.x % 128) / 32) + (threadIdx.x % 32) / 4;
 #pragma unroll
     for (int i = 0; i < C::SLABS; ++i)
@@ -109,30 +96,43 @@ struct BlockScales {
       }
     b = p.sfb + int64_t(o.tile_n) * p.k_tiles;
   }
-  /// K block kb's scales: sc[i][c] = sfa * sfb for slab i's accumulators r with scale_index(r) == c.
+  /// K block kb's scales: sc[i][h] = sfa * sfb for slab i's accumulators r with scale_index(r) == h.
   __device__ __forceinline__ void load(int kb, float (&sc)[C::SLABS][SC]) const {
-    if constexpr (SWAP) {
-      const float* col = b + kb * stride;
-#pragma unroll
-      for (int i = 0; i < C::SLABS; ++i) {
-        const float sb = b_slab[i] ? __ldg(b_slab[i] + kb) : 0.0f;
-#pragma unroll
-        for (int c = 0; c < SC; ++c) {
-          const int dc = 8 * (c / 2) + c % 2;  // the column's distance from the thread's first
-          sc[i][c] = (dc < cols_left ? __ldg(col + dc) : 0.0f) * sb;
-        }
-      }
-      return;
-    }
+    static_assert(!SWAP, "a swapped tile reads its scales from the ring (load_ring)");
     const float sb = __ldg(b + kb);
 #pragma unroll
     for (int i = 0; i < C::SLABS; ++i)
 #pragma unroll
       for (int h = 0; h < 2; ++h) sc[i][h] = (a[i][h] ? __ldg(a[i][h] + kb * stride) : 0.0f) * sb;
   }
+  /// scales_in_ring (swapped): K block's scales from stage st, read after its full-barrier wait, as
+  /// load() computes them from global memory (the producer zeroed columns and slabs past the matrix).
+  __device__ __forceinline__ void load_ring(const SharedStorage<C>& s, int st, int me, float (&sc)[C::SLABS][SC]) const {
+    const float* col = &s.scales[st][2 * (threadIdx.x % 4)];
+#pragma unroll
+    for (int i = 0; i < C::SLABS; ++i) {
+      const float sb = s.scales[st][C::BN + slab_row<C>(i, me) / kWgmmaM];
+#pragma unroll
+      for (int c = 0; c < SC; c += 2) {  // columns 8 (c / 2) and + 1 from the thread's first: one 8-byte load
+        const float2 a2 = *reinterpret_cast<const float2*>(col + 8 * (c / 2));
+        sc[i][c] = a2.x * sb;
+        if (c + 1 < SC) sc[i][c + 1] = a2.y * sb;
+      }
+    }
+  }
   /// Which of a slab's SC scales multiplies accumulator r of the D fragment (its row half, or its column).
   static __device__ __forceinline__ constexpr int scale_index(int r) { return SWAP ? 2 * (r / 4) + r % 2 : (r / 2) % 2; }
 };
+
+/// A promoted loop's release of stage st, by each warp's lane 0 (producer.cuh's release). Where the
+/// scales travel in the ring every lane has read the stage, and an mbarrier arrive orders only its own
+/// thread's accesses (PTX ISA, "Memory Consistency Model": release patterns), so __syncwarp first
+/// orders the lanes' reads before lane 0's arrive and the producer's next copies into the stage.
+template <class C>
+__device__ __forceinline__ void release_read_stage(SharedStorage<C>& s, int st) {
+  if constexpr (scales_in_ring(C::spec)) __syncwarp();
+  if (threadIdx.x % 32 == 0) release<C>(s, st);
+}
 
 /// acc[r] += tc[r], scaled by sc[scale_index(r)] under block scales: the promotion (FADD or FFMA).
 template <class C>
@@ -152,7 +152,7 @@ __device__ __forceinline__ void mainloop_promoted(SharedStorage<C>& s, const Par
   constexpr int SC = BlockScales<C>::SC;
   float sc[C::SLABS][SC] = {};
   const BlockScales<C> scales(p, o, me);  // (empty without block scales)
-  if constexpr (C::spec.scales == Scales::block) scales.load(pc.kt0, sc);
+  if constexpr (C::spec.scales == Scales::block && !scales_in_ring(C::spec)) scales.load(pc.kt0, sc);
 #pragma unroll
   for (int i = 0; i < C::SLABS; ++i)
 #pragma unroll
@@ -160,8 +160,10 @@ __device__ __forceinline__ void mainloop_promoted(SharedStorage<C>& s, const Par
   for (int kt = pc.kt0; kt < pc.kt1; ++kt, ring.advance()) {
     const int st = ring.stage;
     float next[C::SLABS][SC] = {};  // K tile kt + 1's scales, in flight under kt's wgmmas
-    if (C::spec.scales == Scales::block && kt + 1 < pc.kt1) scales.load(kt + 1, next);
+    if constexpr (C::spec.scales == Scales::block && !scales_in_ring(C::spec))
+      if (kt + 1 < pc.kt1) scales.load(kt + 1, next);
     ptx::mbarrier_wait_parity(&s.full[st], ring.phase);
+    if constexpr (scales_in_ring(C::spec)) scales.load_ring(s, st, me, sc);  // landed with the stage
     const uint64_t desc_a = ptx::make_desc_k_sw128(s.a[st]), desc_b = ptx::make_desc_k_sw128(s.b[st]);
 #pragma unroll
     for (int i = 0; i < C::SLABS; ++i)
@@ -178,7 +180,7 @@ __device__ __forceinline__ void mainloop_promoted(SharedStorage<C>& s, const Par
         ptx::wgmma_fence_operands(tc);
         promote<C>(acc[i], tc, sc[i]);
       }
-    if (threadIdx.x % 32 == 0) release<C>(s, st);  // every wgmma reading stage st is done
+    release_read_stage<C>(s, st);  // every wgmma reading stage st is done
 #pragma unroll
     for (int i = 0; i < C::SLABS; ++i)
 #pragma unroll

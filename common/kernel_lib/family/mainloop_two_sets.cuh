@@ -29,8 +29,9 @@ __device__ __forceinline__ void mainloop_two_sets(SharedStorage<C>& s, const Par
   auto k_tile = [&](int kt, auto b_c, auto promote_previous) {
     constexpr int b = decltype(b_c)::value;
     const int st = ring.stage;
-    if constexpr (C::spec.scales == Scales::block) scales.load(kt, sc[b]);  // read a K tile later
+    if constexpr (C::spec.scales == Scales::block && !scales_in_ring(C::spec)) scales.load(kt, sc[b]);  // read a K tile later
     ptx::mbarrier_wait_parity(&s.full[st], ring.phase);
+    if constexpr (scales_in_ring(C::spec)) scales.load_ring(s, st, me, sc[b]);  // landed with the stage
     const uint64_t desc_a = ptx::make_desc_k_sw128(s.a[st]), desc_b = ptx::make_desc_k_sw128(s.b[st]);
     ptx::wgmma_fence_operands(tc[b]);
     ptx::wgmma_fence();  // orders these wgmmas after the adds that last read tc[b], two K tiles ago
@@ -42,7 +43,7 @@ __device__ __forceinline__ void mainloop_two_sets(SharedStorage<C>& s, const Par
       ptx::wgmma_wait<1>();  // the previous K tile's group is complete; this one keeps the tensor cores busy
       ptx::wgmma_fence_operands(tc[1 - b]);
       promote<C>(acc[0], tc[1 - b], sc[1 - b][0]);
-      if (threadIdx.x % 32 == 0) release<C>(s, held);  // its wgmmas are done reading the stage
+      release_read_stage<C>(s, held);  // its wgmmas are done reading the stage
     }
     held = st;
     ring.advance();
@@ -65,7 +66,7 @@ __device__ __forceinline__ void mainloop_two_sets(SharedStorage<C>& s, const Par
     ptx::wgmma_fence_operands(tc[0]);
     promote<C>(acc[0], tc[0], sc[0][0]);
   }
-  if (threadIdx.x % 32 == 0) release<C>(s, held);
+  release_read_stage<C>(s, held);
 }
 
 }  // namespace gemm::family

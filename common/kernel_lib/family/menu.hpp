@@ -57,7 +57,17 @@ constexpr Spec fit(Spec s) {
   s.stages = stages_that_fit(s);
   return s;
 }
-constexpr Entry tile(Spec s) { return {fit(s), {.wave_limits = true, .split_k = true, .l2_fit = true}}; }
+/// A measurement build's switch (make coop-waves-variant, build/bin/variant_tune_coop_waves): the fewest
+/// full waves at which a cooperative entry's plan takes stream-K, where step 23's rule (kMinWaves)
+/// came from ping-pong tiles and step 21's cooperative 128 x 256 tile gained from it at 1.2 and 2.2 waves
+/// (docs/hopper_part2.md). kMinWaves in every step and in build/bin/tune.
+#ifndef GEMM_FAMILY_COOP_MIN_WAVES
+#define GEMM_FAMILY_COOP_MIN_WAVES kMinWaves
+#endif
+constexpr Entry tile(Spec s) {
+  return {fit(s), {.wave_limits = true, .split_k = true, .l2_fit = true,
+                   .min_waves = s.consumers == Consumers::cooperative ? GEMM_FAMILY_COOP_MIN_WAVES : kMinWaves}};
+}
 constexpr Entry swapped(int bn) { return {fit(Spec{.bn = bn, .swap = true}), {.wave_limits = false}, true}; }
 /// A wide swapped tile (cuBLAS's orientation): `s` swapped, planned as an unswapped tile is (tile()).
 constexpr Entry wide_swapped(Spec s) {

@@ -49,6 +49,9 @@ struct SharedStorage {
   uint64_t empty[C::STAGES];   // consumer -> producer: the stage's wgmmas are done reading it
   uint64_t order[kConsumers];  // ping-pong: consumer c may start its next item (step 22)
   int last_piece[kConsumers];  // fixup: this consumer counted its tile's last piece (issuer -> warpgroup)
+  /// scales_in_ring: the stage's K block of `sfa` (BN floats, one per column of C^T) and its slabs'
+  /// `sfb` (from index BN), landed when the full barrier completes (config.hpp's ring_scale_floats)
+  alignas(16) float scales[C::STAGES][ring_scale_floats(C::spec)];
 };
 
 /// The first row of slab i of this consumer's part of a tile: slab i (ping-pong, every slab is its

@@ -24,7 +24,7 @@ inline constexpr int kFixupKTiles = 32;  ///< stream-K only where the idle SMs w
 
 /// Which split a step's policy allows (the split itself follows from the shape).
 struct SplitPolicy {
-  /// 23's wave limits: no stream-K with 1 .. kMinWaves - 1 full waves, and with fewer tiles than SMs
+  /// 23's wave limits: no stream-K with 1 .. min_waves - 1 full waves, and with fewer tiles than SMs
   /// only under a quarter wave. false: the idle-time rule alone (24's swapped path: bound by reading B,
   /// where an idle SM is a stream of B not read).
   bool wave_limits = true;
@@ -40,6 +40,9 @@ struct SplitPolicy {
   /// docs/notebook/hopper.md). A coarse rule: how far apart in K the sharing pieces run decides, not
   /// the panels' size alone.
   bool l2_fit = false;
+  /// The wave limits' fewest full waves for stream-K (kMinWaves, 23's rule on its ping-pong 128 x 128
+  /// tile; an entry may ask for fewer: menu.hpp's GEMM_FAMILY_COOP_MIN_WAVES).
+  int min_waves = kMinWaves;
 };
 
 /// The split of `tiles` tiles of `k_tiles` K tiles on `sms` SMs under `p`: the one rule of steps 24 on.
@@ -60,7 +63,7 @@ inline stream_k::Split choose_split(int64_t tiles, int64_t k_tiles, int sms, Spl
     }
     return stream_k::make_split(tiles, k_tiles, sms, false, kMinPiece);
   }
-  const bool worth_it = idle && (!p.wave_limits || waves >= kMinWaves || quarter);
+  const bool worth_it = idle && (!p.wave_limits || waves >= p.min_waves || quarter);
   return stream_k::make_split(tiles, k_tiles, sms, worth_it, kMinPiece);
 }
 
