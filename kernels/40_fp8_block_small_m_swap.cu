@@ -4,17 +4,16 @@
 // sfa value: a thread's fragment spans BN / 4 columns, so each K tile needs BN / 4 scales a thread, where
 // step 36's unswapped tile needs 2. Read by every consumer thread from global memory (a measurement
 // build of 36, H100), they made the 64-wide tile 0.50x cuBLASLt at 64 x 4096 x 7168. Here the producer
-// loads the tile's BN sfa values and its sfb value into the stage by TMA, two more boxes beside A's and
-// B's (each scale array one row of f32: any M), and the consumers read them from shared memory after
-// the same full-barrier wait that gives them the tiles (family/producer.cuh, mainloop.cuh's load_ring).
+// warp copies the tile's BN sfa values and its sfb value into the stage beside the boxes (4-byte
+// cp.async, any M; each lane waits for its copies four stages later and arrives on the stage's full
+// barrier), and the consumers read them from shared memory after the same wait that gives them the
+// tiles (family/producer.cuh's copy_ring_scales, mainloop.cuh's BlockScales::load_ring).
 // Prediction: M <= 64 from 36's 0.74-1.07x cuBLASLt block-scaled (H100; M = 1 against the per-tensor
 // stand-in) to at least 1.0x at every decode shape: the swapped tile's smaller stages and twice the
 // tiles (step 38's gain), without the loads; M > 64 unchanged (36's kernel and plan).
 // SASS: the swapped loop: two K tiles of 4 QGMMA.64xWx32, DEPBAR.LE gsb0, 0x1, W FFMA a thread, LDS of
-// the scales and no LDG; 8 UTMALDG.2D in the kernel (36's: 4), each of the producer's two loops
-// (whole tiles, then split pieces) issuing four boxes a stage.
-// Supports: K % 16 == 0 (16-byte TMA row stride of 1-byte e4m3), any M, N >= 1, < 2^30 tiles; sfa and
-// sfb 16-byte aligned (TMA; the launch says so otherwise). sm_90a.
+// the scales and no LDG; the producer's LDGSTS.E.ZFILL and DEPBAR.LE SB0, 0x4 (cp.async.wait_group 4).
+// Supports: K % 16 == 0 (16-byte TMA row stride of 1-byte e4m3), any M, N >= 1, < 2^30 tiles. sm_90a.
 // Run: make run STEP=40 M=64 N=4096 K=7168
 #include <optional>
 #include <string>
@@ -62,7 +61,7 @@ const bool registered = gemm::register_step({
     .id = ID,
     .name = "fp8_block_small_m_swap",
     .parent = "36",
-    .technique = "block-scaled FP8 at M <= 64 swapped: A's scales, one per column of C^T, loaded into each stage by two more TMA boxes and read from shared memory",
+    .technique = "block-scaled FP8 at M <= 64 swapped: A's scales, one per column of C^T, copied into each stage by the producer warp (4-byte cp.async, waited for four stages later) and read from shared memory",
     .dtype = gemm::Dtype::fp8,
     .fp8 = &fam::step_launch<ID, plan, Block, Swapped<16>, Swapped<32>, Swapped<64>>,  // (family/launch.cuh)
     .scaling = gemm::Scaling::block,

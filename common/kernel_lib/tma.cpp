@@ -37,7 +37,7 @@ uint64_t row_elems(const TmaMatrix& t) { return t.pitch != 0 ? t.pitch : t.cols;
 
 }  // namespace
 
-uint32_t tma_elem_bytes(TmaElem e) { return e == TmaElem::e4m3 ? 1 : e == TmaElem::f32 ? 4 : 2; }
+uint32_t tma_elem_bytes(TmaElem e) { return e == TmaElem::e4m3 ? 1 : 2; }
 
 // The L2 promotion of a map that names none (how much L2 fetches from DRAM on a miss): 256 bytes, two K
 // tiles of a 128-byte row. GEMM_TMA_L2_PROMOTION overrides it for an A/B (make promotion-variant: 128
@@ -60,7 +60,7 @@ static std::optional<CUtensorMapL2promotion> l2_promotion(uint32_t bytes) {
 
 std::optional<std::string> tma_refusal(const TmaMatrix& t) {
   const uint32_t kElemBytes = tma_elem_bytes(t.elem);
-  const char* type = t.elem == TmaElem::e4m3 ? "e4m3" : t.elem == TmaElem::f32 ? "f32" : "bf16";
+  const char* type = t.elem == TmaElem::e4m3 ? "e4m3" : "bf16";
   const uint64_t addr = reinterpret_cast<uint64_t>(t.base);
   if (addr % 16 != 0)
     return fmt::format("TMA needs a 16-byte aligned base address; got {:#x}", addr);
@@ -91,11 +91,9 @@ std::optional<std::string> tma_refusal(const TmaMatrix& t) {
 
 CUtensorMap make_tma_2d(const TmaMatrix& t) {
   if (auto why = tma_refusal(t)) throw Error(*why);
-  const uint32_t kElemBytes = tma_elem_bytes(t.elem);  // 2 (bf16), 1 (e4m3) or 4 (f32)
+  const uint32_t kElemBytes = tma_elem_bytes(t.elem);  // 2 (bf16) or 1 (e4m3)
   // TMA copies bytes: e4m3 travels as UINT8 (sm_90's tensor maps have no FP8 type).
-  const CUtensorMapDataType type = t.elem == TmaElem::e4m3 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
-                                   : t.elem == TmaElem::f32  ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
-                                                             : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  const CUtensorMapDataType type = t.elem == TmaElem::e4m3 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   CUtensorMap map;
   const cuuint64_t dims[2] = {t.cols, t.rows};             // innermost (contiguous) first
   const cuuint64_t strides[1] = {row_elems(t) * kElemBytes};  // bytes; dimension 0's stride is implied

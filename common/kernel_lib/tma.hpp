@@ -1,4 +1,4 @@
-// Host side of TMA: 2D tensor maps for bf16, e4m3 or f32 row-major matrices, encoded with the driver's
+// Host side of TMA: 2D tensor maps for bf16 or e4m3 row-major matrices, encoded with the driver's
 // cuTensorMapEncodeTiled, with every requirement of that call checked first so that a bad shape or
 // pointer is refused with a message naming the requirement instead of a driver error code.
 //
@@ -13,11 +13,10 @@
 
 namespace gemm {
 
-/// The element type of a TMA matrix: bf16 (2 bytes, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16), e4m3 (1 byte;
-/// encoded as CU_TENSOR_MAP_DATA_TYPE_UINT8: TMA copies bytes and has no FP8 type on sm_90) or f32 (4
-/// bytes, CU_TENSOR_MAP_DATA_TYPE_FLOAT32: block scales, step 40).
-enum class TmaElem { bf16, e4m3, f32 };
-/// Bytes per element: 2, 1 or 4.
+/// The element type of a TMA matrix: bf16 (2 bytes, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16) or e4m3 (1 byte;
+/// encoded as CU_TENSOR_MAP_DATA_TYPE_UINT8: TMA copies bytes and has no FP8 type on sm_90).
+enum class TmaElem { bf16, e4m3 };
+/// Bytes per element: 2 or 1.
 uint32_t tma_elem_bytes(TmaElem e);
 
 /// A row-major matrix of rows x cols elements of type `elem` (row stride = pitch elements; pitch 0:

@@ -431,15 +431,18 @@ def fp8_block_scales():
 
 
 
-# The code the swapped picture draws (step 40): where the producer's TMA boxes put a K tile's scales in the
+# The code the swapped picture draws (step 40): where the producer warp puts a K tile's scales in the
 # stage, which of them a consumer thread reads, and which scale multiplies which accumulator.
 PRODUCER = "common/kernel_lib/family/producer.cuh"
 SWAP_SCALE_CODE = {
-    PRODUCER: ["ptx::mbarrier_arrive_expect_tx(&s.full[st], C::STAGE_BYTES + ring_scale_bytes(C::spec));",
-               "ptx::tma_load_2d(&s.scales[st][0], &p.tmap_sfa, kt * p.N + o.n0, 0, &s.full[st]);",
-               "ptx::tma_load_2d(&s.scales[st][ring_sfb_index(C::spec)], &p.tmap_sfb, (o.m0 / 128) * p.k_tiles + kt, 0, &s.full[st]);"],
+    PRODUCER: ["for (int i = lane; i < C::BN + SLAB_SCALES; i += 32) {",
+               "inside = col < p.N;",
+               "if (inside) src = p.sfa + int64_t(kt) * p.N + col;",
+               "if (inside) src = p.sfb + int64_t(row / 128) * p.k_tiles + kt;",
+               "ptx::cp_async_4(ptx::smem_addr(&s.scales[st][i]), src, inside ? 4 : 0);",
+               "ptx::cp_async_mbarrier_arrive_noinc(ptx::smem_addr(&s.full[st]));"],
     MAINLOOP: ["const float* col = &s.scales[st][2 * (threadIdx.x % 4)];",
-               "const float sb = s.scales[st][ring_sfb_index(C::spec)];  // the tile's (its rows lie in one 128-row block of B)",
+               "const float sb = s.scales[st][C::BN + slab_row<C>(i, me) / kWgmmaM];",
                "const float2 a2 = *reinterpret_cast<const float2*>(col + 8 * (c / 2));",
                "static __device__ __forceinline__ constexpr int scale_index(int r) { return SWAP ? 2 * (r / 4) + r % 2 : (r / 2) % 2; }"],
 }
@@ -450,8 +453,8 @@ SWAP_W = 32  # the picture's tile: 64 rows of B by 32 columns (A's rows), step 4
               "Block scales of a swapped tile (step 40) for one K tile kb: the kernel computes C^T = B A^T on "
               "64 rows of B (one slab, inside one 128-row block of B: one sfb value) by W columns that are rows "
               "of A, each with its own sfa[kb][m]. Thread T37 (warp 1, lane 5) holds columns 8j + 2(l%4) and "
-              "+1, so W/4 sfa values, read from the stage where the producer's two TMA boxes put the K tile's "
-              "W sfa values and the tile's sfb (their bytes counted by the stage's full barrier); "
+              "+1, so W/4 sfa values, read from the stage where the producer warp's lanes copied the K tile's "
+              "W sfa values and the slab's sfb (4-byte cp.async, an arrive on the full barrier when they land); "
               "accumulator r takes sc[2(r/4) + r%2]")
 def fp8_block_scale_swap():
     from hopper1 import fragment_position
@@ -503,36 +506,31 @@ def fp8_block_scale_swap():
             f"T{32 * WARP + LANE}'s {frag} accumulators (warp {WARP}, lane {LANE}: rows 16w + l/4 and +8, columns\n"
             f"8j + 2(l%4) and +1), each column's colour its sfa value: {sc_n} of them a thread",
             ha="center", va="top", fontsize=9.5)
-    # Right, top: the stage's scales row, as the producer's two TMA boxes fill it.
+    # Right, top: the stage's scales and the producer lanes that copy them.
     asg = fig.add_axes((0.52, 0.55, 0.47, 0.4))
     asg.axis("off")
-    sfb_at = (w + 31) // 32 * 32  # config.hpp's ring_sfb_index: a 128-byte boundary
-    n_floats = sfb_at + 32
+    n_floats = w + 4
     asg.set_xlim(-1, n_floats + 1)
     asg.set_ylim(9, -3)
     for i in range(n_floats):
         if i < w:
             face = colors(cols[i]) if i in cols else "#c6d6ea"
-        elif i == sfb_at:
+        elif i == w:
             face = style.RED
-        elif sfb_at < i < sfb_at + 4:
-            face = "#f4c7cc"
         else:
             face = "#f0f0f0"
-        asg.add_patch(Rectangle((i, 0), 1, 2, fc=face, ec="white", lw=0.5, alpha=0.55 if i == sfb_at else 1))
-        if i % 8 == 0:
+        asg.add_patch(Rectangle((i, 0), 1, 2, fc=face, ec="white", lw=0.5, alpha=0.55 if i == w else 1))
+        if i % 4 == 0 or i == w:
             asg.text(i + 0.5, 2.4, f"{i}", ha="center", va="top", fontsize=7)
-    asg.annotate("", xy=(0, -0.4), xytext=(w, -0.4), arrowprops=dict(arrowstyle="<->", lw=0.8))
-    asg.text(w / 2, -0.6, f"sfa box: {w} floats", ha="center", va="bottom", fontsize=8)
-    asg.annotate("", xy=(sfb_at, -0.4), xytext=(sfb_at + 4, -0.4), arrowprops=dict(arrowstyle="<->", lw=0.8))
-    asg.text(sfb_at + 2, -0.6, "sfb box: 4", ha="center", va="bottom", fontsize=8)
-    asg.text(0, -2.6, f"s.scales[st][0 .. {n_floats - 1}]: one stage's scales, 128-byte aligned boxes (TMA destinations)",
-             ha="left", va="bottom", fontsize=9)
+        if i < w + 1:
+            asg.text(i + 0.5, -0.3, f"l{i % 32}", ha="center", va="bottom", fontsize=5.5, rotation=90)
+    asg.text(0, -2.6, f"s.scales[st][0 .. {n_floats - 1}]: the stage's scales, copied by the producer warp's lanes "
+             f"(lane l: floats l, l + 32, ...)", ha="left", va="bottom", fontsize=9)
     asg.text(0, 3.6,
-             "producer, per stage (producer.cuh), beside A's and B's boxes:\n"
-             f"  sfa[kb][m0 .. m0 + {w - 1}]  one TMA box of {w} f32 (sfa as one row)\n"
-             "  sfb[n0 / 128][kb ..]    one TMA box of 4 f32, the first the tile's\n"
-             f"  the full barrier expects their {4 * w + 16} bytes with the tiles'",
+             "producer warp, per stage (producer.cuh):\n"
+             f"  lane l copies sfa[kb][m0 + l] (l < {w}), lane {w % 32} sfb[n0 / 128][kb]\n"
+             "  4-byte cp.async, zero past M or N, then cp.async.mbarrier.arrive.noinc:\n"
+             "  the full barrier expects 1 + 32 arrivals and the boxes' bytes",
              ha="left", va="top", fontsize=9, family="monospace")
     # Right, bottom: T37's registers and the scale each takes.
     ar = fig.add_axes((0.52, 0.05, 0.47, 0.42))

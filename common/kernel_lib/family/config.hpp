@@ -112,29 +112,24 @@ GEMM_HD constexpr int epi_n(Spec s) {
   return s.swap || s.bn % 64 == 0 ? 64 : s.bn % 32 == 0 ? 32 : s.bn % 16 == 0 ? 16 : 8;
 }
 /// Whether a configuration's block scales travel in the ring (swapped tiles with block scales): C^T's
-/// columns are A's rows, each with its own `sfa` value, so a K tile needs BN of them; the producer
-/// loads them, and the tile's `sfb` value, into the stage with TMA beside its boxes (producer.cuh), and
-/// the consumers read them after the same full-barrier wait as the tiles, with no global load in the K
-/// loop. The tile's rows lie in one 128-row block of B (BM <= 128, refusal), so one `sfb` value.
+/// columns are A's rows, each with its own `sfa` value, so a K tile needs BN of them; the producer warp
+/// copies them, and the slabs' `sfb` values, into the stage beside its boxes (producer.cuh), and the
+/// consumers read them after the same full-barrier wait as the tiles, with no global load in the K loop.
 GEMM_HD constexpr bool scales_in_ring(Spec s) { return s.swap && s.scales == Scales::block; }
-/// Where a stage's `sfb` box starts in its scales (SharedStorage::scales), in floats: past BN of `sfa`,
-/// rounded to 128 bytes, the alignment of a TMA copy's shared-memory destination (PTX ISA,
-/// "cp.async.bulk.tensor").
-GEMM_HD constexpr int ring_sfb_index(Spec s) { return (s.bn + 31) / 32 * 32; }
-/// Floats of a stage's scales: BN of `sfa`, then a 16-byte TMA box of `sfb` whose first float is the
-/// tile's, each at a 128-byte boundary; 1 (unused) where the scales do not travel in the ring.
-GEMM_HD constexpr int ring_scale_floats(Spec s) { return scales_in_ring(s) ? ring_sfb_index(s) + 32 : 1; }
-/// Bytes the scales' two TMA boxes add to a stage's full barrier (0 where they do not travel in the ring).
-GEMM_HD constexpr int ring_scale_bytes(Spec s) { return scales_in_ring(s) ? 4 * s.bn + 16 : 0; }
+/// Floats of a stage's scales (SharedStorage::scales): BN of `sfa`, then one `sfb` a 64-row slab of the
+/// tile (at most 4), 16-byte rows; 1 (unused) where the scales do not travel in the ring.
+GEMM_HD constexpr int ring_scale_floats(Spec s) { return scales_in_ring(s) ? s.bn + 4 : 1; }
+/// Lanes of the producer warp that copy a stage's scales and arrive on its full barrier once their
+/// copies have landed (producer.cuh's kScaleLag): all 32 where the scales travel in the ring, else none.
+GEMM_HD constexpr int ring_scale_lanes(Spec s) { return scales_in_ring(s) ? 32 : 0; }
 /// Bytes of the block's shared memory for `stages` stages: the ring, the epilogue boxes, the barriers
 /// and flags, rounded as the kernel's SharedStorage lays them out, plus 1024 bytes of slack to align
 /// the dynamic base.
 GEMM_HD constexpr int64_t smem_bytes_at(Spec s, int stages) {
   const int64_t ring = stages * stage_bytes(s);  // both arrays 1024-aligned: every box size is a multiple of 1024
   const int64_t boxes = (int64_t(kConsumers) * kEpiBufs * kEpiBox * epi_n(s) * 2 + 1023) / 1024 * 1024;
-  const int64_t barriers = 8 * (2 * stages + kConsumers) + 4 * kConsumers;  // full, empty, order; last_piece
-  // then the ring's scales, at a 128-byte boundary where they travel in the ring
-  const int64_t tail = (scales_in_ring(s) ? (barriers + 127) / 128 * 128 : barriers) + 4 * int64_t(stages) * ring_scale_floats(s);
+  // full, empty, order; last_piece; the ring's scales
+  const int64_t tail = 8 * (2 * stages + kConsumers) + 4 * kConsumers + 4 * int64_t(stages) * ring_scale_floats(s);
   return ring + boxes + (tail + 1023) / 1024 * 1024 + 1024;
 }
 GEMM_HD constexpr int64_t smem_bytes(Spec s) { return smem_bytes_at(s, s.stages); }
@@ -166,7 +161,6 @@ GEMM_HD constexpr const char* refusal(Spec s) {
   // columns, each with its own scale (mainloop.cuh's BlockScales): BN / 4 of them a thread, which
   // sum_regs counts.
   if (s.scales == Scales::block && s.swap && s.cluster_m * s.cluster_n > 1) return "block scales of a swapped tile in a cluster: not built";
-  if (s.scales == Scales::block && s.swap && s.bm > 128) return "block scales of a swapped tile: its rows in one 128-row block of B (BM <= 128)";
   if (s.accum != Accum::tensor_core && (s.promote_every < 1 || (bk(s) / wgmma_k(s)) % s.promote_every != 0))
     return "a promotion group lies within one K tile";
   if (s.accum == Accum::two_sets && s.promote_every != bk(s) / wgmma_k(s)) return "two sets promote once per K tile";

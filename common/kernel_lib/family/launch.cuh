@@ -87,17 +87,6 @@ void launch(const char* step, const Problem& prob, const Plan& pl, cudaStream_t 
                                     : TmaMatrix{prob.c, uint64_t(pl.shape.m), uint64_t(pl.shape.n), kEpiBox, C::EPI_N, epi_swizzle};
   k.tma_epilogue = (!C::spec.swap || C::spec.stmatrix) && !tma_refusal(c).has_value();
   if (k.tma_epilogue) k.tmap_c = make_tma_2d(c);
-  if constexpr (scales_in_ring(C::spec)) {
-    // The block scales by TMA (producer.cuh): each array as one row of f32, boxes of BN floats of sfa
-    // (K block kt's columns n0 ..) and 4 of sfb. A one-row map's pitch is never stepped, so it is the
-    // row rounded to the 16 bytes a stride must be; a box's start may be any element, and past the
-    // array's end TMA fills zeros. Its coordinate is an int: the arrays must hold under 2^31 floats.
-    const uint64_t sfa_n = uint64_t(pl.k_tiles) * uint64_t(pl.kn), sfb_n = uint64_t(pl.k_tiles) * uint64_t((pl.km + 127) / 128);
-    if (sfa_n >= (1ull << 31) || sfb_n >= (1ull << 31))
-      throw launch_error(step, pl, "block scales past 2^31 floats", " (TMA box coordinates are 32-bit)");
-    k.tmap_sfa = make_tma_2d({prob.sfa, 1, sfa_n, 1, uint32_t(C::BN), CU_TENSOR_MAP_SWIZZLE_NONE, TmaElem::f32, (sfa_n + 3) / 4 * 4});
-    k.tmap_sfb = make_tma_2d({prob.sfb, 1, sfb_n, 1, 4, CU_TENSOR_MAP_SWIZZLE_NONE, TmaElem::f32, (sfb_n + 3) / 4 * 4});
-  }
   k.M = pl.km, k.N = pl.kn, k.K = pl.shape.k;
   k.tiles_m = pl.tiles_m, k.tiles_n = pl.tiles_n, k.k_tiles = pl.k_tiles;
   k.C = prob.c;

@@ -105,14 +105,13 @@ struct BlockScales {
 #pragma unroll
       for (int h = 0; h < 2; ++h) sc[i][h] = (a[i][h] ? __ldg(a[i][h] + kb * stride) : 0.0f) * sb;
   }
-  /// scales_in_ring (swapped): K block's scales from stage st, read after its full-barrier wait (the
-  /// producer's TMA boxes). A column past A's rows reads the next K block's value or TMA's zero fill:
-  /// any value, as that column's sums are never stored (the epilogue and the fixup clip to M).
+  /// scales_in_ring (swapped): K block's scales from stage st, read after its full-barrier wait, as
+  /// load() computes them from global memory (the producer zeroed columns and slabs past the matrix).
   __device__ __forceinline__ void load_ring(const SharedStorage<C>& s, int st, int me, float (&sc)[C::SLABS][SC]) const {
     const float* col = &s.scales[st][2 * (threadIdx.x % 4)];
 #pragma unroll
     for (int i = 0; i < C::SLABS; ++i) {
-      const float sb = s.scales[st][ring_sfb_index(C::spec)];  // the tile's (its rows lie in one 128-row block of B)
+      const float sb = s.scales[st][C::BN + slab_row<C>(i, me) / kWgmmaM];
 #pragma unroll
       for (int c = 0; c < SC; c += 2) {  // columns 8 (c / 2) and + 1 from the thread's first: one 8-byte load
         const float2 a2 = *reinterpret_cast<const float2*>(col + 8 * (c / 2));
@@ -160,7 +159,7 @@ __device__ __forceinline__ void mainloop_promoted(SharedStorage<C>& s, const Par
     for (int r = 0; r < C::FRAG; ++r) acc[i][r] = 0.0f;
   for (int kt = pc.kt0; kt < pc.kt1; ++kt, ring.advance()) {
     const int st = ring.stage;
-    float next[C::SLABS][SC] = {};  // K tile kt + 1's scales, in flight under kt's wgmmas (unused where they travel in the ring)
+    float next[C::SLABS][SC] = {};  // K tile kt + 1's scales, in flight under kt's wgmmas
     if constexpr (C::spec.scales == Scales::block && !scales_in_ring(C::spec))
       if (kt + 1 < pc.kt1) scales.load(kt + 1, next);
     ptx::mbarrier_wait_parity(&s.full[st], ring.phase);

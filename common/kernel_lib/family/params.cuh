@@ -31,9 +31,6 @@ struct Params {
   stream_k::Split split;          ///< the plan's split, its partials and counters attached
   float* reduce;                  ///< Plan::reduce_segments > 0: the s fp32 M x N slices the pieces store (family/reduce.cuh)
   int reduce_segments;            ///< Plan::reduce_segments: s, or 0 (the split's pieces meet in the fixup)
-  /// scales_in_ring (config.hpp): sfa and sfb as one row each of f32, read by TMA in boxes of BN and 4
-  /// floats into the stage (producer.cuh); unused elsewhere. Last, so that no other field moves.
-  CUtensorMap tmap_sfa, tmap_sfb;
 };
 
 /// The element type of A and B for a configuration.
@@ -52,11 +49,9 @@ struct SharedStorage {
   uint64_t empty[C::STAGES];   // consumer -> producer: the stage's wgmmas are done reading it
   uint64_t order[kConsumers];  // ping-pong: consumer c may start its next item (step 22)
   int last_piece[kConsumers];  // fixup: this consumer counted its tile's last piece (issuer -> warpgroup)
-  /// scales_in_ring: the stage's K block of `sfa` (BN floats, one per column of C^T) and, from
-  /// ring_sfb_index, a box of `sfb` whose first float is the tile's, landed when the full barrier
-  /// completes (config.hpp's ring_scale_floats: 128-byte rows, each box a TMA destination); last, so
-  /// that no other configuration's layout moves
-  alignas(scales_in_ring(C::spec) ? 128 : 4) float scales[C::STAGES][ring_scale_floats(C::spec)];
+  /// scales_in_ring: the stage's K block of `sfa` (BN floats, one per column of C^T) and its slabs'
+  /// `sfb` (from index BN), landed when the full barrier completes (config.hpp's ring_scale_floats)
+  alignas(16) float scales[C::STAGES][ring_scale_floats(C::spec)];
 };
 
 /// The first row of slab i of this consumer's part of a tile: slab i (ping-pong, every slab is its

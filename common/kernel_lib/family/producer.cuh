@@ -1,13 +1,13 @@
 // The producer (step 13, persistent from step 15, stream-K pieces from step 23): one thread of
 // warpgroup 0 walks the block's items in order, the data-parallel tiles and then its stream-K or
 // split-K pieces, and for each K tile of each item waits for the stage to be empty, arms its full
-// barrier with the bytes to expect and issues the two TMA loads (four where the block scales travel in
-// the ring, step 40: config.hpp's scales_in_ring). The ring position runs on across
+// barrier with the bytes to expect and issues the two TMA loads. The ring position runs on across
 // items, so the next item's loads start as soon as stages free up.
 // Device code only: include from kernels/*.cu compiled for sm_90a.
 #pragma once
 #include "../pipeline.cuh"
 #include "../ptx/cluster.cuh"
+#include "../ptx/cp_async.cuh"
 #include "../ptx/mbarrier.cuh"
 #include "../ptx/tma.cuh"
 #include "../schedule.hpp"
@@ -52,8 +52,7 @@ __device__ __forceinline__ void for_each_item(const Params& p, F&& f) {
 /// The producer thread's loop: every K tile of every item of the block into the ring. With a cluster
 /// of two along M the pair's tiles share B's: each block loads its own A box and half of B's rows,
 /// multicast into both blocks' stage (along N: A's, the same way); each full barrier still expects
-/// STAGE_BYTES, its own boxes and its partners' parts (step 17), plus ring_scale_bytes where the scales
-/// travel in the ring (their two boxes: BN floats of sfa, 4 of sfb). A 2 x 2 cluster does both: the block
+/// STAGE_BYTES, its own boxes and its partners' parts (step 17). A 2 x 2 cluster does both: the block
 /// at (rm, rn) loads part rn of A's box for the blocks of its tile row (same rm) and part rm of B's for
 /// those of its tile column (same rn), so each block issues half of each box's rows.
 /// A measurement build's switch (make order-variant, build/bin/variant_tune_shared_first): with a pair
@@ -64,6 +63,43 @@ __device__ __forceinline__ void for_each_item(const Params& p, F&& f) {
 #define GEMM_FAMILY_SHARED_HALF_FIRST 0
 #endif
 
+/// Where the block scales travel in the ring (config.hpp's scales_in_ring): lane j of the producer warp
+/// copies floats j, j + 32, ... of stage st's scales for K block kb of the tile at `o` with 4-byte
+/// cp.async (no alignment rule, where a TMA box of `sfa` would need M % 4 == 0): the tile's BN columns
+/// of `sfa` (C's M = the kernel's N apart per K block), then each 64-row slab's `sfb`, zero past the
+/// matrix; one cp.async group a stage, which produce() waits for kScaleLag stages later.
+template <class C>
+__device__ __forceinline__ void copy_ring_scales(SharedStorage<C>& s, const Params& p, const TileOrigin& o, int kt, int st) {
+  constexpr int SLAB_SCALES = C::BM / kWgmmaM;
+  static_assert(SLAB_SCALES <= 4, "ring_scale_floats keeps 4 floats for the slabs' sfb");
+  const int lane = int(threadIdx.x % 32);
+  for (int i = lane; i < C::BN + SLAB_SCALES; i += 32) {
+    const float* src = p.sfa;  // (any valid address where nothing is read)
+    bool inside;
+    if (i < C::BN) {
+      const int col = o.n0 + i;  // a row of A
+      inside = col < p.N;
+      if (inside) src = p.sfa + int64_t(kt) * p.N + col;
+    } else {
+      const int row = o.m0 + (i - C::BN) * kWgmmaM;  // a row of B, the slab's first
+      inside = row < p.M;
+      if (inside) src = p.sfb + int64_t(row / 128) * p.k_tiles + kt;
+    }
+    ptx::cp_async_4(ptx::smem_addr(&s.scales[st][i]), src, inside ? 4 : 0);
+  }
+  ptx::cp_async_commit();
+}
+
+/// Stages between a lane's copy of a stage's scales and its arrive on that stage's full barrier: the
+/// lane waits for its copies (cp.async.wait_group) kScaleLag stages later, so the copies' latency
+/// passes under the next stages' issue instead of stalling the producer, then arrives (a release: the
+/// consumers' wait on the barrier orders their shared-memory reads after the copies). A consumer
+/// waiting for stage j then needs the producer to reach stage j + kScaleLag, which it can while the
+/// ring holds kScaleLag + 2 stages (two-set consumers keep one stage past the one they wait for).
+/// Why not cp.async.mbarrier.arrive, whose arrive fires when the copies land: compute-sanitizer's
+/// racecheck (CUDA 13.0) reports every such copy against the consumers' reads (H100, step 40).
+inline constexpr int kScaleLag = 4;
+
 template <class C>
 __device__ __forceinline__ void produce(SharedStorage<C>& s, const Params& p) {
   constexpr int A_ROWS = C::BM / C::CLUSTER_N, B_ROWS = C::BN / C::CLUSTER_M;  // the boxes this block loads
@@ -72,20 +108,22 @@ __device__ __forceinline__ void produce(SharedStorage<C>& s, const Params& p) {
   for (int j = 0; j < C::CLUSTER_N; ++j) row_mask |= uint16_t(1u << (rm + C::CLUSTER_M * j));
   for (int i = 0; i < C::CLUSTER_M; ++i) col_mask |= uint16_t(1u << (i + C::CLUSTER_M * rn));
   pipe::PipeState<C::STAGES> ring;  // runs on across items
+  int copied = 0;                   // scales_in_ring: stages whose scales this lane copied
+  static_assert(!scales_in_ring(C::spec) || kScaleLag + 2 <= C::STAGES, "the ring must hold the scales' lag");
   for_each_item<C>(p, [&](const stream_k::Piece& pc) {
     const TileOrigin o = tile_origin<C>(p, pc.t);
     for (int kt = pc.kt0; kt < pc.kt1; ++kt, ring.advance()) {
       const int st = ring.stage;
       ptx::mbarrier_wait_parity(&s.empty[st], ring.phase ^ 1);
-      // whole boxes: TMA counts the zero fill; the scales' two boxes where they travel in the ring
-      ptx::mbarrier_arrive_expect_tx(&s.full[st], C::STAGE_BYTES + ring_scale_bytes(C::spec));
-      if constexpr (scales_in_ring(C::spec)) {
-        static_assert(C::BK == 128, "one K tile is one 128-wide block of scales");
-        // K block kt's sfa for the tile's BN columns (A's rows n0 ..: sfa is K blocks of N floats, one
-        // row of the map), and a box of sfb from the tile's value (B's 128-row block m0 / 128, K block kt).
-        ptx::tma_load_2d(&s.scales[st][0], &p.tmap_sfa, kt * p.N + o.n0, 0, &s.full[st]);
-        ptx::tma_load_2d(&s.scales[st][ring_sfb_index(C::spec)], &p.tmap_sfb, (o.m0 / 128) * p.k_tiles + kt, 0, &s.full[st]);
+      if constexpr (scales_in_ring(C::spec)) {  // the whole warp is here: its lanes copy the scales
+        copy_ring_scales<C>(s, p, o, kt, st);
+        if (++copied > kScaleLag) {  // the copies of kScaleLag stages ago have landed: that stage may fill
+          ptx::cp_async_wait<kScaleLag>();
+          ptx::mbarrier_arrive(&s.full[(st + C::STAGES - kScaleLag) % C::STAGES]);
+        }
+        if (threadIdx.x % 32 != 0) continue;  // lane 0 issues the boxes
       }
+      ptx::mbarrier_arrive_expect_tx(&s.full[st], C::STAGE_BYTES);  // whole boxes: TMA counts the zero fill
       if constexpr (GEMM_FAMILY_SHARED_HALF_FIRST && C::CLUSTER_M == 2 && C::CLUSTER_N == 1) {
         ptx::tma_load_2d_multicast(s.b[st] + rm * B_ROWS * C::BK, &p.tmap_b, kt * C::BK, o.n0 + rm * B_ROWS, &s.full[st], col_mask);
         ptx::tma_load_2d(s.a[st], &p.tmap_a, kt * C::BK, o.m0, &s.full[st]);
@@ -97,6 +135,11 @@ __device__ __forceinline__ void produce(SharedStorage<C>& s, const Params& p) {
       else ptx::tma_load_2d_multicast(s.b[st] + rm * B_ROWS * C::BK, &p.tmap_b, kt * C::BK, o.n0 + rm * B_ROWS, &s.full[st], col_mask);
     }
   });
+  if constexpr (scales_in_ring(C::spec)) {  // the last kScaleLag stages (or fewer): wait, then arrive, oldest first
+    ptx::cp_async_wait<0>();
+    for (int i = copied < kScaleLag ? copied : kScaleLag; i >= 1; --i)
+      ptx::mbarrier_arrive(&s.full[(ring.stage + C::STAGES - i) % C::STAGES]);
+  }
 }
 
 /// A consumer warp releases stage st: in its own block, and with a cluster in every block of it (its
