@@ -16,10 +16,14 @@
 # reported, that is a failure. And what initcheck cannot see: build/bin/probe_initcheck_tma writes a
 # buffer with plain stores (st: must be clean) and with one TMA store (tma: its line says whether
 # initcheck reported the copy as uninitialized; the harness NaN-fills every buffer a TMA store writes,
-# C and cuBLAS's reference alike, so the steps' runs stay meaningful either way).
+# C and cuBLAS's reference alike, so the steps' runs stay meaningful either way). And what racecheck
+# sees of a shared-memory ring ordered by mbarriers: build/bin/probe_racecheck_ring's consumer warp frees
+# each stage with every lane's own arrive (st32: must be clean, as step 40 frees its stages) and with
+# __syncwarp then lane 0's arrive (st: its line says whether racecheck follows that chain).
 # Prints one line per step and tool, then a summary. Logs: $OUT/sanitize/ (or sanitize_out/).
 # Environment: COMPUTE_SANITIZER (the binary), SANITIZER_JOBS (runs at once, default 4), SANITIZER_RUN_TIMEOUT_S (per run, default 180).
-# Exit 0: no finding and both fixtures caught; 1: a finding, a failed run, or a fixture not caught;
+# Exit 0: no finding, both fixtures caught and the probes as they must be; 1: a finding, a failed run,
+# a fixture not caught, or a probe that copied wrong values or (st32) was reported;
 # 2: bad arguments, no compute-sanitizer, no binaries or no CUDA device; 124: stopped (SIGTERM,
 # SIGINT), every run ended with it.
 set -uo pipefail
@@ -91,7 +95,7 @@ if [ -n "$STEPS" ]; then  # every id asked for must be a built step (a typo must
     compgen -G "$BUILD/bin/${id}_*" > /dev/null || { echo "error: sanitize.sh: --steps: no step executable $BUILD/bin/${id}_* (ids as in kernels/NN_name.cu)" >&2; exit 2; }
   done
 fi
-for f in fixture_racy fixture_oob probe_initcheck_tma; do
+for f in fixture_racy fixture_oob probe_initcheck_tma probe_racecheck_ring; do
   [ -x "$BUILD/bin/$f" ] || { echo "error: sanitize.sh: $BUILD/bin/$f is missing (make fixtures)" >&2; exit 2; }
 done
 # Without a GPU every run would "fail" the same way: say so once instead (SANITIZE_NO_PROBE=1 skips
@@ -253,6 +257,28 @@ if [[ ",$TOOLS," == *",initcheck,"* ]]; then
       line=$(printf "%-10s %-28s clean: this initcheck sees TMA stores" initcheck "probe tma")
     else
       failures=$((failures + 1)); line=$(printf "%-10s %-28s FAIL: exit %d (log %s)" initcheck "probe tma" "$rc" "$log")
+    fi
+    echo "$line"
+    lines+=("$line")
+  done
+fi
+# What racecheck sees of a ring one warp fills and another reads (tests/probes/racecheck_ring.cu).
+if [[ ",$TOOLS," == *",racecheck,"* ]]; then
+  for mode in st32 st; do
+    log="$LOGS/racecheck_probe_$mode.log"
+    run_logged "$log" "$SAN" --tool racecheck --error-exitcode 99 "$BUILD/bin/probe_racecheck_ring" "$mode"
+    rc=$?
+    hazards=$(grep -m1 -oE "RACECHECK SUMMARY: [0-9]+ hazard" "$log" | grep -oE "[0-9]+")
+    if ! grep -q "values right" "$log"; then  # racecheck's exit code would hide the probe's own failure
+      failures=$((failures + 1)); line=$(printf "%-10s %-28s FAIL: the probe did not copy the right values (exit %d; log %s)" racecheck "probe $mode" "$rc" "$log")
+    elif [ $rc -eq 0 ] && [ "$mode" = st32 ]; then
+      line=$(printf "%-10s %-28s clean, as it must be (each reading lane arrives on the empty barrier)" racecheck "probe $mode")
+    elif [ $rc -eq 0 ]; then
+      line=$(printf "%-10s %-28s clean: this racecheck follows __syncwarp then lane 0's arrive" racecheck "probe $mode")
+    elif [ $rc -eq 99 ] && [ "$mode" = st ]; then
+      line=$(printf "%-10s %-28s %s hazard(s): racecheck does not follow __syncwarp then lane 0's arrive (why step 40's lanes each arrive)" racecheck "probe $mode" "${hazards:-?}")
+    else
+      failures=$((failures + 1)); line=$(printf "%-10s %-28s FAIL: exit %d (log %s)" racecheck "probe $mode" "$rc" "$log")
     fi
     echo "$line"
     lines+=("$line")

@@ -340,6 +340,12 @@ TEST_CASE("sanitize.sh: bad input, and its verdicts against a stub sanitizer (fi
   std::ofstream(stub) << "#!/usr/bin/env bash\n"
                          "# args: --tool T --error-exitcode 99 [filters] BIN --m M --n N --k K --check-only\n"
                          "tool=$2 bin=$(basename \"${@: -8:1}\")\n"
+                         "probe=$(basename \"${@: -2:1}\") mode=${@: -1}\n"
+                         "if [ \"$probe\" = probe_racecheck_ring ]; then  # the ring probe: its values line, and\n"
+                         "  echo \"$mode (offset 0): 256 values right\"  # st reported as on an H100 (st32 too in finding)\n"
+                         "  if [ $mode = st ] || { [ \"$STUB_MODE\" = finding ] && [ $mode = st32 ]; }; then\n"
+                         "    echo '========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)'; exit 99; fi\n"
+                         "  exit 0; fi\n"
                          "if [ \"$STUB_MODE\" = honest ] && [ $tool = racecheck ] && [ $bin = fixture_racy ]; then\n"
                          "  echo '========= RACECHECK SUMMARY: 3 hazards displayed (3 errors, 0 warnings)'; exit 99; fi\n"
                          "if [ \"$STUB_MODE\" = honest ] && [ $tool = memcheck ] && [ $bin = fixture_oob ]; then\n"
@@ -376,6 +382,13 @@ TEST_CASE("sanitize.sh: bad input, and its verdicts against a stub sanitizer (fi
   const auto ref_races = lines_with_prefix(honest.output, "racecheck  06_vectorized_loads");
   REQUIRE(ref_races.size() == 1);
   CHECK_THAT(ref_races.front(), Catch::Contains("PASS") && Catch::Contains("cuBLAS's reference kernels at 67x92x48"));
+  // The ring probe: st32 clean as it must be, st's report named for what it is.
+  const auto st32 = lines_with_prefix(honest.output, "racecheck  probe st32");
+  REQUIRE(st32.size() == 1);
+  CHECK_THAT(st32.front(), Catch::Contains("clean, as it must be"));
+  const auto st = lines_with_prefix(honest.output, "racecheck  probe st ");
+  REQUIRE(st.size() == 1);
+  CHECK_THAT(st.front(), Catch::Contains("1 hazard(s): racecheck does not follow __syncwarp"));
   // A sanitizer that reports nothing (not wired in) fails the run: both fixtures went unreported.
   const auto blind = sanitize("blind");
   CHECK(blind.status == 1);
@@ -387,6 +400,10 @@ TEST_CASE("sanitize.sh: bad input, and its verdicts against a stub sanitizer (fi
   const auto bad = lines_with_prefix(finding.output, "initcheck  06_vectorized_loads");
   REQUIRE(bad.size() == 1);
   CHECK_THAT(bad.front(), Catch::Contains("FAIL") && Catch::Contains("Uninitialized"));
+  // A report on the probe's st32 (the pattern step 40 relies on) fails its line.
+  const auto st32_bad = lines_with_prefix(finding.output, "racecheck  probe st32");
+  REQUIRE(st32_bad.size() == 1);
+  CHECK_THAT(st32_bad.front(), Catch::Contains("FAIL"));
   // ... but one more in the step's own kernel fails the line.
   const auto own_race = lines_with_prefix(finding.output, "racecheck  06_vectorized_loads");
   REQUIRE(own_race.size() == 1);

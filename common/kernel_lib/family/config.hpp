@@ -92,11 +92,6 @@ GEMM_HD constexpr int cluster_size(Spec s) { return s.cluster_m * s.cluster_n; }
 /// Bytes one stage of the ring holds: a BM x BK box of A and a BN x BK box of B (with a cluster, half
 /// of the shared one is this block's own load and half its partner's multicast: the same bytes land).
 GEMM_HD constexpr int64_t stage_bytes(Spec s) { return int64_t(s.bm + s.bn) * bk(s) * elem_bytes(s); }
-/// Warps whose arrivals free a stage: those of the one consumer that read it, or of both (cooperative),
-/// in every block of the cluster (each block's copy of the shared half is its partner's load too).
-GEMM_HD constexpr int empty_arrivals(Spec s) {
-  return (s.consumers == Consumers::pingpong ? 4 : 4 * kConsumers) * cluster_size(s);
-}
 /// fp32 floats of one split piece's partial sums (its stream-K slot): BM x BN, times the cluster's
 /// blocks (a piece of a cluster tile is one piece of each of its tiles).
 GEMM_HD constexpr int64_t slot_floats(Spec s) { return int64_t(s.bm) * s.bn * cluster_size(s); }
@@ -113,15 +108,22 @@ GEMM_HD constexpr int epi_n(Spec s) {
 }
 /// Whether a configuration's block scales travel in the ring (swapped tiles with block scales): C^T's
 /// columns are A's rows, each with its own `sfa` value, so a K tile needs BN of them; the producer warp
-/// copies them, and the slabs' `sfb` values, into the stage beside its boxes (producer.cuh), and the
+/// stores them, and the slabs' `sfb` values, into the stage beside its boxes (producer.cuh), and the
 /// consumers read them after the same full-barrier wait as the tiles, with no global load in the K loop.
 GEMM_HD constexpr bool scales_in_ring(Spec s) { return s.swap && s.scales == Scales::block; }
 /// Floats of a stage's scales (SharedStorage::scales): BN of `sfa`, then one `sfb` a 64-row slab of the
 /// tile (at most 4), 16-byte rows; 1 (unused) where the scales do not travel in the ring.
 GEMM_HD constexpr int ring_scale_floats(Spec s) { return scales_in_ring(s) ? s.bn + 4 : 1; }
-/// Lanes of the producer warp that copy a stage's scales and arrive on its full barrier once their
-/// copies have landed (producer.cuh's kScaleLag): all 32 where the scales travel in the ring, else none.
+/// Lanes of the producer warp that store a stage's scales and arrive on its full barrier (producer.cuh's
+/// RingScales, kScaleLag stages after loading them): all 32 where the scales travel in the ring, else none.
 GEMM_HD constexpr int ring_scale_lanes(Spec s) { return scales_in_ring(s) ? 32 : 0; }
+/// Arrivals that free a stage: one a warp of the one consumer that read it, or of both (cooperative),
+/// in every block of the cluster (each block's copy of the shared half is its partner's load too); one
+/// a thread where the scales travel in the ring, whose lanes all read the stage (mainloop.cuh's
+/// release_read_stage says why each arrives for itself).
+GEMM_HD constexpr int empty_arrivals(Spec s) {
+  return (s.consumers == Consumers::pingpong ? 4 : 4 * kConsumers) * cluster_size(s) * (scales_in_ring(s) ? 32 : 1);
+}
 /// Bytes of the block's shared memory for `stages` stages: the ring, the epilogue boxes, the barriers
 /// and flags, rounded as the kernel's SharedStorage lays them out, plus 1024 bytes of slack to align
 /// the dynamic base.

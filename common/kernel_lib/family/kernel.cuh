@@ -105,7 +105,7 @@ gemm_kernel(const __grid_constant__ Params p) {
   SharedStorage<C>& s = *reinterpret_cast<SharedStorage<C>*>(ptx::smem_align_up<1024>(smem_raw));
   if (threadIdx.x == 0) {
     for (int st = 0; st < C::STAGES; ++st) {
-      ptx::mbarrier_init(&s.full[st], 1 + ring_scale_lanes(C::spec));  // the issuer, and the scales' copying lanes
+      ptx::mbarrier_init(&s.full[st], 1 + ring_scale_lanes(C::spec));  // the issuer, and the lanes storing the scales
       ptx::mbarrier_init(&s.empty[st], C::EMPTY_ARRIVALS);
     }
     if constexpr (C::PINGPONG)
@@ -120,9 +120,9 @@ gemm_kernel(const __grid_constant__ Params p) {
   // The warpgroup index, broadcast from lane 0: the same value, but now ptxas knows it is warp-uniform,
   // and so is everything computed from it (the consumer's ring position, its descriptors; step 23).
   const int wg = __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0);
-  if (wg == 0) {  // producer warpgroup: one thread issues (its warp copies scales that travel in the ring)
+  if (wg == 0) {  // producer warpgroup: one thread issues (its warp carries scales that travel in the ring)
     ptx::setmaxnreg_dec<kProducerRegs>();
-    if (threadIdx.x < (scales_in_ring(C::spec) ? 32u : 1u)) produce<C>(s, p);
+    if (threadIdx.x < unsigned(ring_scale_lanes(C::spec) > 0 ? ring_scale_lanes(C::spec) : 1)) produce<C>(s, p);
   } else {
     ptx::setmaxnreg_inc<kConsumerRegs>();
     consume<C>(s, p, wg - 1);

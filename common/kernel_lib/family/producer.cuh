@@ -1,13 +1,12 @@
 // The producer (step 13, persistent from step 15, stream-K pieces from step 23): one thread of
 // warpgroup 0 walks the block's items in order, the data-parallel tiles and then its stream-K or
-// split-K pieces, and for each K tile of each item waits for the stage to be empty, arms its full
-// barrier with the bytes to expect and issues the two TMA loads. The ring position runs on across
-// items, so the next item's loads start as soon as stages free up.
+// split-K pieces (its whole warp where block scales travel in the ring, step 40), and for each K tile
+// waits for the stage to be empty, arms its full barrier with the bytes to expect and issues the two TMA
+// loads. The ring position runs on across items, so the next item's loads start as soon as stages free up.
 // Device code only: include from kernels/*.cu compiled for sm_90a.
 #pragma once
 #include "../pipeline.cuh"
 #include "../ptx/cluster.cuh"
-#include "../ptx/cp_async.cuh"
 #include "../ptx/mbarrier.cuh"
 #include "../ptx/tma.cuh"
 #include "../schedule.hpp"
@@ -64,41 +63,53 @@ __device__ __forceinline__ void for_each_item(const Params& p, F&& f) {
 #endif
 
 /// Where the block scales travel in the ring (config.hpp's scales_in_ring): lane j of the producer warp
-/// copies floats j, j + 32, ... of stage st's scales for K block kb of the tile at `o` with 4-byte
-/// cp.async (no alignment rule, where a TMA box of `sfa` would need M % 4 == 0): the tile's BN columns
-/// of `sfa` (C's M = the kernel's N apart per K block), then each 64-row slab's `sfb`, zero past the
-/// matrix; one cp.async group a stage, which produce() waits for kScaleLag stages later.
+/// holds floats j and j + 32, ... of a stage's scales for K block kt of the tile at `o`, loaded from
+/// global memory into registers (no alignment rule, where a TMA box of `sfa` would need M % 4 == 0): the
+/// tile's BN columns of `sfa` (C's M = the kernel's N apart per K block), then each 64-row slab's
+/// `sfb`, zero past the matrix. store() writes them into the stage kScaleLag stages later.
 template <class C>
-__device__ __forceinline__ void copy_ring_scales(SharedStorage<C>& s, const Params& p, const TileOrigin& o, int kt, int st) {
-  constexpr int SLAB_SCALES = C::BM / kWgmmaM;
-  static_assert(SLAB_SCALES <= 4, "ring_scale_floats keeps 4 floats for the slabs' sfb");
-  const int lane = int(threadIdx.x % 32);
-  for (int i = lane; i < C::BN + SLAB_SCALES; i += 32) {
-    const float* src = p.sfa;  // (any valid address where nothing is read)
-    bool inside;
-    if (i < C::BN) {
-      const int col = o.n0 + i;  // a row of A
-      inside = col < p.N;
-      if (inside) src = p.sfa + int64_t(kt) * p.N + col;
-    } else {
-      const int row = o.m0 + (i - C::BN) * kWgmmaM;  // a row of B, the slab's first
-      inside = row < p.M;
-      if (inside) src = p.sfb + int64_t(row / 128) * p.k_tiles + kt;
+struct RingScales {
+  static constexpr int SLAB_SCALES = C::BM / kWgmmaM;
+  static_assert(!scales_in_ring(C::spec) || SLAB_SCALES <= 4, "ring_scale_floats keeps 4 floats for the slabs' sfb");
+  static constexpr int PER_LANE = (C::BN + SLAB_SCALES + 31) / 32;  ///< floats a lane holds a stage
+  float v[PER_LANE];
+  __device__ __forceinline__ void load(const Params& p, const TileOrigin& o, int kt) {
+    const int lane = int(threadIdx.x % 32);
+#pragma unroll
+    for (int u = 0; u < PER_LANE; ++u) {
+      const int i = lane + 32 * u;
+      v[u] = 0.0f;
+      if (i < C::BN) {
+        const int col = o.n0 + i;  // a row of A
+        if (col < p.N) v[u] = __ldg(p.sfa + int64_t(kt) * p.N + col);
+      } else if (i < C::BN + SLAB_SCALES) {
+        const int row = o.m0 + (i - C::BN) * kWgmmaM;  // a row of B, the slab's first
+        if (row < p.M) v[u] = __ldg(p.sfb + int64_t(row / 128) * p.k_tiles + kt);
+      }
     }
-    ptx::cp_async_4(ptx::smem_addr(&s.scales[st][i]), src, inside ? 4 : 0);
   }
-  ptx::cp_async_commit();
-}
+  /// Stores the lane's floats into stage st and arrives on its full barrier: an ordinary store, then a
+  /// release (the consumers' wait on the barrier orders their reads after it).
+  __device__ __forceinline__ void store(SharedStorage<C>& s, int st) const {
+    const int lane = int(threadIdx.x % 32);
+#pragma unroll
+    for (int u = 0; u < PER_LANE; ++u)
+      if (lane + 32 * u < C::BN + SLAB_SCALES) s.scales[st][lane + 32 * u] = v[u];
+    ptx::mbarrier_arrive(&s.full[st]);
+  }
+};
 
-/// Stages between a lane's copy of a stage's scales and its arrive on that stage's full barrier: the
-/// lane waits for its copies (cp.async.wait_group) kScaleLag stages later, so the copies' latency
-/// passes under the next stages' issue instead of stalling the producer, then arrives (a release: the
-/// consumers' wait on the barrier orders their shared-memory reads after the copies). A consumer
-/// waiting for stage j then needs the producer to reach stage j + kScaleLag, which it can while the
-/// ring holds kScaleLag + 2 stages (two-set consumers keep one stage past the one they wait for).
-/// Why not cp.async.mbarrier.arrive, whose arrive fires when the copies land: compute-sanitizer's
-/// racecheck (CUDA 13.0) reports every such copy against the consumers' reads (H100, step 40).
-inline constexpr int kScaleLag = 4;
+/// Stages between a lane's load of a stage's scales and its store into the stage (with its arrive on
+/// the stage's full barrier): kScaleLag stages later, so the loads' latency passes under the next
+/// stages' issue instead of stalling the producer. A consumer waiting for stage j then needs the
+/// producer to reach stage j + kScaleLag, which it can while the ring holds kScaleLag + 2 stages
+/// (two-set consumers keep one stage past the one they wait for). Two, not more: the producer warp
+/// runs on kProducerRegs (40) registers, and at BN = 64 a lane holds 3 floats a stage; four stages of
+/// them spilled. Each held stage is a RingScales of its own, picked by the unrolled `u == slot` test:
+/// a dynamic index into an array of registers would put the array in local memory. (A 4-byte cp.async
+/// into the stage needs no registers and is as right; step 40's first builds used it, with lane 0 alone
+/// freeing a stage, and with every lane freeing it it has not been tried: docs/notebook/fp8.md.)
+inline constexpr int kScaleLag = 2;
 
 template <class C>
 __device__ __forceinline__ void produce(SharedStorage<C>& s, const Params& p) {
@@ -108,19 +119,23 @@ __device__ __forceinline__ void produce(SharedStorage<C>& s, const Params& p) {
   for (int j = 0; j < C::CLUSTER_N; ++j) row_mask |= uint16_t(1u << (rm + C::CLUSTER_M * j));
   for (int i = 0; i < C::CLUSTER_M; ++i) col_mask |= uint16_t(1u << (i + C::CLUSTER_M * rn));
   pipe::PipeState<C::STAGES> ring;  // runs on across items
-  int copied = 0;                   // scales_in_ring: stages whose scales this lane copied
+  RingScales<C> held[kScaleLag];    // scales_in_ring: this lane's scales of the last kScaleLag stages, not yet stored
+  int loaded = 0;                   // stages whose scales this lane loaded
   static_assert(!scales_in_ring(C::spec) || kScaleLag + 2 <= C::STAGES, "the ring must hold the scales' lag");
   for_each_item<C>(p, [&](const stream_k::Piece& pc) {
     const TileOrigin o = tile_origin<C>(p, pc.t);
     for (int kt = pc.kt0; kt < pc.kt1; ++kt, ring.advance()) {
       const int st = ring.stage;
       ptx::mbarrier_wait_parity(&s.empty[st], ring.phase ^ 1);
-      if constexpr (scales_in_ring(C::spec)) {  // the whole warp is here: its lanes copy the scales
-        copy_ring_scales<C>(s, p, o, kt, st);
-        if (++copied > kScaleLag) {  // the copies of kScaleLag stages ago have landed: that stage may fill
-          ptx::cp_async_wait<kScaleLag>();
-          ptx::mbarrier_arrive(&s.full[(st + C::STAGES - kScaleLag) % C::STAGES]);
-        }
+      if constexpr (scales_in_ring(C::spec)) {  // the whole warp is here: its lanes carry the scales
+        const int slot = loaded % kScaleLag;
+#pragma unroll
+        for (int u = 0; u < kScaleLag; ++u)  // unrolled: each slot keeps registers of its own
+          if (u == slot) {  // the stage of kScaleLag stages ago gets its scales, and this one's are loaded
+            if (loaded >= kScaleLag) held[u].store(s, (st + C::STAGES - kScaleLag) % C::STAGES);
+            held[u].load(p, o, kt);
+          }
+        ++loaded;
         if (threadIdx.x % 32 != 0) continue;  // lane 0 issues the boxes
       }
       ptx::mbarrier_arrive_expect_tx(&s.full[st], C::STAGE_BYTES);  // whole boxes: TMA counts the zero fill
@@ -135,10 +150,13 @@ __device__ __forceinline__ void produce(SharedStorage<C>& s, const Params& p) {
       else ptx::tma_load_2d_multicast(s.b[st] + rm * B_ROWS * C::BK, &p.tmap_b, kt * C::BK, o.n0 + rm * B_ROWS, &s.full[st], col_mask);
     }
   });
-  if constexpr (scales_in_ring(C::spec)) {  // the last kScaleLag stages (or fewer): wait, then arrive, oldest first
-    ptx::cp_async_wait<0>();
-    for (int i = copied < kScaleLag ? copied : kScaleLag; i >= 1; --i)
-      ptx::mbarrier_arrive(&s.full[(ring.stage + C::STAGES - i) % C::STAGES]);
+  if constexpr (scales_in_ring(C::spec)) {  // the last kScaleLag stages (or fewer) get theirs, oldest first
+    for (int i = loaded < kScaleLag ? loaded : kScaleLag; i >= 1; --i) {
+      const int slot = (loaded - i) % kScaleLag;
+#pragma unroll
+      for (int u = 0; u < kScaleLag; ++u)
+        if (u == slot) held[u].store(s, (ring.stage + C::STAGES - i) % C::STAGES);
+    }
   }
 }
 
