@@ -124,6 +124,9 @@ GEMM_HD constexpr int ring_scale_lanes(Spec s) { return scales_in_ring(s) ? 32 :
 GEMM_HD constexpr int empty_arrivals(Spec s) {
   return (s.consumers == Consumers::pingpong ? 4 : 4 * kConsumers) * cluster_size(s) * (scales_in_ring(s) ? 32 : 1);
 }
+/// Threads of warpgroup 0 that run the producer (kernel.cuh): the one that issues the TMA loads, or its
+/// whole warp where the scales travel in the ring (ring_scale_lanes).
+GEMM_HD constexpr int producer_threads(Spec s) { return ring_scale_lanes(s) > 0 ? ring_scale_lanes(s) : 1; }
 /// Bytes of the block's shared memory for `stages` stages: the ring, the epilogue boxes, the barriers
 /// and flags, rounded as the kernel's SharedStorage lays them out, plus 1024 bytes of slack to align
 /// the dynamic base.

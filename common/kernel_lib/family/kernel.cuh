@@ -122,7 +122,7 @@ gemm_kernel(const __grid_constant__ Params p) {
   const int wg = __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0);
   if (wg == 0) {  // producer warpgroup: one thread issues (its warp carries scales that travel in the ring)
     ptx::setmaxnreg_dec<kProducerRegs>();
-    if (threadIdx.x < unsigned(ring_scale_lanes(C::spec) > 0 ? ring_scale_lanes(C::spec) : 1)) produce<C>(s, p);
+    if (threadIdx.x < unsigned(producer_threads(C::spec))) produce<C>(s, p);
   } else {
     ptx::setmaxnreg_inc<kConsumerRegs>();
     consume<C>(s, p, wg - 1);
