@@ -129,7 +129,16 @@ $(BUILD)/obj/variants/35_c2m.o: kernels/35_fp8_shapes.cu $(HEADERS) | $(BUILD)/.
 $(BUILD)/bin/variant_35_c2m: $(BUILD)/obj/variants/35_c2m.o $(MAIN_OBJ) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
-#> make fp8-variants         step 35 with its 128-row tile in cluster pairs along M (build/bin/variant_35_c2m), for gpu_session.sh fp8
+# Step 40 with its ring's scales copied by cp.async (producer.cuh's GEMM_FAMILY_RING_SCALES_COPY): 1, each
+# lane's copies arriving on the full barrier as they land (noinc); 2, wait_group STAGES - 2, then an arrive.
+FP8_VARIANTS += $(BUILD)/bin/variant_40_noinc $(BUILD)/bin/variant_40_cpasync
+$(BUILD)/obj/variants/40_noinc.o $(BUILD)/obj/variants/40_cpasync.o: $(BUILD)/obj/variants/40_%.o: kernels/40_fp8_block_small_m_swap.cu $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) -DGEMM_FAMILY_RING_SCALES_COPY=$(if $(filter noinc,$*),1,2) -c $< -o $@
+$(BUILD)/bin/variant_40_%: $(BUILD)/obj/variants/40_%.o $(MAIN_OBJ) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
+#> make fp8-variants         step 35 with its 128-row tile in cluster pairs along M (build/bin/variant_35_c2m), step 40 with cp.async scales (variant_40_noinc, _cpasync), for gpu_session.sh fp8
 .PHONY: fp8-variants
 fp8-variants: $(FP8_VARIANTS)
 

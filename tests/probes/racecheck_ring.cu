@@ -12,12 +12,13 @@
 //             then arrives: step 40's second build
 //   noinc     each lane copies with cp.async and lets the copy arrive when it lands
 //             (cp.async.mbarrier.arrive.noinc): step 40's first build
+//   cpasync32, noinc32   cpasync and noinc with every consumer lane arriving on the empty barrier (as st32)
 //   tma OFF   lane 0 arms the barrier and loads a 32-float box of a one-row f32 tensor map that starts
 //             OFF floats past the round's 32 (step 40's withdrawn TMA build loaded boxes that start
 //             anywhere; on an H100 a start that is not 16 bytes into global memory faults)
 // scripts/sanitize.sh runs st32 (which racecheck must find clean) and st under racecheck; every mode
 // must copy the right values (docs/notebook/fp8.md, step 40). Built for sm_90a (make fixtures).
-//   build/bin/probe_racecheck_ring st|st32|cpasync|noinc|tma [OFF]   exit 0 when the copied values are right
+//   build/bin/probe_racecheck_ring st|st32|cpasync|cpasync32|noinc|noinc32|tma [OFF]   exit 0 when the copied values are right
 #include <cuda.h>
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled_v12000
 
@@ -32,17 +33,20 @@
 #include "../../common/kernel_lib/ptx/tma.cuh"
 
 constexpr int STAGES = 2, ROUNDS = 8, W = 32, PAD = 64;  // PAD: room past the last round for OFF
-enum class Mode { st, st32, cpasync, noinc, tma };
+enum class Mode { st, st32, cpasync, noinc, tma, cpasync32, noinc32 };
 
 __global__ void __launch_bounds__(64) ring(const float* src, float* out, int off, Mode mode,
                                            const __grid_constant__ CUtensorMap map) {
+  const bool each = mode == Mode::st32 || mode == Mode::cpasync32 || mode == Mode::noinc32;  // every reader arrives
+  if (mode == Mode::cpasync32) mode = Mode::cpasync;
+  if (mode == Mode::noinc32) mode = Mode::noinc;
   __shared__ __align__(128) float buf[STAGES][W];
   __shared__ uint64_t full[STAGES], empty[STAGES];
   const int lane = int(threadIdx.x % 32);
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       ptx::mbarrier_init(&full[s], mode == Mode::tma ? 1 : 32);
-      ptx::mbarrier_init(&empty[s], mode == Mode::st32 ? 32 : 1);
+      ptx::mbarrier_init(&empty[s], each ? 32 : 1);
     }
     ptx::fence_mbarrier_init();
   }
@@ -71,7 +75,7 @@ __global__ void __launch_bounds__(64) ring(const float* src, float* out, int off
     } else {  // the consumer warp
       ptx::mbarrier_wait_parity(&full[st], phase);
       out[r * W + lane] = buf[st][lane];
-      if (mode == Mode::st32) {
+      if (each) {
         ptx::mbarrier_arrive(&empty[st]);  // every lane releases its own read
       } else {
         __syncwarp();
@@ -105,13 +109,15 @@ int main(int argc, char** argv) {
   else if (std::strcmp(name, "st32") == 0) mode = Mode::st32;
   else if (std::strcmp(name, "cpasync") == 0) mode = Mode::cpasync;
   else if (std::strcmp(name, "noinc") == 0) mode = Mode::noinc;
+  else if (std::strcmp(name, "cpasync32") == 0) mode = Mode::cpasync32;
+  else if (std::strcmp(name, "noinc32") == 0) mode = Mode::noinc32;
   else if (std::strcmp(name, "tma") == 0) mode = Mode::tma;
   else argc = 0;
   char* end = nullptr;
   const long off = argc == 3 ? std::strtol(argv[2], &end, 10) : 0;
   const bool off_ok = argc != 3 || (end != argv[2] && *end == '\0');
   if (argc < 2 || argc > 3 || !off_ok || off < 0 || off > PAD - W || (argc == 3 && mode != Mode::tma)) {
-    std::fprintf(stderr, "usage: %s st|st32|cpasync|noinc|tma [OFF: 0..%d floats, tma only]\n", argv[0], PAD - W);
+    std::fprintf(stderr, "usage: %s st|st32|cpasync|cpasync32|noinc|noinc32|tma [OFF: 0..%d floats, tma only]\n", argv[0], PAD - W);
     return 2;
   }
   try {

@@ -6,6 +6,7 @@
 // Device code only: include from kernels/*.cu compiled for sm_90a.
 #pragma once
 #include "../pipeline.cuh"
+#include "../ptx/cp_async.cuh"
 #include "../ptx/cluster.cuh"
 #include "../ptx/mbarrier.cuh"
 #include "../ptx/tma.cuh"
@@ -58,6 +59,14 @@ __device__ __forceinline__ void for_each_item(const Params& p, F&& f) {
 /// along M, issue B's multicast half before this block's own A box, the order cuBLAS's kernel of the same
 /// configuration issues them in (docs/notebook/hopper.md, "The H200's table completed"). A pair along N
 /// already issues its shared half (A's) first. Off in every step and in build/bin/tune.
+/// Measurement builds of step 40 (make fp8-variants): how the producer warp's lanes bring a stage's
+/// scales in. 0: registers, kScaleLag stages (RingScales::load, store); 1: 4-byte cp.async and
+/// cp.async.mbarrier.arrive.noinc, the lane's arrive firing when its copies land (PTX ISA,
+/// "cp.async.mbarrier.arrive"); 2: cp.async, one group a stage, wait_group STAGES - 2 and a plain arrive
+/// on the stage STAGES - 2 back.
+#ifndef GEMM_FAMILY_RING_SCALES_COPY
+#define GEMM_FAMILY_RING_SCALES_COPY 0
+#endif
 #ifndef GEMM_FAMILY_SHARED_HALF_FIRST
 #define GEMM_FAMILY_SHARED_HALF_FIRST 0
 #endif
@@ -86,6 +95,27 @@ struct RingScales {
         const int row = o.m0 + (i - C::BN) * kWgmmaM;  // a row of B, the slab's first
         if (row < p.M) v[u] = __ldg(p.sfb + int64_t(row / 128) * p.k_tiles + kt);
       }
+    }
+  }
+  /// GEMM_FAMILY_RING_SCALES_COPY builds: the lane's floats of K block kt copied straight into stage st
+  /// by 4-byte cp.async (src-size 0 writes the zero past the matrix), no register in between.
+  static __device__ __forceinline__ void copy(SharedStorage<C>& s, const Params& p, const TileOrigin& o, int kt, int st) {
+    const int lane = int(threadIdx.x % 32);
+#pragma unroll
+    for (int u = 0; u < PER_LANE; ++u) {
+      const int i = lane + 32 * u;
+      const float* src = p.sfa;
+      int bytes = 0;
+      if (i < C::BN) {
+        const int col = o.n0 + i;
+        if (col < p.N) src = p.sfa + int64_t(kt) * p.N + col, bytes = 4;
+      } else if (i < C::BN + SLAB_SCALES) {
+        const int row = o.m0 + (i - C::BN) * kWgmmaM;
+        if (row < p.M) src = p.sfb + int64_t(row / 128) * p.k_tiles + kt, bytes = 4;
+      } else {
+        continue;
+      }
+      ptx::cp_async_4(ptx::smem_addr(&s.scales[st][i]), src, bytes);
     }
   }
   /// Stores the lane's floats into stage st and arrives on its full barrier: an ordinary store, then a
@@ -127,7 +157,19 @@ __device__ __forceinline__ void produce(SharedStorage<C>& s, const Params& p) {
     for (int kt = pc.kt0; kt < pc.kt1; ++kt, ring.advance()) {
       const int st = ring.stage;
       ptx::mbarrier_wait_parity(&s.empty[st], ring.phase ^ 1);
-      if constexpr (scales_in_ring(C::spec)) {  // the whole warp is here: its lanes carry the scales
+      if constexpr (scales_in_ring(C::spec) && GEMM_FAMILY_RING_SCALES_COPY == 1) {
+        RingScales<C>::copy(s, p, o, kt, st);
+        asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(ptx::smem_addr(&s.full[st])) : "memory");
+        if (threadIdx.x % 32 != 0) continue;
+      } else if constexpr (scales_in_ring(C::spec) && GEMM_FAMILY_RING_SCALES_COPY == 2) {
+        constexpr int LAG = C::STAGES - 2;
+        RingScales<C>::copy(s, p, o, kt, st);
+        ptx::cp_async_commit();
+        ptx::cp_async_wait<LAG>();
+        if (loaded >= LAG) ptx::mbarrier_arrive(&s.full[(st + C::STAGES - LAG) % C::STAGES]);
+        ++loaded;
+        if (threadIdx.x % 32 != 0) continue;
+      } else if constexpr (scales_in_ring(C::spec)) {  // the whole warp is here: its lanes carry the scales
         const int slot = loaded % kScaleLag;
 #pragma unroll
         for (int u = 0; u < kScaleLag; ++u)  // unrolled: each slot keeps registers of its own
@@ -150,7 +192,11 @@ __device__ __forceinline__ void produce(SharedStorage<C>& s, const Params& p) {
       else ptx::tma_load_2d_multicast(s.b[st] + rm * B_ROWS * C::BK, &p.tmap_b, kt * C::BK, o.n0 + rm * B_ROWS, &s.full[st], col_mask);
     }
   });
-  if constexpr (scales_in_ring(C::spec)) {  // the last kScaleLag stages (or fewer) get theirs, oldest first
+  if constexpr (scales_in_ring(C::spec) && GEMM_FAMILY_RING_SCALES_COPY == 2) {
+    constexpr int LAG = C::STAGES - 2;
+    ptx::cp_async_wait<0>();
+    for (int i = loaded < LAG ? loaded : LAG; i >= 1; --i) ptx::mbarrier_arrive(&s.full[(ring.stage + C::STAGES - i) % C::STAGES]);
+  } else if constexpr (scales_in_ring(C::spec) && GEMM_FAMILY_RING_SCALES_COPY == 0) {  // the last kScaleLag stages (or fewer) get theirs, oldest first
     for (int i = loaded < kScaleLag ? loaded : kScaleLag; i >= 1; --i) {
       const int slot = (loaded - i) % kScaleLag;
 #pragma unroll
