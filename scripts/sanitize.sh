@@ -18,12 +18,13 @@
 # initcheck reported the copy as uninitialized; the harness NaN-fills every buffer a TMA store writes,
 # C and cuBLAS's reference alike, so the steps' runs stay meaningful either way). And what racecheck
 # sees of a shared-memory ring ordered by mbarriers: build/bin/probe_racecheck_ring's consumer warp frees
-# each stage with every lane's own arrive (st32: must be clean, as step 40 frees its stages) and with
-# __syncwarp then lane 0's arrive (st: its line says whether racecheck follows that chain).
+# each stage with every lane's own arrive, the stage filled by plain stores (st32) or by cp.async whose
+# arrive fires as the copies land (noinc32, as step 40 fills and frees its stages' scales): both must be
+# clean; and with __syncwarp then lane 0's arrive (st: its line says whether racecheck follows that chain).
 # Prints one line per step and tool, then a summary. Logs: $OUT/sanitize/ (or sanitize_out/).
 # Environment: COMPUTE_SANITIZER (the binary), SANITIZER_JOBS (runs at once, default 4), SANITIZER_RUN_TIMEOUT_S (per run, default 180).
 # Exit 0: no finding, both fixtures caught and the probes as they must be; 1: a finding, a failed run,
-# a fixture not caught, or a probe that copied wrong values or (st32) was reported;
+# a fixture not caught, or a probe that copied wrong values or (st32, noinc32) was reported;
 # 2: bad arguments, no compute-sanitizer, no binaries or no CUDA device; 124: stopped (SIGTERM,
 # SIGINT), every run ended with it.
 set -uo pipefail
@@ -264,14 +265,14 @@ if [[ ",$TOOLS," == *",initcheck,"* ]]; then
 fi
 # What racecheck sees of a ring one warp fills and another reads (tests/probes/racecheck_ring.cu).
 if [[ ",$TOOLS," == *",racecheck,"* ]]; then
-  for mode in st32 st; do
+  for mode in st32 noinc32 st; do
     log="$LOGS/racecheck_probe_$mode.log"
     run_logged "$log" "$SAN" --tool racecheck --error-exitcode 99 "$BUILD/bin/probe_racecheck_ring" "$mode"
     rc=$?
     hazards=$(grep -m1 -oE "RACECHECK SUMMARY: [0-9]+ hazard" "$log" | grep -oE "[0-9]+")
     if ! grep -q "values right" "$log"; then  # racecheck's exit code would hide the probe's own failure
       failures=$((failures + 1)); line=$(printf "%-10s %-28s FAIL: the probe did not copy the right values (exit %d; log %s)" racecheck "probe $mode" "$rc" "$log")
-    elif [ $rc -eq 0 ] && [ "$mode" = st32 ]; then
+    elif [ $rc -eq 0 ] && [ "$mode" != st ]; then
       line=$(printf "%-10s %-28s clean, as it must be (each reading lane arrives on the empty barrier)" racecheck "probe $mode")
     elif [ $rc -eq 0 ]; then
       line=$(printf "%-10s %-28s clean: this racecheck follows __syncwarp then lane 0's arrive" racecheck "probe $mode")

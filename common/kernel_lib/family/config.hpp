@@ -121,8 +121,11 @@ GEMM_HD constexpr int ring_scale_lanes(Spec s) { return scales_in_ring(s) ? 32 :
 /// in every block of the cluster (each block's copy of the shared half is its partner's load too); one
 /// a thread where the scales travel in the ring, whose lanes all read the stage (mainloop.cuh's
 /// release_read_stage says why each arrives for itself).
+#ifndef GEMM_FAMILY_RING_READERS  // measurement builds of step 40 (mainloop.cuh's load_ring): 32, 4 or 1
+#define GEMM_FAMILY_RING_READERS 32
+#endif
 GEMM_HD constexpr int empty_arrivals(Spec s) {
-  return (s.consumers == Consumers::pingpong ? 4 : 4 * kConsumers) * cluster_size(s) * (scales_in_ring(s) ? 32 : 1);
+  return (s.consumers == Consumers::pingpong ? 4 : 4 * kConsumers) * cluster_size(s) * (scales_in_ring(s) ? GEMM_FAMILY_RING_READERS : 1);
 }
 /// Threads of warpgroup 0 that run the producer (kernel.cuh): the one that issues the TMA loads, or its
 /// whole warp where the scales travel in the ring (ring_scale_lanes).

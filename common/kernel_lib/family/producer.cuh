@@ -157,7 +157,13 @@ __device__ __forceinline__ void produce(SharedStorage<C>& s, const Params& p) {
     for (int kt = pc.kt0; kt < pc.kt1; ++kt, ring.advance()) {
       const int st = ring.stage;
       ptx::mbarrier_wait_parity(&s.empty[st], ring.phase ^ 1);
-      if constexpr (scales_in_ring(C::spec) && GEMM_FAMILY_RING_SCALES_COPY == 1) {
+      if constexpr (scales_in_ring(C::spec) && GEMM_FAMILY_RING_SCALES_COPY == 3) {  // warp 1 copies, thread 0 issues
+        if (threadIdx.x >= 32) {
+          RingScales<C>::copy(s, p, o, kt, st);
+          asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(ptx::smem_addr(&s.full[st])) : "memory");
+          continue;
+        }
+      } else if constexpr (scales_in_ring(C::spec) && GEMM_FAMILY_RING_SCALES_COPY == 1) {
         RingScales<C>::copy(s, p, o, kt, st);
         asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(ptx::smem_addr(&s.full[st])) : "memory");
         if (threadIdx.x % 32 != 0) continue;
