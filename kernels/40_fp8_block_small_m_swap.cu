@@ -4,17 +4,18 @@
 // sfa value: a thread's fragment spans BN / 4 columns, so each K tile needs BN / 4 scales a thread, where
 // step 36's unswapped tile needs 2. Read by every consumer thread from global memory (a measurement
 // build of 36, H100), they made the 64-wide tile 0.50x cuBLASLt at 64 x 4096 x 7168. Here the producer
-// warp loads the tile's BN sfa values and its sfb value into registers (any M), stores them into the
-// stage two stages later and arrives on its full barrier, lane by lane; the consumers read them from
-// shared memory after the same wait that gives them the tiles, and each lane frees the stage itself
-// (family/producer.cuh's RingScales, mainloop.cuh's BlockScales::load_ring and release_read_stage).
+// warp's lanes copy the tile's BN sfa values and its sfb value into the stage with 4-byte cp.async (any
+// M), each lane's arrive on the full barrier firing as its copies land (cp.async.mbarrier.arrive.noinc);
+// the consumers read them from shared memory after the same wait that gives them the tiles, and each
+// lane frees the stage itself (family/producer.cuh's copy_ring_scales, mainloop.cuh's
+// BlockScales::load_ring and release_read_stage).
 // Prediction: M <= 64 from 36's 0.74-1.07x cuBLASLt block-scaled (H100; M = 1 against the per-tensor
 // stand-in) to at least 1.0x at every decode shape: the swapped tile's smaller stages and twice the
-// tiles (step 38's gain), without the loads; M > 64 unchanged (36's kernel and plan). Measured on an
-// H100 (2026-12-07): 0.58-0.95x at six decode shapes, 1.11-1.24x at N = 2112, where 36 ran 0.75-1.08x:
-// the prediction failed, its cause not yet measured (docs/fp8.md, step 40).
+// tiles (step 38's gain), without the loads; M > 64 unchanged (36's kernel and plan). Measured (H200,
+// 2026-12-07): 0.58-0.88x at four decode shapes, 1.23x at 64 x 2112 x 7168, where 36 ran 0.76-1.13x:
+// the prediction failed (docs/fp8.md, step 40).
 // SASS: the swapped loop: two K tiles of 4 QGMMA.64xWx32, DEPBAR.LE gsb0, 0x1, W FFMA a thread, LDS of
-// the scales and no LDG; the producer's LDG.E.CONSTANT of the scales and no LDGSTS.
+// the scales and no LDG; the producer's LDGSTS.E.ZFILL and ARRIVES.LDGSTSBAR.64.
 // Supports: K % 16 == 0 (16-byte TMA row stride of 1-byte e4m3), any M, N >= 1, < 2^30 tiles. sm_90a.
 // Run: make run STEP=40 M=64 N=4096 K=7168
 #include <optional>
@@ -63,7 +64,7 @@ const bool registered = gemm::register_step({
     .id = ID,
     .name = "fp8_block_small_m_swap",
     .parent = "36",
-    .technique = "block-scaled FP8 at M <= 64 swapped: A's scales, one per column of C^T, loaded by the producer warp, stored into the stage two stages later and read from shared memory",
+    .technique = "block-scaled FP8 at M <= 64 swapped: A's scales, one per column of C^T, copied into each stage by the producer warp (4-byte cp.async, arriving as they land) and read from shared memory",
     .dtype = gemm::Dtype::fp8,
     .fp8 = &fam::step_launch<ID, plan, Block, Swapped<16>, Swapped<32>, Swapped<64>>,  // (family/launch.cuh)
     .scaling = gemm::Scaling::block,

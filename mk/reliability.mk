@@ -129,26 +129,7 @@ $(BUILD)/obj/variants/35_c2m.o: kernels/35_fp8_shapes.cu $(HEADERS) | $(BUILD)/.
 $(BUILD)/bin/variant_35_c2m: $(BUILD)/obj/variants/35_c2m.o $(MAIN_OBJ) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
-# Step 40 with its ring's scales copied by cp.async (producer.cuh's GEMM_FAMILY_RING_SCALES_COPY): 1, each
-# lane's copies arriving on the full barrier as they land (noinc); 2, wait_group STAGES - 2, then an arrive.
-# noinc_lane0 and noinc_quad free each stage by lane 0 after __syncwarp, or by lanes 0-3, the only
-# readers of the stage's scales (the others take theirs by shuffle): GEMM_FAMILY_RING_READERS 1 and 4.
-FP8_VARIANTS += $(BUILD)/bin/variant_40_noinc $(BUILD)/bin/variant_40_cpasync $(BUILD)/bin/variant_40_noinc_lane0 $(BUILD)/bin/variant_40_noinc_quad
-V40_FLAGS_noinc := -DGEMM_FAMILY_RING_SCALES_COPY=1
-V40_FLAGS_cpasync := -DGEMM_FAMILY_RING_SCALES_COPY=2
-V40_FLAGS_noinc_lane0 := -DGEMM_FAMILY_RING_SCALES_COPY=1 -DGEMM_FAMILY_RING_READERS=1
-V40_FLAGS_noinc_quad := -DGEMM_FAMILY_RING_SCALES_COPY=1 -DGEMM_FAMILY_RING_READERS=4
-# warp1 and warp1_quad: the scales copied by the producer warpgroup's second warp, thread 0 alone issuing the boxes
-FP8_VARIANTS += $(BUILD)/bin/variant_40_warp1 $(BUILD)/bin/variant_40_warp1_quad
-V40_FLAGS_warp1 := -DGEMM_FAMILY_RING_SCALES_COPY=3
-V40_FLAGS_warp1_quad := -DGEMM_FAMILY_RING_SCALES_COPY=3 -DGEMM_FAMILY_RING_READERS=4
-$(BUILD)/obj/variants/40_%.o: kernels/40_fp8_block_small_m_swap.cu $(HEADERS) | $(BUILD)/.deps-ok
-	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) $(V40_FLAGS_$*) -c $< -o $@
-$(BUILD)/bin/variant_40_%: $(BUILD)/obj/variants/40_%.o $(MAIN_OBJ) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
-	@mkdir -p $(dir $@)
-	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
-#> make fp8-variants         step 35 with its 128-row tile in cluster pairs along M (build/bin/variant_35_c2m), step 40 with cp.async scales (variant_40_noinc, _cpasync), for gpu_session.sh fp8
+#> make fp8-variants         step 35 with its 128-row tile in cluster pairs along M (build/bin/variant_35_c2m), for gpu_session.sh fp8
 .PHONY: fp8-variants
 fp8-variants: $(FP8_VARIANTS)
 

@@ -108,24 +108,21 @@ GEMM_HD constexpr int epi_n(Spec s) {
 }
 /// Whether a configuration's block scales travel in the ring (swapped tiles with block scales): C^T's
 /// columns are A's rows, each with its own `sfa` value, so a K tile needs BN of them; the producer warp
-/// stores them, and the slabs' `sfb` values, into the stage beside its boxes (producer.cuh), and the
+/// copies them, and the slabs' `sfb` values, into the stage beside its boxes (producer.cuh), and the
 /// consumers read them after the same full-barrier wait as the tiles, with no global load in the K loop.
 GEMM_HD constexpr bool scales_in_ring(Spec s) { return s.swap && s.scales == Scales::block; }
 /// Floats of a stage's scales (SharedStorage::scales): BN of `sfa`, then one `sfb` a 64-row slab of the
 /// tile (at most 4), 16-byte rows; 1 (unused) where the scales do not travel in the ring.
 GEMM_HD constexpr int ring_scale_floats(Spec s) { return scales_in_ring(s) ? s.bn + 4 : 1; }
-/// Lanes of the producer warp that store a stage's scales and arrive on its full barrier (producer.cuh's
-/// RingScales, kScaleLag stages after loading them): all 32 where the scales travel in the ring, else none.
+/// Lanes of the producer warp that copy a stage's scales and arrive on its full barrier as they land
+/// (producer.cuh's copy_ring_scales): all 32 where the scales travel in the ring, else none.
 GEMM_HD constexpr int ring_scale_lanes(Spec s) { return scales_in_ring(s) ? 32 : 0; }
 /// Arrivals that free a stage: one a warp of the one consumer that read it, or of both (cooperative),
 /// in every block of the cluster (each block's copy of the shared half is its partner's load too); one
 /// a thread where the scales travel in the ring, whose lanes all read the stage (mainloop.cuh's
 /// release_read_stage says why each arrives for itself).
-#ifndef GEMM_FAMILY_RING_READERS  // measurement builds of step 40 (mainloop.cuh's load_ring): 32, 4 or 1
-#define GEMM_FAMILY_RING_READERS 32
-#endif
 GEMM_HD constexpr int empty_arrivals(Spec s) {
-  return (s.consumers == Consumers::pingpong ? 4 : 4 * kConsumers) * cluster_size(s) * (scales_in_ring(s) ? GEMM_FAMILY_RING_READERS : 1);
+  return (s.consumers == Consumers::pingpong ? 4 : 4 * kConsumers) * cluster_size(s) * (scales_in_ring(s) ? 32 : 1);
 }
 /// Threads of warpgroup 0 that run the producer (kernel.cuh): the one that issues the TMA loads, or its
 /// whole warp where the scales travel in the ring (ring_scale_lanes).

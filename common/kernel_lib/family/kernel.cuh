@@ -105,7 +105,7 @@ gemm_kernel(const __grid_constant__ Params p) {
   SharedStorage<C>& s = *reinterpret_cast<SharedStorage<C>*>(ptx::smem_align_up<1024>(smem_raw));
   if (threadIdx.x == 0) {
     for (int st = 0; st < C::STAGES; ++st) {
-      ptx::mbarrier_init(&s.full[st], 1 + ring_scale_lanes(C::spec));  // the issuer, and the lanes storing the scales
+      ptx::mbarrier_init(&s.full[st], 1 + ring_scale_lanes(C::spec));  // the issuer, and the lanes copying the scales
       ptx::mbarrier_init(&s.empty[st], C::EMPTY_ARRIVALS);
     }
     if constexpr (C::PINGPONG)
@@ -122,11 +122,7 @@ gemm_kernel(const __grid_constant__ Params p) {
   const int wg = __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0);
   if (wg == 0) {  // producer warpgroup: one thread issues (its warp carries scales that travel in the ring)
     ptx::setmaxnreg_dec<kProducerRegs>();
-#if GEMM_FAMILY_RING_SCALES_COPY == 3
-    if (threadIdx.x == 0 || (scales_in_ring(C::spec) && threadIdx.x >= 32 && threadIdx.x < 64)) produce<C>(s, p);
-#else
     if (threadIdx.x < unsigned(producer_threads(C::spec))) produce<C>(s, p);
-#endif
   } else {
     ptx::setmaxnreg_inc<kConsumerRegs>();
     consume<C>(s, p, wg - 1);

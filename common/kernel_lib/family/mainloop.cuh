@@ -110,16 +110,12 @@ struct BlockScales {
   /// load() computes them from global memory (the producer zeroed columns and slabs past the matrix).
   __device__ __forceinline__ void load_ring(const SharedStorage<C>& s, int st, int me, float (&sc)[C::SLABS][SC]) const {
     const float* col = &s.scales[st][2 * (threadIdx.x % 4)];
-    const int lane = int(threadIdx.x % 32);
-    constexpr bool QUAD = GEMM_FAMILY_RING_READERS == 4;  // lanes 0-3 read, the others take theirs by shuffle
 #pragma unroll
     for (int i = 0; i < C::SLABS; ++i) {
-      float sb = !QUAD || lane < 4 ? s.scales[st][C::BN + slab_row<C>(i, me) / kWgmmaM] : 0.0f;
-      if constexpr (QUAD) sb = __shfl_sync(0xffffffffu, sb, 0);
+      const float sb = s.scales[st][C::BN + slab_row<C>(i, me) / kWgmmaM];
 #pragma unroll
       for (int c = 0; c < SC; c += 2) {  // columns 8 (c / 2) and + 1 from the thread's first: one 8-byte load
-        float2 a2 = !QUAD || lane < 4 ? *reinterpret_cast<const float2*>(col + 8 * (c / 2)) : make_float2(0.0f, 0.0f);
-        if constexpr (QUAD) a2 = make_float2(__shfl_sync(0xffffffffu, a2.x, lane % 4), __shfl_sync(0xffffffffu, a2.y, lane % 4));
+        const float2 a2 = *reinterpret_cast<const float2*>(col + 8 * (c / 2));
         sc[i][c] = a2.x * sb;
         sc[i][c + 1] = a2.y * sb;
       }
@@ -138,12 +134,7 @@ struct BlockScales {
 /// modes st and st32).
 template <class C>
 __device__ __forceinline__ void release_read_stage(SharedStorage<C>& s, int st) {
-  if constexpr (scales_in_ring(C::spec) && GEMM_FAMILY_RING_READERS == 1) __syncwarp();
-  if constexpr (scales_in_ring(C::spec) && GEMM_FAMILY_RING_READERS == 4) {
-    if (threadIdx.x % 32 < 4) release<C>(s, st);
-    return;
-  }
-  if ((scales_in_ring(C::spec) && GEMM_FAMILY_RING_READERS == 32) || threadIdx.x % 32 == 0) release<C>(s, st);
+  if (scales_in_ring(C::spec) || threadIdx.x % 32 == 0) release<C>(s, st);
 }
 
 /// acc[r] += tc[r], scaled by sc[scale_index(r)] under block scales: the promotion (FADD or FFMA).

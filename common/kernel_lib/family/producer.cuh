@@ -59,87 +59,39 @@ __device__ __forceinline__ void for_each_item(const Params& p, F&& f) {
 /// along M, issue B's multicast half before this block's own A box, the order cuBLAS's kernel of the same
 /// configuration issues them in (docs/notebook/hopper.md, "The H200's table completed"). A pair along N
 /// already issues its shared half (A's) first. Off in every step and in build/bin/tune.
-/// Measurement builds of step 40 (make fp8-variants): how the producer warp's lanes bring a stage's
-/// scales in. 0: registers, kScaleLag stages (RingScales::load, store); 1: 4-byte cp.async and
-/// cp.async.mbarrier.arrive.noinc, the lane's arrive firing when its copies land (PTX ISA,
-/// "cp.async.mbarrier.arrive"); 2: cp.async, one group a stage, wait_group STAGES - 2 and a plain arrive
-/// on the stage STAGES - 2 back.
-#ifndef GEMM_FAMILY_RING_SCALES_COPY
-#define GEMM_FAMILY_RING_SCALES_COPY 0
-#endif
 #ifndef GEMM_FAMILY_SHARED_HALF_FIRST
 #define GEMM_FAMILY_SHARED_HALF_FIRST 0
 #endif
 
 /// Where the block scales travel in the ring (config.hpp's scales_in_ring): lane j of the producer warp
-/// holds floats j and j + 32, ... of a stage's scales for K block kt of the tile at `o`, loaded from
-/// global memory into registers (no alignment rule, where a TMA box of `sfa` would need M % 4 == 0): the
-/// tile's BN columns of `sfa` (C's M = the kernel's N apart per K block), then each 64-row slab's
-/// `sfb`, zero past the matrix. store() writes them into the stage kScaleLag stages later.
+/// copies floats j, j + 32, ... of a stage's scales for K block kt of the tile at `o` into stage st with
+/// 4-byte cp.async (no alignment rule, where a TMA box must start 16 bytes into global memory): the
+/// tile's BN columns of `sfa` (C's M = the kernel's N apart per K block), then each 64-row slab's `sfb`,
+/// zero past the matrix (src-size 0). Then cp.async.mbarrier.arrive.noinc on the stage's full barrier:
+/// an arrive that fires when the lane's copies have landed, one of the barrier's 1 + 32 expected
+/// arrivals (PTX ISA, "cp.async.mbarrier.arrive"), so the producer never waits for a scale.
 template <class C>
-struct RingScales {
-  static constexpr int SLAB_SCALES = C::BM / kWgmmaM;
-  static_assert(!scales_in_ring(C::spec) || SLAB_SCALES <= 4, "ring_scale_floats keeps 4 floats for the slabs' sfb");
-  static constexpr int PER_LANE = (C::BN + SLAB_SCALES + 31) / 32;  ///< floats a lane holds a stage
-  float v[PER_LANE];
-  __device__ __forceinline__ void load(const Params& p, const TileOrigin& o, int kt) {
-    const int lane = int(threadIdx.x % 32);
+__device__ __forceinline__ void copy_ring_scales(SharedStorage<C>& s, const Params& p, const TileOrigin& o, int kt, int st) {
+  constexpr int SLAB_SCALES = C::BM / kWgmmaM, PER_LANE = (C::BN + SLAB_SCALES + 31) / 32;
+  static_assert(SLAB_SCALES <= 4, "ring_scale_floats keeps 4 floats for the slabs' sfb");
+  const int lane = int(threadIdx.x % 32);
 #pragma unroll
-    for (int u = 0; u < PER_LANE; ++u) {
-      const int i = lane + 32 * u;
-      v[u] = 0.0f;
-      if (i < C::BN) {
-        const int col = o.n0 + i;  // a row of A
-        if (col < p.N) v[u] = __ldg(p.sfa + int64_t(kt) * p.N + col);
-      } else if (i < C::BN + SLAB_SCALES) {
-        const int row = o.m0 + (i - C::BN) * kWgmmaM;  // a row of B, the slab's first
-        if (row < p.M) v[u] = __ldg(p.sfb + int64_t(row / 128) * p.k_tiles + kt);
-      }
+  for (int u = 0; u < PER_LANE; ++u) {
+    const int i = lane + 32 * u;
+    if (i >= C::BN + SLAB_SCALES) break;
+    const float* src = p.sfa;  // (read nothing: bytes = 0 writes the zero)
+    int bytes = 0;
+    if (i < C::BN) {
+      const int col = o.n0 + i;  // a row of A
+      if (col < p.N) src = p.sfa + int64_t(kt) * p.N + col, bytes = 4;
+    } else {
+      const int row = o.m0 + (i - C::BN) * kWgmmaM;  // a row of B, the slab's first
+      if (row < p.M) src = p.sfb + int64_t(row / 128) * p.k_tiles + kt, bytes = 4;
     }
+    ptx::cp_async_4(ptx::smem_addr(&s.scales[st][i]), src, bytes);
   }
-  /// GEMM_FAMILY_RING_SCALES_COPY builds: the lane's floats of K block kt copied straight into stage st
-  /// by 4-byte cp.async (src-size 0 writes the zero past the matrix), no register in between.
-  static __device__ __forceinline__ void copy(SharedStorage<C>& s, const Params& p, const TileOrigin& o, int kt, int st) {
-    const int lane = int(threadIdx.x % 32);
-#pragma unroll
-    for (int u = 0; u < PER_LANE; ++u) {
-      const int i = lane + 32 * u;
-      const float* src = p.sfa;
-      int bytes = 0;
-      if (i < C::BN) {
-        const int col = o.n0 + i;
-        if (col < p.N) src = p.sfa + int64_t(kt) * p.N + col, bytes = 4;
-      } else if (i < C::BN + SLAB_SCALES) {
-        const int row = o.m0 + (i - C::BN) * kWgmmaM;
-        if (row < p.M) src = p.sfb + int64_t(row / 128) * p.k_tiles + kt, bytes = 4;
-      } else {
-        continue;
-      }
-      ptx::cp_async_4(ptx::smem_addr(&s.scales[st][i]), src, bytes);
-    }
-  }
-  /// Stores the lane's floats into stage st and arrives on its full barrier: an ordinary store, then a
-  /// release (the consumers' wait on the barrier orders their reads after it).
-  __device__ __forceinline__ void store(SharedStorage<C>& s, int st) const {
-    const int lane = int(threadIdx.x % 32);
-#pragma unroll
-    for (int u = 0; u < PER_LANE; ++u)
-      if (lane + 32 * u < C::BN + SLAB_SCALES) s.scales[st][lane + 32 * u] = v[u];
-    ptx::mbarrier_arrive(&s.full[st]);
-  }
-};
-
-/// Stages between a lane's load of a stage's scales and its store into the stage (with its arrive on
-/// the stage's full barrier): kScaleLag stages later, so the loads' latency passes under the next
-/// stages' issue instead of stalling the producer. A consumer waiting for stage j then needs the
-/// producer to reach stage j + kScaleLag, which it can while the ring holds kScaleLag + 2 stages
-/// (two-set consumers keep one stage past the one they wait for). Two, not more: the producer warp
-/// runs on kProducerRegs (40) registers, and at BN = 64 a lane holds 3 floats a stage; four stages of
-/// them spilled. Each held stage is a RingScales of its own, picked by the unrolled `u == slot` test:
-/// a dynamic index into an array of registers would put the array in local memory. (A 4-byte cp.async
-/// into the stage needs no registers and is as right; step 40's first builds used it, with lane 0 alone
-/// freeing a stage, and with every lane freeing it it has not been tried: docs/notebook/fp8.md.)
-inline constexpr int kScaleLag = 2;
+  ptx::cp_async_mbarrier_arrive_noinc(&s.full[st]);
+}
 
 template <class C>
 __device__ __forceinline__ void produce(SharedStorage<C>& s, const Params& p) {
@@ -149,41 +101,13 @@ __device__ __forceinline__ void produce(SharedStorage<C>& s, const Params& p) {
   for (int j = 0; j < C::CLUSTER_N; ++j) row_mask |= uint16_t(1u << (rm + C::CLUSTER_M * j));
   for (int i = 0; i < C::CLUSTER_M; ++i) col_mask |= uint16_t(1u << (i + C::CLUSTER_M * rn));
   pipe::PipeState<C::STAGES> ring;  // runs on across items
-  RingScales<C> held[kScaleLag];    // scales_in_ring: this lane's scales of the last kScaleLag stages, not yet stored
-  int loaded = 0;                   // stages whose scales this lane loaded
-  static_assert(!scales_in_ring(C::spec) || kScaleLag + 2 <= C::STAGES, "the ring must hold the scales' lag");
   for_each_item<C>(p, [&](const stream_k::Piece& pc) {
     const TileOrigin o = tile_origin<C>(p, pc.t);
     for (int kt = pc.kt0; kt < pc.kt1; ++kt, ring.advance()) {
       const int st = ring.stage;
       ptx::mbarrier_wait_parity(&s.empty[st], ring.phase ^ 1);
-      if constexpr (scales_in_ring(C::spec) && GEMM_FAMILY_RING_SCALES_COPY == 3) {  // warp 1 copies, thread 0 issues
-        if (threadIdx.x >= 32) {
-          RingScales<C>::copy(s, p, o, kt, st);
-          asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(ptx::smem_addr(&s.full[st])) : "memory");
-          continue;
-        }
-      } else if constexpr (scales_in_ring(C::spec) && GEMM_FAMILY_RING_SCALES_COPY == 1) {
-        RingScales<C>::copy(s, p, o, kt, st);
-        asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(ptx::smem_addr(&s.full[st])) : "memory");
-        if (threadIdx.x % 32 != 0) continue;
-      } else if constexpr (scales_in_ring(C::spec) && GEMM_FAMILY_RING_SCALES_COPY == 2) {
-        constexpr int LAG = C::STAGES - 2;
-        RingScales<C>::copy(s, p, o, kt, st);
-        ptx::cp_async_commit();
-        ptx::cp_async_wait<LAG>();
-        if (loaded >= LAG) ptx::mbarrier_arrive(&s.full[(st + C::STAGES - LAG) % C::STAGES]);
-        ++loaded;
-        if (threadIdx.x % 32 != 0) continue;
-      } else if constexpr (scales_in_ring(C::spec)) {  // the whole warp is here: its lanes carry the scales
-        const int slot = loaded % kScaleLag;
-#pragma unroll
-        for (int u = 0; u < kScaleLag; ++u)  // unrolled: each slot keeps registers of its own
-          if (u == slot) {  // the stage of kScaleLag stages ago gets its scales, and this one's are loaded
-            if (loaded >= kScaleLag) held[u].store(s, (st + C::STAGES - kScaleLag) % C::STAGES);
-            held[u].load(p, o, kt);
-          }
-        ++loaded;
+      if constexpr (scales_in_ring(C::spec)) {  // the whole warp is here: its lanes copy the scales
+        copy_ring_scales<C>(s, p, o, kt, st);
         if (threadIdx.x % 32 != 0) continue;  // lane 0 issues the boxes
       }
       ptx::mbarrier_arrive_expect_tx(&s.full[st], C::STAGE_BYTES);  // whole boxes: TMA counts the zero fill
@@ -198,18 +122,6 @@ __device__ __forceinline__ void produce(SharedStorage<C>& s, const Params& p) {
       else ptx::tma_load_2d_multicast(s.b[st] + rm * B_ROWS * C::BK, &p.tmap_b, kt * C::BK, o.n0 + rm * B_ROWS, &s.full[st], col_mask);
     }
   });
-  if constexpr (scales_in_ring(C::spec) && GEMM_FAMILY_RING_SCALES_COPY == 2) {
-    constexpr int LAG = C::STAGES - 2;
-    ptx::cp_async_wait<0>();
-    for (int i = loaded < LAG ? loaded : LAG; i >= 1; --i) ptx::mbarrier_arrive(&s.full[(ring.stage + C::STAGES - i) % C::STAGES]);
-  } else if constexpr (scales_in_ring(C::spec) && GEMM_FAMILY_RING_SCALES_COPY == 0) {  // the last kScaleLag stages (or fewer) get theirs, oldest first
-    for (int i = loaded < kScaleLag ? loaded : kScaleLag; i >= 1; --i) {
-      const int slot = (loaded - i) % kScaleLag;
-#pragma unroll
-      for (int u = 0; u < kScaleLag; ++u)
-        if (u == slot) held[u].store(s, (ring.stage + C::STAGES - i) % C::STAGES);
-    }
-  }
 }
 
 /// A consumer warp releases stage st: in its own block, and with a cluster in every block of it (its

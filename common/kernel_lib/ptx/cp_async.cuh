@@ -3,6 +3,9 @@
 // groups and waits for all but the newest N groups (steps 09 and 09b). Device code only.
 // SASS: LDGSTS.E.BYPASS.128 (16-byte .cg), LDGSTS.E (4-byte .ca), LDGDEPBAR (commit), DEPBAR.LE SB0 (wait).
 #pragma once
+#include <cstdint>
+
+#include "smem.cuh"
 
 namespace ptx {
 
@@ -24,6 +27,12 @@ __device__ __forceinline__ void cp_async_4(unsigned dst, const void* src, int sr
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+// An arrive on the mbarrier at `bar` that fires once every cp.async this thread issued before it has
+// landed; .noinc: it is one of the arrivals the barrier was initialised to expect, not an added one
+// (PTX ISA, "cp.async.mbarrier.arrive"). SASS: ARRIVES.LDGSTSBAR.64.ARVCNT.
+__device__ __forceinline__ void cp_async_mbarrier_arrive_noinc(uint64_t* bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(smem_addr(bar)) : "memory");
+}
 // Waits until at most N of this thread's committed groups are still pending.
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
