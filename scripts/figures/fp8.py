@@ -431,16 +431,15 @@ def fp8_block_scales():
 
 
 
-# The code the swapped picture draws (step 40): where the producer warp puts a K tile's scales in the
+# The code the swapped picture draws (step 40): where the producer warp copies a K tile's scales in the
 # stage, which of them a consumer thread reads, and which scale multiplies which accumulator.
 PRODUCER = "common/kernel_lib/family/producer.cuh"
 SWAP_SCALE_CODE = {
     PRODUCER: ["const int i = lane + 32 * u;",
-               "if (col < p.N) v[u] = __ldg(p.sfa + int64_t(kt) * p.N + col);",
-               "if (row < p.M) v[u] = __ldg(p.sfb + int64_t(row / 128) * p.k_tiles + kt);",
-               "if (lane + 32 * u < C::BN + SLAB_SCALES) s.scales[st][lane + 32 * u] = v[u];",
-               "ptx::mbarrier_arrive(&s.full[st]);",
-               "inline constexpr int kScaleLag = 2;"],
+               "if (col < p.N) src = p.sfa + int64_t(kt) * p.N + col, bytes = 4;",
+               "if (row < p.M) src = p.sfb + int64_t(row / 128) * p.k_tiles + kt, bytes = 4;",
+               "ptx::cp_async_4(ptx::smem_addr(&s.scales[st][i]), src, bytes);",
+               "ptx::cp_async_mbarrier_arrive_noinc(&s.full[st]);"],
     MAINLOOP: ["const float* col = &s.scales[st][2 * (threadIdx.x % 4)];",
                "const float sb = s.scales[st][C::BN + slab_row<C>(i, me) / kWgmmaM];",
                "const float2 a2 = *reinterpret_cast<const float2*>(col + 8 * (c / 2));",
@@ -453,8 +452,8 @@ SWAP_W = 32  # the picture's tile: 64 rows of B by 32 columns (A's rows), step 4
               "Block scales of a swapped tile (step 40) for one K tile kb: the kernel computes C^T = B A^T on "
               "64 rows of B (one slab, inside one 128-row block of B: one sfb value) by W columns that are rows "
               "of A, each with its own sfa[kb][m]. Thread T37 (warp 1, lane 5) holds columns 8j + 2(l%4) and "
-              "+1, so W/4 sfa values, read from the stage where the producer warp's lanes stored the K tile's "
-              "W sfa values and the slab's sfb (loaded two stages earlier, each lane then arriving on the full barrier); "
+              "+1, so W/4 sfa values, read from the stage where the producer warp's lanes copied the K tile's "
+              "W sfa values and the slab's sfb (4-byte cp.async, each lane's full-barrier arrive fired as its copies land); "
               "accumulator r takes sc[2(r/4) + r%2]")
 def fp8_block_scale_swap():
     from hopper1 import fragment_position
@@ -524,13 +523,14 @@ def fp8_block_scale_swap():
             asg.text(i + 0.5, 2.4, f"{i}", ha="center", va="top", fontsize=7)
         if i < w + 1:
             asg.text(i + 0.5, -0.3, f"l{i % 32}", ha="center", va="bottom", fontsize=5.5, rotation=90)
-    asg.text(0, -2.6, f"s.scales[st][0 .. {n_floats - 1}]: the stage's scales, stored by the producer warp's lanes "
+    asg.text(0, -2.6, f"s.scales[st][0 .. {n_floats - 1}]: the stage's scales, copied by the producer warp's lanes "
              f"(lane l: floats l, l + 32, ...)", ha="left", va="bottom", fontsize=9)
     asg.text(0, 3.6,
              "producer warp, per stage (producer.cuh):\n"
-             f"  lane l loads sfa[kb][m0 + l] (l < {w}), lane {w % 32} sfb[n0 / 128][kb]\n"
-             "  into registers (zero past M or N); two stages later it stores them, then\n"
-             "  mbarrier.arrive: the full barrier expects 1 + 32 arrivals and the boxes' bytes",
+             f"  lane l copies sfa[kb][m0 + l] (l < {w}), lane {w % 32} sfb[n0 / 128][kb]\n"
+             "  by 4-byte cp.async (zero past M or N), then cp.async.mbarrier.arrive.noinc,\n"
+             "  fired as its copies land (every lane, copy or not): the full barrier\n"
+             "  expects 1 + 32 arrivals and the boxes' bytes",
              ha="left", va="top", fontsize=9, family="monospace")
     # Right, bottom: T37's registers and the scale each takes.
     ar = fig.add_axes((0.52, 0.05, 0.47, 0.42))

@@ -3,20 +3,21 @@
 // filled, empty: read). Each round the producer warp waits for the stage to be empty and fills its 32
 // floats from global memory, then the consumer warp waits for it to be full, copies it out and frees it.
 // How the stage is filled and freed is the probe's argument (the consumer frees it with __syncwarp and
-// lane 0's arrive, except in st32):
+// lane 0's arrive, except in st32, cpasync32 and noinc32):
 //   st        each lane loads its float and stores it (ld.global, st.shared), then arrives on the full
 //             barrier (32 arrivals): ordinary stores released by mbarrier.arrive
 //   st32      the same, and every consumer lane arrives on the empty barrier itself (32 arrivals): how
-//             step 40 fills and frees its stages' scales
+//             step 40's registers build filled and freed its stages' scales
 //   cpasync   each lane copies its float with a 4-byte cp.async, waits for it (cp.async.wait_group 0),
 //             then arrives: step 40's second build
 //   noinc     each lane copies with cp.async and lets the copy arrive when it lands
 //             (cp.async.mbarrier.arrive.noinc): step 40's first build
-//   cpasync32, noinc32   cpasync and noinc with every consumer lane arriving on the empty barrier (as st32)
+//   cpasync32, noinc32   cpasync and noinc with every consumer lane arriving on the empty barrier (as st32);
+//             noinc32 is how step 40 fills and frees its stages' scales
 //   tma OFF   lane 0 arms the barrier and loads a 32-float box of a one-row f32 tensor map that starts
 //             OFF floats past the round's 32 (step 40's withdrawn TMA build loaded boxes that start
 //             anywhere; on an H100 a start that is not 16 bytes into global memory faults)
-// scripts/sanitize.sh runs st32 (which racecheck must find clean) and st under racecheck; every mode
+// scripts/sanitize.sh runs st32 and noinc32 (which racecheck must find clean) and st under racecheck; every mode
 // must copy the right values (docs/notebook/fp8.md, step 40). Built for sm_90a (make fixtures).
 //   build/bin/probe_racecheck_ring st|st32|cpasync|cpasync32|noinc|noinc32|tma [OFF]   exit 0 when the copied values are right
 #include <cuda.h>
@@ -67,7 +68,7 @@ __global__ void __launch_bounds__(64) ring(const float* src, float* out, int off
         ptx::mbarrier_arrive(&full[st]);
       } else if (mode == Mode::noinc) {
         ptx::cp_async_4(ptx::smem_addr(&buf[st][lane]), src + i);
-        asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(ptx::smem_addr(&full[st])) : "memory");
+        ptx::cp_async_mbarrier_arrive_noinc(&full[st]);  // step 40's wrapper
       } else if (lane == 0) {
         ptx::mbarrier_arrive_expect_tx(&full[st], W * sizeof(float));
         ptx::tma_load_2d(&buf[st][0], &map, r * W + off, 0, &full[st]);

@@ -127,11 +127,11 @@ struct BlockScales {
 
 /// A promoted loop's release of stage st, by each warp's lane 0 (producer.cuh's release), or by every
 /// lane where the scales travel in the ring: every lane has read the stage, and each arrives for its
-/// own reads (config.hpp's empty_arrivals counts them) before the producer stores the next scales
+/// own reads (config.hpp's empty_arrivals counts them) before the producer copies the next scales
 /// there. __syncwarp, then lane 0's arrive, orders them as well (PTX ISA, "Memory Consistency Model"),
-/// but compute-sanitizer's racecheck does not follow that chain and reports the producer's stores
-/// against the reads; it follows each lane's own arrive (H100, CUDA 13.0: tests/probes/racecheck_ring.cu,
-/// modes st and st32).
+/// but compute-sanitizer's racecheck does not follow that chain and reports the producer's copies
+/// against the reads; it follows each lane's own arrive (CUDA 13.0: tests/probes/racecheck_ring.cu,
+/// modes st, st32 and noinc32).
 template <class C>
 __device__ __forceinline__ void release_read_stage(SharedStorage<C>& s, int st) {
   if (scales_in_ring(C::spec) || threadIdx.x % 32 == 0) release<C>(s, st);

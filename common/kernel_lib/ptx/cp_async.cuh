@@ -1,6 +1,7 @@
 // cp.async: asynchronous global -> shared copies with no register in between (sm_80 and later;
 // PTX ISA, "Data Movement and Conversion Instructions: cp.async"). Each thread commits its copies in
-// groups and waits for all but the newest N groups (steps 09 and 09b). Device code only.
+// groups and waits for all but the newest N groups (steps 09 and 09b), or has an mbarrier arrive as they
+// land (step 40's block scales). Device code only.
 // SASS: LDGSTS.E.BYPASS.128 (16-byte .cg), LDGSTS.E (4-byte .ca), LDGDEPBAR (commit), DEPBAR.LE SB0 (wait).
 #pragma once
 #include <cstdint>
@@ -18,8 +19,8 @@ __device__ __forceinline__ void cp_async_16(unsigned dst, const void* src) {
 __device__ __forceinline__ void cp_async_16(unsigned dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
 }
-// 4-byte variants for A (cp.async.cg only takes 16 bytes, .ca goes through L1): one float, written to
-// its transposed place in sAT; src_bytes = 0 writes a zero.
+// 4-byte variants (cp.async.cg only takes 16 bytes, .ca goes through L1): one float, e.g. A's written to
+// its transposed place in sAT (step 09) or a block scale into its stage (step 40); src_bytes = 0 writes a zero.
 __device__ __forceinline__ void cp_async_4(unsigned dst, const void* src) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
 }
