@@ -3,9 +3,9 @@
 // B's and lie in one 128-row block of B (one sfb value), but its columns are A's rows, each with its own
 // sfa value: a thread's fragment spans BN / 4 columns, so each K tile needs BN / 4 scales a thread, where
 // step 36's unswapped tile needs 2. Read by every consumer thread from global memory (a measurement
-// build of 36, H100), they made the 64-wide tile 0.50x cuBLASLt at 64 x 4096 x 7168. Here the producer
-// warp's lanes copy the tile's BN sfa values and its sfb value into the stage with 4-byte cp.async (any
-// M), each lane's arrive on the full barrier firing as its copies land (cp.async.mbarrier.arrive.noinc);
+// build of 36, H100), they made the 64-wide tile 0.50x cuBLASLt at 64 x 4096 x 7168. Here a second
+// producer warp's lanes copy the tile's BN sfa values and its sfb value into the stage with 4-byte cp.async
+// (any M), each lane's arrive on the full barrier firing as its copies land (cp.async.mbarrier.arrive.noinc);
 // the consumers read them from shared memory after the same wait that gives them the tiles, and each
 // lane frees the stage itself (family/producer.cuh's copy_ring_scales, mainloop.cuh's
 // BlockScales::load_ring and release_read_stage).
@@ -64,7 +64,7 @@ const bool registered = gemm::register_step({
     .id = ID,
     .name = "fp8_block_small_m_swap",
     .parent = "36",
-    .technique = "block-scaled FP8 at M <= 64 swapped: A's scales, one per column of C^T, copied into each stage by the producer warp (4-byte cp.async, arriving as they land) and read from shared memory",
+    .technique = "block-scaled FP8 at M <= 64 swapped: A's scales, one per column of C^T, copied into each stage by a second producer warp (4-byte cp.async, arriving as they land) and read from shared memory",
     .dtype = gemm::Dtype::fp8,
     .fp8 = &fam::step_launch<ID, plan, Block, Swapped<16>, Swapped<32>, Swapped<64>>,  // (family/launch.cuh)
     .scaling = gemm::Scaling::block,

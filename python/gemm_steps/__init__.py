@@ -333,7 +333,7 @@ def linear_fp8(a, b, scale_a, scale_b, out=None, *, scaling=None, step=None, str
             "block": scale_a = sfa, ceil(K/128) x M float32 (the scale of rows i of K block kb at
             [kb, i]: M contiguous), scale_b = sfb, ceil(N/128) x ceil(K/128) float32, both contiguous.
     None: per_tensor when both scales hold one element and block shapes do not also match, else block.
-    step: an fp8 step of that scaling; None runs the last one (38 per-tensor, 40 block: gemm_steps.last_step says).
+    step: an fp8 step of that scaling; None runs the last one (38 per-tensor, 41 block: gemm_steps.last_step says).
     The rest as linear()."""
     A = _arrays.matrix(a, "a", "fp8")
     B = _arrays.matrix(b, "b", "fp8")

@@ -107,14 +107,14 @@ GEMM_HD constexpr int epi_n(Spec s) {
   return s.swap || s.bn % 64 == 0 ? 64 : s.bn % 32 == 0 ? 32 : s.bn % 16 == 0 ? 16 : 8;
 }
 /// Whether a configuration's block scales travel in the ring (swapped tiles with block scales): C^T's
-/// columns are A's rows, each with its own `sfa` value, so a K tile needs BN of them; the producer warp
+/// columns are A's rows, each with its own `sfa` value, so a K tile needs BN of them; a producer warp
 /// copies them, and the slabs' `sfb` values, into the stage beside its boxes (producer.cuh), and the
 /// consumers read them after the same full-barrier wait as the tiles, with no global load in the K loop.
 GEMM_HD constexpr bool scales_in_ring(Spec s) { return s.swap && s.scales == Scales::block; }
 /// Floats of a stage's scales (SharedStorage::scales): BN of `sfa`, then one `sfb` a 64-row slab of the
 /// tile (at most 4), 16-byte rows; 1 (unused) where the scales do not travel in the ring.
 GEMM_HD constexpr int ring_scale_floats(Spec s) { return scales_in_ring(s) ? s.bn + 4 : 1; }
-/// Lanes of the producer warp that copy a stage's scales and arrive on its full barrier as they land
+/// Lanes of the producer warpgroup's warp 1 that copy a stage's scales and arrive on its full barrier as they land
 /// (producer.cuh's copy_ring_scales): all 32 where the scales travel in the ring, else none.
 GEMM_HD constexpr int ring_scale_lanes(Spec s) { return scales_in_ring(s) ? 32 : 0; }
 /// Arrivals that free a stage: one a warp of the one consumer that read it, or of both (cooperative),
@@ -124,9 +124,10 @@ GEMM_HD constexpr int ring_scale_lanes(Spec s) { return scales_in_ring(s) ? 32 :
 GEMM_HD constexpr int empty_arrivals(Spec s) {
   return (s.consumers == Consumers::pingpong ? 4 : 4 * kConsumers) * cluster_size(s) * (scales_in_ring(s) ? 32 : 1);
 }
-/// Threads of warpgroup 0 that run the producer (kernel.cuh): the one that issues the TMA loads, or its
-/// whole warp where the scales travel in the ring (ring_scale_lanes).
-GEMM_HD constexpr int producer_threads(Spec s) { return ring_scale_lanes(s) > 0 ? ring_scale_lanes(s) : 1; }
+/// Whether thread `tid` of warpgroup 0 runs the producer (kernel.cuh): thread 0 issues the TMA loads;
+/// where the scales travel in the ring, warp 1's lanes copy them (ring_scale_lanes), a warp of its own,
+/// so the issuer never waits on the copies' lanes (step 40).
+GEMM_HD constexpr bool runs_producer(Spec s, unsigned tid) { return tid == 0 || (ring_scale_lanes(s) > 0 && tid / 32 == 1); }
 /// Bytes of the block's shared memory for `stages` stages: the ring, the epilogue boxes, the barriers
 /// and flags, rounded as the kernel's SharedStorage lays them out, plus 1024 bytes of slack to align
 /// the dynamic base.

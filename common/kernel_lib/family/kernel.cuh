@@ -120,9 +120,9 @@ gemm_kernel(const __grid_constant__ Params p) {
   // The warpgroup index, broadcast from lane 0: the same value, but now ptxas knows it is warp-uniform,
   // and so is everything computed from it (the consumer's ring position, its descriptors; step 23).
   const int wg = __shfl_sync(0xffffffffu, int(threadIdx.x / 128), 0);
-  if (wg == 0) {  // producer warpgroup: one thread issues (its warp carries scales that travel in the ring)
+  if (wg == 0) {  // producer warpgroup: one thread issues (warp 1 copies scales that travel in the ring)
     ptx::setmaxnreg_dec<kProducerRegs>();
-    if (threadIdx.x < unsigned(producer_threads(C::spec))) produce<C>(s, p);
+    if (runs_producer(C::spec, threadIdx.x)) produce<C>(s, p);
   } else {
     ptx::setmaxnreg_inc<kConsumerRegs>();
     consume<C>(s, p, wg - 1);

@@ -1,6 +1,6 @@
 // The producer (step 13, persistent from step 15, stream-K pieces from step 23): one thread of
 // warpgroup 0 walks the block's items in order, the data-parallel tiles and then its stream-K or
-// split-K pieces (its whole warp where block scales travel in the ring, step 40), and for each K tile
+// split-K pieces (and warp 1, where block scales travel in the ring, step 40), and for each K tile
 // waits for the stage to be empty, arms its full barrier with the bytes to expect and issues the two TMA
 // loads. The ring position runs on across items, so the next item's loads start as soon as stages free up.
 // Device code only: include from kernels/*.cu compiled for sm_90a.
@@ -63,22 +63,20 @@ __device__ __forceinline__ void for_each_item(const Params& p, F&& f) {
 #define GEMM_FAMILY_SHARED_HALF_FIRST 0
 #endif
 
-/// Where the block scales travel in the ring (config.hpp's scales_in_ring): lane j of the producer warp
-/// copies floats j, j + 32, ... of a stage's scales for K block kt of the tile at `o` into stage st with
-/// 4-byte cp.async (no alignment rule, where a TMA box must start 16 bytes into global memory): the
-/// tile's BN columns of `sfa` (C's M = the kernel's N apart per K block), then each 64-row slab's `sfb`,
-/// zero past the matrix (src-size 0). Then cp.async.mbarrier.arrive.noinc on the stage's full barrier:
-/// an arrive that fires when the lane's copies have landed, one of the barrier's 1 + 32 expected
-/// arrivals (PTX ISA, "cp.async.mbarrier.arrive"), so the producer never waits for a scale.
+/// Where the block scales travel in the ring (config.hpp's scales_in_ring): lane j of warp 1 (beside
+/// thread 0, which issues the boxes) copies floats j, j + 32, ... of the scales for K block kt of the
+/// tile at `o` into stage st with 4-byte cp.async (no alignment rule, where a TMA box must start 16
+/// bytes into global memory): the tile's BN columns of `sfa` (C's M = the kernel's N apart per K
+/// block), then each 64-row slab's `sfb`, zero past the matrix (src-size 0). Then
+/// cp.async.mbarrier.arrive.noinc on the stage's full barrier: an arrive that fires when the lane's
+/// copies have landed, one of the barrier's 1 + 32 expected arrivals (PTX ISA,
+/// "cp.async.mbarrier.arrive"), so no producer thread waits for a scale.
 template <class C>
 __device__ __forceinline__ void copy_ring_scales(SharedStorage<C>& s, const Params& p, const TileOrigin& o, int kt, int st) {
-  constexpr int SLAB_SCALES = C::BM / kWgmmaM, PER_LANE = (C::BN + SLAB_SCALES + 31) / 32;
+  constexpr int SLAB_SCALES = C::BM / kWgmmaM;
   static_assert(SLAB_SCALES <= 4, "ring_scale_floats keeps 4 floats for the slabs' sfb");
-  const int lane = int(threadIdx.x % 32);
 #pragma unroll
-  for (int u = 0; u < PER_LANE; ++u) {
-    const int i = lane + 32 * u;
-    if (i >= C::BN + SLAB_SCALES) break;
+  for (int i = int(threadIdx.x % 32); i < C::BN + SLAB_SCALES; i += 32) {
     const float* src = p.sfa;  // (read nothing: bytes = 0 writes the zero)
     int bytes = 0;
     if (i < C::BN) {
@@ -106,9 +104,9 @@ __device__ __forceinline__ void produce(SharedStorage<C>& s, const Params& p) {
     for (int kt = pc.kt0; kt < pc.kt1; ++kt, ring.advance()) {
       const int st = ring.stage;
       ptx::mbarrier_wait_parity(&s.empty[st], ring.phase ^ 1);
-      if constexpr (scales_in_ring(C::spec)) {  // the whole warp is here: its lanes copy the scales
-        copy_ring_scales<C>(s, p, o, kt, st);
-        if (threadIdx.x % 32 != 0) continue;  // lane 0 issues the boxes
+      if constexpr (scales_in_ring(C::spec)) {  // warp 1's lanes copy the scales, thread 0 issues the boxes
+        if (threadIdx.x / 32 == 1) copy_ring_scales<C>(s, p, o, kt, st);
+        if (threadIdx.x != 0) continue;
       }
       ptx::mbarrier_arrive_expect_tx(&s.full[st], C::STAGE_BYTES);  // whole boxes: TMA counts the zero fill
       if constexpr (GEMM_FAMILY_SHARED_HALF_FIRST && C::CLUSTER_M == 2 && C::CLUSTER_N == 1) {

@@ -1,0 +1,96 @@
+// Step 41 — block-scaled FP8 at decode shapes on every SM, on step 40. One lesson: price the fixup by
+// its bytes. Under one wave, step 40 splits a swapped grid only where a segment plus 21's fixup price,
+// 32 K tiles, is shorter than K: at 64 x 4096 x 7168 its 64 tiles of 56 K tiles run on 64 of 132 SMs,
+// and at 16 x 7168 x 16384 its 112 tiles on 112. A decode GEMM is bound by reading B, and an idle SM is
+// a stream of B not read (step 24's reason). The fixup of a 64 x W tile of C^T writes and reads back
+// 64 W fp32 partials, 1-2 stages' bytes (kernel-sized: fixup_k_tiles below), not 32. Priced so, the
+// grid splits into equal K segments where two or more fit (64 tiles: 128 blocks of 28 K tiles), and
+// where none fits, stream-K shares every tile's K out over all SMs (112 tiles: 132 blocks).
+// Prediction: at 64 tiles (64 x 4096 x 7168, 1 x 4096 x 7168) 1.3-2x step 40's speed: 64 blocks of
+// step 38 drew 2.16 TB/s, under half the H200's. At 112 tiles at most 1.18x, maybe nothing: step 37's
+// even share of 56 128-row tiles drew no more DRAM bandwidth from 132 SMs (docs/fp8.md). Else unchanged.
+// SASS: step 40's kernels (the plan alone changes): the swapped loop's QGMMA.64xWx32, LDS of the scales,
+// LDGSTS.E.ZFILL and ARRIVES.LDGSTSBAR.64; the fixup's partial stores and loads in the epilogue.
+// Supports: K % 16 == 0 (16-byte TMA row stride of 1-byte e4m3), any M, N >= 1, < 2^30 tiles. sm_90a.
+// Run: make run STEP=41 M=64 N=4096 K=7168
+#include <optional>
+#include <string>
+
+#include "../common/kernel_lib/family/launch.cuh"
+#include "../common/kernel_lib/family/menu.hpp"
+#include "../common/kernel_lib/refusals.hpp"
+#include "../common/kernel_lib/registry.hpp"
+
+namespace step41 {
+
+namespace fam = gemm::family;
+constexpr char ID[] = "41";
+
+// Step 40's configurations: 36's 128-row tile for M > 64, a swapped 64 x 16, 32 or 64 tile with its
+// block scales in the ring for M <= 64.
+struct Block : fam::Config<fam::Spec{.elem = fam::Elem::e4m3, .consumers = fam::Consumers::cooperative,
+                                     .accum = fam::Accum::two_sets, .scales = fam::Scales::block}> {};
+template <int W>
+struct Swapped : fam::Config<fam::menu::fit({.elem = fam::Elem::e4m3, .bn = W, .swap = true, .accum = fam::Accum::two_sets,
+                                             .scales = fam::Scales::block, .bm = 64})> {};
+constexpr int kSwapMaxM = 64;  ///< M <= this runs swapped: all of M in one tile column
+
+/// The fixup's price in K tiles for `spec`'s tile: its fp32 partials written and read back, in stages'
+/// bytes, rounded up (64 x 16: 1; 64 x 32 and 64 x 64: 2).
+constexpr int fixup_k_tiles(fam::Spec spec) {
+  const int64_t partial = int64_t(spec.bm) * spec.bn * 4;
+  return int((2 * partial + fam::stage_bytes(spec) - 1) / fam::stage_bytes(spec));
+}
+#ifndef STEP41_STREAM_K  // a measurement build (make fp8-variants: variant_41_split_only) sets 0
+#define STEP41_STREAM_K 1
+#endif
+
+/// The policy: the plan for C = A * B^T (M x N x K) on `sms` SMs. M > 64: step 40's (36's kernel and
+/// plan). M <= 64, swapped: under one wave, equal split-K segments where family::split_pays says with
+/// the fixup priced by fixup_k_tiles; else, under one wave, stream-K over every SM where the idle ones
+/// would idle for more than that many K tiles each (SplitPolicy without the wave limits, step 24's); a
+/// wave or more, step 40's plan.
+fam::Plan plan(int m, int n, int k, int sms) {
+  if (m > kSwapMaxM) {
+    const bool split = fam::split_pays({m, n, k}, Block::spec, sms);  // (family/plan.hpp)
+    return fam::make_plan({m, n, k}, Block::spec, {.wave_limits = true, .split_k = true, .planned = split}, false, sms);
+  }
+  const fam::Spec spec = m <= 16 ? Swapped<16>::spec : m <= 32 ? Swapped<32>::spec : Swapped<64>::spec;
+  const int fixup = fixup_k_tiles(spec);
+  if (fam::split_pays({m, n, k}, spec, sms, fixup))
+    return fam::make_plan({m, n, k}, spec, {.wave_limits = true, .split_k = true, .planned = true, .fixup_k_tiles = fixup}, false, sms);
+  const fam::Plan g = fam::make_plan({m, n, k}, spec, {}, false, sms);  // (its geometry only)
+  const bool under_a_wave = int64_t(g.tiles_m) * g.tiles_n < sms;
+  if (STEP41_STREAM_K && under_a_wave) return fam::make_plan({m, n, k}, spec, {.wave_limits = false, .fixup_k_tiles = fixup}, false, sms);
+  return fam::make_plan({m, n, k}, spec, {.wave_limits = true, .split_k = true}, false, sms);
+}
+
+std::optional<std::string> unsupported(int m, int n, int k) {
+  // 64 x 16 tiles of C: at least as many as any plan of this step makes (swapped: C^T's 64 x W), a bound.
+  return gemm::tma_persistent_fp8_gemm_refusal(m, n, k, Swapped<16>::BM, Swapped<16>::BN);
+}
+
+// Registered launcher: C (M x N, row-major bf16) = sum over K blocks kb of (A (M x K, row-major
+// e4m3) * B (N x K, row-major e4m3)^T over kb's 128 K) with row i, column j scaled by sfa[kb][i] *
+// sfb[j / 128][kb] (Scaling::block, registry.hpp; device memory), as plan() says; swapped, the kernel
+// computes C^T and stores it transposed. A K tail block is zero-filled by TMA and scaled by its own
+// scales. family/launch.cuh: the workspace and the errors it throws.
+const bool registered = gemm::register_step({
+    .id = ID,
+    .name = "fp8_decode_every_sm",
+    .parent = "40",
+    .technique = "block-scaled FP8 at M <= 64 on every SM: the fixup priced by its bytes, so a swapped grid under one wave splits K (or runs stream-K) instead of idling SMs",
+    .dtype = gemm::Dtype::fp8,
+    .fp8 = &fam::step_launch<ID, plan, Block, Swapped<16>, Swapped<32>, Swapped<64>>,  // (family/launch.cuh)
+    .scaling = gemm::Scaling::block,
+    .accumulation = fam::step_accumulation<Block, Swapped<16>>(),  // what sums the products: the results' column
+    .unsupported = &unsupported,
+    .required_cc = 90,
+    .workspace_bytes = &fam::step_workspace_bytes<plan>,  // the plan's
+    .tile = {Block::BM, Block::BN, Block::BK, Block::STAGES},
+    .threads = fam::kThreads,
+    .persistent = true,
+    .caps = {.stream_k = true, .swap_ab = true, .split_k = true, .swap_sized = true},
+});
+
+}  // namespace step41
