@@ -431,11 +431,11 @@ def fp8_block_scales():
 
 
 
-# The code the swapped picture draws (step 40): where the producer warp copies a K tile's scales in the
+# The code the swapped picture draws (step 40): where warp 1 of the producer warpgroup copies a K tile's scales in the
 # stage, which of them a consumer thread reads, and which scale multiplies which accumulator.
 PRODUCER = "common/kernel_lib/family/producer.cuh"
 SWAP_SCALE_CODE = {
-    PRODUCER: ["const int i = lane + 32 * u;",
+    PRODUCER: ["for (int i = int(threadIdx.x % 32); i < C::BN + SLAB_SCALES; i += 32) {",
                "if (col < p.N) src = p.sfa + int64_t(kt) * p.N + col, bytes = 4;",
                "if (row < p.M) src = p.sfb + int64_t(row / 128) * p.k_tiles + kt, bytes = 4;",
                "ptx::cp_async_4(ptx::smem_addr(&s.scales[st][i]), src, bytes);",
@@ -523,10 +523,10 @@ def fp8_block_scale_swap():
             asg.text(i + 0.5, 2.4, f"{i}", ha="center", va="top", fontsize=7)
         if i < w + 1:
             asg.text(i + 0.5, -0.3, f"l{i % 32}", ha="center", va="bottom", fontsize=5.5, rotation=90)
-    asg.text(0, -2.6, f"s.scales[st][0 .. {n_floats - 1}]: the stage's scales, copied by the producer warp's lanes "
+    asg.text(0, -2.6, f"s.scales[st][0 .. {n_floats - 1}]: the stage's scales, copied by warp 1's lanes "
              f"(lane l: floats l, l + 32, ...)", ha="left", va="bottom", fontsize=9)
     asg.text(0, 3.6,
-             "producer warp, per stage (producer.cuh):\n"
+             "producer warpgroup's warp 1, per stage (producer.cuh):\n"
              f"  lane l copies sfa[kb][m0 + l] (l < {w}), lane {w % 32} sfb[n0 / 128][kb]\n"
              "  by 4-byte cp.async (zero past M or N), then cp.async.mbarrier.arrive.noinc,\n"
              "  fired as its copies land (every lane, copy or not): the full barrier\n"
