@@ -12,8 +12,8 @@
 // Prediction: M <= 64 from 36's 0.74-1.07x cuBLASLt block-scaled (H100; M = 1 against the per-tensor
 // stand-in) to at least 1.0x at every decode shape: the swapped tile's smaller stages and twice the
 // tiles (step 38's gain), without the loads; M > 64 unchanged (36's kernel and plan). Measured (H200,
-// 2026-12-07): 0.58-0.88x at four decode shapes, 1.23x at 64 x 2112 x 7168, where 36 ran 0.76-1.13x:
-// the prediction failed (docs/fp8.md, step 40).
+// 2026-12-07, warp 0 copying): 0.58-0.88x at four decode shapes, 1.23x at 64 x 2112 x 7168, where 36
+// ran 0.76-1.13x: the prediction failed (docs/fp8.md, step 40). Warp 1 copying: 3-13 % faster (H100).
 // SASS: the swapped loop: two K tiles of 4 QGMMA.64xWx32, DEPBAR.LE gsb0, 0x1, W FFMA a thread, LDS of
 // the scales and no LDG; the producer's LDGSTS.E.ZFILL and ARRIVES.LDGSTSBAR.64.
 // Supports: K % 16 == 0 (16-byte TMA row stride of 1-byte e4m3), any M, N >= 1, < 2^30 tiles. sm_90a.
