@@ -3,14 +3,14 @@
 // 32 K tiles, is shorter than K: at 64 x 4096 x 7168 its 64 tiles of 56 K tiles run on 64 of 132 SMs,
 // and at 16 x 7168 x 16384 its 112 tiles on 112. A decode GEMM is bound by reading B, and an idle SM is
 // a stream of B not read (step 24's reason). The fixup of a 64 x W tile of C^T writes and reads back
-// 64 W fp32 partials, 1-2 stages' bytes (kernel-sized: fixup_k_tiles below), not 32. Priced so, the
-// grid splits into equal K segments where two or more fit (64 tiles: 128 blocks of 28 K tiles), and
-// where none fits, stream-K shares every tile's K out over all SMs (112 tiles: 132 blocks).
+// 64 W fp32 partials, 1-2 stages' bytes (fixup_k_tiles below), not 32. Priced so, the grid splits into
+// equal K segments where two or more fit (64 tiles: 128 blocks of 28 K tiles).
 // Prediction: at 64 tiles (64 x 4096 x 7168, 1 x 4096 x 7168) 1.3-2x step 40's speed: 64 blocks of
-// step 38 drew 2.16 TB/s, under half the H200's. At 112 tiles at most 1.18x, maybe nothing: step 37's
-// even share of 56 128-row tiles drew no more DRAM bandwidth from 132 SMs (docs/fp8.md). Else unchanged.
+// step 38 drew 2.16 TB/s, under half the H200's; elsewhere unchanged. Measured (H100, 2026-12-07):
+// 1.25x and 1.14x step 40's time there, 1.084x and 0.880x cuBLASLt (docs/fp8.md, step 41). Stream-K
+// over all SMs where no second segment fits (112 tiles) ran 3-5 % slower and was dropped.
 // SASS: step 40's kernels (the plan alone changes): the swapped loop's QGMMA.64xWx32, LDS of the scales,
-// LDGSTS.E.ZFILL and ARRIVES.LDGSTSBAR.64; the fixup's partial stores and loads in the epilogue.
+// LDGSTS.E.ZFILL and ARRIVES.LDGSTSBAR.64.
 // Supports: K % 16 == 0 (16-byte TMA row stride of 1-byte e4m3), any M, N >= 1, < 2^30 tiles. sm_90a.
 // Run: make run STEP=41 M=64 N=4096 K=7168
 #include <optional>
@@ -41,28 +41,13 @@ constexpr int fixup_k_tiles(fam::Spec spec) {
   const int64_t partial = int64_t(spec.bm) * spec.bn * 4;
   return int((2 * partial + fam::stage_bytes(spec) - 1) / fam::stage_bytes(spec));
 }
-#ifndef STEP41_STREAM_K  // a measurement build (make fp8-variants: variant_41_split_only) sets 0
-#define STEP41_STREAM_K 1
-#endif
-
-/// The policy: the plan for C = A * B^T (M x N x K) on `sms` SMs. M > 64: step 40's (36's kernel and
-/// plan). M <= 64, swapped: under one wave, equal split-K segments where family::split_pays says with
-/// the fixup priced by fixup_k_tiles; else, under one wave, stream-K over every SM where the idle ones
-/// would idle for more than that many K tiles each (SplitPolicy without the wave limits, step 24's); a
-/// wave or more, step 40's plan.
+/// The policy: the plan for C = A * B^T (M x N x K) on `sms` SMs, step 40's with the fixup of a
+/// swapped tile (M <= 64) priced by fixup_k_tiles: under one wave, split-K into s equal segments where
+/// family::split_pays says at that price; a wave or more, 23's wave rule. M > 64: step 40's (36's).
 fam::Plan plan(int m, int n, int k, int sms) {
-  if (m > kSwapMaxM) {
-    const bool split = fam::split_pays({m, n, k}, Block::spec, sms);  // (family/plan.hpp)
-    return fam::make_plan({m, n, k}, Block::spec, {.wave_limits = true, .split_k = true, .planned = split}, false, sms);
-  }
-  const fam::Spec spec = m <= 16 ? Swapped<16>::spec : m <= 32 ? Swapped<32>::spec : Swapped<64>::spec;
-  const int fixup = fixup_k_tiles(spec);
-  if (fam::split_pays({m, n, k}, spec, sms, fixup))
-    return fam::make_plan({m, n, k}, spec, {.wave_limits = true, .split_k = true, .planned = true, .fixup_k_tiles = fixup}, false, sms);
-  const fam::Plan g = fam::make_plan({m, n, k}, spec, {}, false, sms);  // (its geometry only)
-  const bool under_a_wave = int64_t(g.tiles_m) * g.tiles_n < sms;
-  if (STEP41_STREAM_K && under_a_wave) return fam::make_plan({m, n, k}, spec, {.wave_limits = false, .fixup_k_tiles = fixup}, false, sms);
-  return fam::make_plan({m, n, k}, spec, {.wave_limits = true, .split_k = true}, false, sms);
+  const fam::Spec spec = m > kSwapMaxM ? Block::spec : m <= 16 ? Swapped<16>::spec : m <= 32 ? Swapped<32>::spec : Swapped<64>::spec;
+  const bool split = fam::split_pays({m, n, k}, spec, sms, spec.swap ? fixup_k_tiles(spec) : fam::kFixupKTiles);  // (family/plan.hpp)
+  return fam::make_plan({m, n, k}, spec, {.wave_limits = true, .split_k = true, .planned = split}, false, sms);
 }
 
 std::optional<std::string> unsupported(int m, int n, int k) {
@@ -79,7 +64,7 @@ const bool registered = gemm::register_step({
     .id = ID,
     .name = "fp8_decode_every_sm",
     .parent = "40",
-    .technique = "block-scaled FP8 at M <= 64 on every SM: the fixup priced by its bytes, so a swapped grid under one wave splits K (or runs stream-K) instead of idling SMs",
+    .technique = "block-scaled FP8 at M <= 64 on every SM: the split-K fixup priced by its bytes (1-2 K tiles for a 64 x W tile, not 32), so a swapped grid under one wave splits K instead of idling SMs",
     .dtype = gemm::Dtype::fp8,
     .fp8 = &fam::step_launch<ID, plan, Block, Swapped<16>, Swapped<32>, Swapped<64>>,  // (family/launch.cuh)
     .scaling = gemm::Scaling::block,

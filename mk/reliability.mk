@@ -129,16 +129,7 @@ $(BUILD)/obj/variants/35_c2m.o: kernels/35_fp8_shapes.cu $(HEADERS) | $(BUILD)/.
 $(BUILD)/bin/variant_35_c2m: $(BUILD)/obj/variants/35_c2m.o $(MAIN_OBJ) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
-# Step 41 without its stream-K under one wave (STEP41_STREAM_K=0): the split-K segments alone, to tell
-# what each half of its plan buys (FP8_VARIANTS=variant_41_split_only gpu_session.sh fp8).
-FP8_VARIANTS += $(BUILD)/bin/variant_41_split_only
-$(BUILD)/obj/variants/41_split_only.o: kernels/41_fp8_decode_every_sm.cu $(HEADERS) | $(BUILD)/.deps-ok
-	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) -DSTEP41_STREAM_K=0 -c $< -o $@
-$(BUILD)/bin/variant_41_split_only: $(BUILD)/obj/variants/41_split_only.o $(MAIN_OBJ) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
-	@mkdir -p $(dir $@)
-	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
-#> make fp8-variants         step 35 with its 128-row tile in cluster pairs along M (build/bin/variant_35_c2m) and step 41 without its stream-K (variant_41_split_only), for gpu_session.sh fp8
+#> make fp8-variants         step 35 with its 128-row tile in cluster pairs along M (build/bin/variant_35_c2m), for gpu_session.sh fp8
 .PHONY: fp8-variants
 fp8-variants: $(FP8_VARIANTS)
 

@@ -118,19 +118,17 @@ TEST_CASE("family plan: the busiest unit's K tiles of step 37's decode plans", "
   CHECK(split_pays({16, 4096, 14336}, swap16, 132));
   CHECK(make_plan({16, 4096, 14336}, swap16, {.split_k = true, .planned = true}, false, 132).split.blocks == 128);
   CHECK(!split_pays({16, 7168, 16384}, swap16, 132));  // 112 tiles: no second segment fits 132 SMs
-  // Step 41's fixup priced by its bytes (SplitPolicy::fixup_k_tiles): 64 tiles of 64 x 64 at
-  // 64 x 4096 x 7168 do not split at 21's 32 K tiles (28 + 32 > 56) and do at 2, into 128 blocks; 112
-  // tiles of 64 x 16 at 16 x 7168 x 16384, which no second segment fits, take stream-K over all 132 SMs
-  // without the wave limits at 1 K tile (20 idle SMs x 128 K tiles > 132 x 1), and not at 32.
+  // Step 41's fixup priced by its bytes (split_pays' price): 64 tiles of 64 x 64 at 64 x 4096 x 7168 do
+  // not split at 21's 32 K tiles (28 + 32 > 56) and do at 2, into 128 blocks of 28 K tiles; 112 tiles
+  // of 64 x 16 at 16 x 7168 x 16384 do not at any price (no second segment fits 132 SMs).
   const Spec swap64{.elem = Elem::e4m3, .bn = 64, .swap = true, .accum = Accum::two_sets, .scales = Scales::block,
                     .stages = 8, .bm = 64};
   CHECK(!split_pays({64, 4096, 7168}, swap64, 132));
   CHECK(split_pays({64, 4096, 7168}, swap64, 132, 2));
-  CHECK(make_plan({64, 4096, 7168}, swap64, {.split_k = true, .planned = true, .fixup_k_tiles = 2}, false, 132).split.blocks == 128);
-  const Plan streamed = make_plan({16, 7168, 16384}, swap16, {.wave_limits = false, .fixup_k_tiles = 1}, false, 132);
-  CHECK(streamed.split.blocks == 132);
-  CHECK(streamed.split.sk_tiles == 112);
-  CHECK(make_plan({16, 7168, 16384}, swap16, {.wave_limits = false}, false, 132).split.blocks == 112);
+  const Plan halves = make_plan({64, 4096, 7168}, swap64, {.split_k = true, .planned = true}, false, 132);
+  CHECK(halves.split.blocks == 128);
+  CHECK(busiest_k_tiles(halves) == 28);
+  CHECK(!split_pays({16, 7168, 16384}, swap16, 132, 1));
   // A whole grid: the rounds of whole tiles times K tiles, nothing split.
   const Plan whole = make_plan({16, 264 * 128, 4096}, shrt, {}, false, 132);
   CHECK(whole.split.sk_tiles == 0);

@@ -43,20 +43,17 @@ struct SplitPolicy {
   /// The wave limits' fewest full waves for stream-K (kMinWaves, 23's rule on its ping-pong 128 x 128
   /// tile; an entry may ask for fewer: menu.hpp's GEMM_FAMILY_COOP_MIN_WAVES).
   int min_waves = kMinWaves;
-  /// The fixup's price in K tiles: stream-K only where the idle SMs would idle for more than this
-  /// many K tiles each (kFixupKTiles, 21's; step 41 prices a small swapped tile's by its bytes).
-  int fixup_k_tiles = kFixupKTiles;
 };
 
 /// The split of `tiles` tiles of `k_tiles` K tiles on `sms` SMs under `p`: the one rule of steps 24 on.
-/// Where the SMs the last wave leaves idle would idle for more than p.fixup_k_tiles K tiles each, stream-K
+/// Where the SMs the last wave leaves idle would idle for more than kFixupKTiles K tiles each, stream-K
 /// takes the last wave (stream_k::make_split), within the wave limits unless p drops them; under one
 /// wave with p.split_k, equal split-K segments where p.planned or the quarter-wave rule says so.
 /// `segments` (if given) is set to the split-K's segments per tile, 0 where the split is not split-K.
 inline stream_k::Split choose_split(int64_t tiles, int64_t k_tiles, int sms, SplitPolicy p, int64_t* segments = nullptr) {
   if (segments) *segments = 0;
   const int64_t waves = tiles / sms, rest = tiles % sms;
-  const bool idle = rest > 0 && (sms - rest) * k_tiles > int64_t(sms) * p.fixup_k_tiles;
+  const bool idle = rest > 0 && (sms - rest) * k_tiles > int64_t(sms) * kFixupKTiles;
   const bool quarter = waves == 0 && 4 * tiles <= sms;
   if (p.split_k && p.wave_limits && waves == 0) {
     const int64_t s = tile_menu::split_factor(tiles, k_tiles, sms);
