@@ -1,4 +1,4 @@
-// Step 41 — block-scaled FP8 at decode shapes on every SM, on step 40. One lesson: price the fixup by
+// Step 41 — block-scaled FP8 at decode shapes, idle SMs put to work, on step 40. One lesson: price the fixup by
 // its bytes. Under one wave, step 40 splits a swapped grid only where a segment plus 21's fixup price,
 // 32 K tiles, is shorter than K: at 64 x 4096 x 7168 its 64 tiles of 56 K tiles run on 64 of 132 SMs,
 // and at 16 x 7168 x 16384 its 112 tiles on 112. A decode GEMM is bound by reading B, and an idle SM is
@@ -7,8 +7,8 @@
 // equal K segments where two or more fit (64 tiles: 128 blocks of 28 K tiles).
 // Prediction: at 64 tiles (64 x 4096 x 7168, 1 x 4096 x 7168) 1.3-2x step 40's speed: 64 blocks of
 // step 38 drew 2.16 TB/s, under half the H200's; elsewhere unchanged. Measured (H100, 2026-12-07):
-// 1.25x and 1.14x step 40's time there, 1.084x and 0.880x cuBLASLt (docs/fp8.md, step 41). Stream-K
-// over all SMs where no second segment fits (112 tiles) ran 3-5 % slower and was dropped.
+// step 40's time over 41's 1.26x and 1.14x there; 1.084x cuBLASLt and 0.880x its per-tensor stand-in
+// (docs/fp8.md, step 41). Stream-K where no second segment fits (112 tiles) ran 3-5 % slower: dropped.
 // SASS: step 40's kernels (the plan alone changes): the swapped loop's QGMMA.64xWx32, LDS of the scales,
 // LDGSTS.E.ZFILL and ARRIVES.LDGSTSBAR.64.
 // Supports: K % 16 == 0 (16-byte TMA row stride of 1-byte e4m3), any M, N >= 1, < 2^30 tiles. sm_90a.
@@ -64,7 +64,7 @@ const bool registered = gemm::register_step({
     .id = ID,
     .name = "fp8_decode_every_sm",
     .parent = "40",
-    .technique = "block-scaled FP8 at M <= 64 on every SM: the split-K fixup priced by its bytes (1-2 K tiles for a 64 x W tile, not 32), so a swapped grid under one wave splits K instead of idling SMs",
+    .technique = "block-scaled FP8 at M <= 64, idle SMs put to work: the split-K fixup priced by its bytes (1-2 K tiles for a 64 x W tile, not 32), so a swapped grid under one wave splits K instead of idling SMs",
     .dtype = gemm::Dtype::fp8,
     .fp8 = &fam::step_launch<ID, plan, Block, Swapped<16>, Swapped<32>, Swapped<64>>,  // (family/launch.cuh)
     .scaling = gemm::Scaling::block,
