@@ -32,14 +32,21 @@ struct Block : fam::Config<fam::Spec{.elem = fam::Elem::e4m3, .consumers = fam::
 template <int W>
 struct Swapped : fam::Config<fam::menu::fit({.elem = fam::Elem::e4m3, .bn = W, .swap = true, .accum = fam::Accum::two_sets,
                                              .scales = fam::Scales::per_tensor, .bm = 64})> {};
-constexpr int kSwapMaxM = 64;  ///< M <= this runs swapped: all of M in one tile column
+#ifndef STEP38_SWAP_MAX_M
+#define STEP38_SWAP_MAX_M 64  // make fp8-variants builds 128 (two tile columns of C^T past 64), to measure
+#endif
+#ifndef STEP38_FIXUP_BY_BYTES
+#define STEP38_FIXUP_BY_BYTES 0  // make fp8-variants builds 1: step 41's price of a swapped tile's fixup, to measure
+#endif
+constexpr int kSwapMaxM = STEP38_SWAP_MAX_M;  ///< M <= this runs swapped: all of M in one tile column (64)
 
 /// The policy: the plan for C = A * B^T (M x N x K) on `sms` SMs, step 37's with the tile swapped at
 /// M <= 64 (the narrowest of 16, 32, 64 that holds M). Under one wave, split-K into s equal segments
 /// where family::split_pays says (it counts the kernel's tiles: C^T's); a wave or more, 23's wave rule.
 fam::Plan plan(int m, int n, int k, int sms) {
   const fam::Spec spec = m > kSwapMaxM ? Block::spec : m <= 16 ? Swapped<16>::spec : m <= 32 ? Swapped<32>::spec : Swapped<64>::spec;
-  const bool split = fam::split_pays({m, n, k}, spec, sms);  // (family/plan.hpp)
+  const int fixup = STEP38_FIXUP_BY_BYTES && spec.swap ? fam::fixup_k_tiles(spec) : fam::kFixupKTiles;
+  const bool split = fam::split_pays({m, n, k}, spec, sms, fixup);  // (family/plan.hpp)
   return fam::make_plan({m, n, k}, spec, {.wave_limits = true, .split_k = true, .planned = split}, false, sms);
 }
 

@@ -3,7 +3,7 @@
 // 32 K tiles, is shorter than K: at 64 x 4096 x 7168 its 64 tiles of 56 K tiles run on 64 of 132 SMs,
 // and at 16 x 7168 x 16384 its 112 tiles on 112. A decode GEMM is bound by reading B, and an idle SM is
 // a stream of B not read (step 24's reason). The fixup of a 64 x W tile of C^T writes and reads back
-// 64 W fp32 partials, 1-2 stages' bytes (fixup_k_tiles below), not 32. Priced so, the grid splits into
+// 64 W fp32 partials, 1-2 stages' bytes (family::fixup_k_tiles), not 32. Priced so, the grid splits into
 // equal K segments where two or more fit (64 tiles: 128 blocks of 28 K tiles).
 // Prediction: at 64 tiles (64 x 4096 x 7168, 1 x 4096 x 7168) 1.3-2x step 40's speed: 64 blocks of
 // step 38 drew 2.16 TB/s, under half the H200's; elsewhere unchanged. Measured (H100, 2026-12-07):
@@ -33,20 +33,18 @@ struct Block : fam::Config<fam::Spec{.elem = fam::Elem::e4m3, .consumers = fam::
 template <int W>
 struct Swapped : fam::Config<fam::menu::fit({.elem = fam::Elem::e4m3, .bn = W, .swap = true, .accum = fam::Accum::two_sets,
                                              .scales = fam::Scales::block, .bm = 64})> {};
-constexpr int kSwapMaxM = 64;  ///< M <= this runs swapped: all of M in one tile column
+#ifndef STEP41_SWAP_MAX_M
+#define STEP41_SWAP_MAX_M 64  // make fp8-variants builds 128: M <= 128 swapped on 64 x 64 tiles of C^T, two tile
+#endif                        // columns past 64 (cuBLASLt's per-tensor tiles at M = 128 take 64 of M), to measure
+constexpr int kSwapMaxM = STEP41_SWAP_MAX_M;  ///< M <= this runs swapped: all of M in one tile column (64)
 
-/// The fixup's price in K tiles for `spec`'s tile: its fp32 partials written and read back, in stages'
-/// bytes, rounded up (64 x 16: 1; 64 x 32 and 64 x 64: 2).
-constexpr int fixup_k_tiles(fam::Spec spec) {
-  const int64_t partial = int64_t(spec.bm) * spec.bn * 4;
-  return int((2 * partial + fam::stage_bytes(spec) - 1) / fam::stage_bytes(spec));
-}
 /// The policy: the plan for C = A * B^T (M x N x K) on `sms` SMs, step 40's with the fixup of a
-/// swapped tile (M <= 64) priced by fixup_k_tiles: under one wave, split-K into s equal segments where
+/// swapped tile (M <= 64) priced by its bytes (family::fixup_k_tiles: 1 K tile for 64 x 16, 2 for 64 x 32
+/// and 64 x 64): under one wave, split-K into s equal segments where
 /// family::split_pays says at that price; a wave or more, 23's wave rule. M > 64: step 40's (36's).
 fam::Plan plan(int m, int n, int k, int sms) {
   const fam::Spec spec = m > kSwapMaxM ? Block::spec : m <= 16 ? Swapped<16>::spec : m <= 32 ? Swapped<32>::spec : Swapped<64>::spec;
-  const bool split = fam::split_pays({m, n, k}, spec, sms, spec.swap ? fixup_k_tiles(spec) : fam::kFixupKTiles);  // (family/plan.hpp)
+  const bool split = fam::split_pays({m, n, k}, spec, sms, spec.swap ? fam::fixup_k_tiles(spec) : fam::kFixupKTiles);  // (family/plan.hpp)
   return fam::make_plan({m, n, k}, spec, {.wave_limits = true, .split_k = true, .planned = split}, false, sms);
 }
 

@@ -129,7 +129,34 @@ $(BUILD)/obj/variants/35_c2m.o: kernels/35_fp8_shapes.cu $(HEADERS) | $(BUILD)/.
 $(BUILD)/bin/variant_35_c2m: $(BUILD)/obj/variants/35_c2m.o $(MAIN_OBJ) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
-#> make fp8-variants         step 35 with its 128-row tile in cluster pairs along M (build/bin/variant_35_c2m), for gpu_session.sh fp8
+# Steps 41 and 38 swapped up to M = 128 (two 64-wide tile columns of C^T), and 38 with 41's fixup price,
+# to measure whether cuBLASLt's M = 128 tiles pay on the FP8 lines: variant_41_swap128, variant_38_bytes
+# (STEP38_FIXUP_BY_BYTES=1) and variant_38_swap128 (both switches).
+FP8_VARIANTS += $(BUILD)/bin/variant_41_swap128 $(BUILD)/bin/variant_38_bytes $(BUILD)/bin/variant_38_swap128
+$(BUILD)/obj/variants/41_swap128.o: kernels/41_fp8_decode_every_sm.cu $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) -DSTEP41_SWAP_MAX_M=128 -c $< -o $@
+$(BUILD)/obj/variants/38_bytes.o: kernels/38_fp8_small_m_swap.cu $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) -DSTEP38_FIXUP_BY_BYTES=1 -c $< -o $@
+$(BUILD)/obj/variants/38_swap128.o: kernels/38_fp8_small_m_swap.cu $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) -DSTEP38_FIXUP_BY_BYTES=1 -DSTEP38_SWAP_MAX_M=128 -c $< -o $@
+# Step 42 without its ring scales, at its 5 stages: 41's scale loads, to tell the ring from the stage it costs.
+FP8_VARIANTS += $(BUILD)/bin/variant_42_noring
+$(BUILD)/obj/variants/42_noring.o: kernels/42_fp8_block_scales_in_ring.cu $(HEADERS) | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) -DSTEP42_RING_SCALES=false -c $< -o $@
+$(BUILD)/bin/variant_42_%: $(BUILD)/obj/variants/42_%.o $(MAIN_OBJ) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
+$(BUILD)/bin/variant_41_%: $(BUILD)/obj/variants/41_%.o $(MAIN_OBJ) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
+$(BUILD)/bin/variant_38_%: $(BUILD)/obj/variants/38_%.o $(MAIN_OBJ) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
+#> make fp8-variants         measurement builds of steps 35, 38, 41 and 42 (build/bin/variant_*), for gpu_session.sh fp8
 .PHONY: fp8-variants
 fp8-variants: $(FP8_VARIANTS)
 

@@ -135,6 +135,12 @@
 #                                   (default 540 s from the start) is skipped with a line saying so, so
 #                                   the call ends inside the 10-minute limit. FP8_CHECKED=1 skips the checks where
 #                                   they passed earlier on the same machine (say so in the note)
+#                                   FP8_PROFILE="ID:M:N:K ..." then runs ncu once on each (the step's
+#                                   launch and cuBLASLt's of its scaling, clocks as found) with the
+#                                   sections that say where a K loop waits: SpeedOfLight,
+#                                   ComputeWorkloadAnalysis (the tensor pipe), MemoryWorkloadAnalysis_Tables
+#                                   (shared-memory wavefronts and bank conflicts), WarpStateStats (stall
+#                                   reasons) -> $OUT/run/ncu_ID_MxNxK_{step,cublaslt}.txt
 #   HAND_STEPS="29 39" scripts/gpu_session.sh hands
 #                                   bf16 steps side by side through the tuner: build/bin/tune with each step
 #                                   of HAND_STEPS as its --hand-step (and co128x256-c2m-s4) over HAND_SHAPES
@@ -403,6 +409,18 @@ case "${1:-}" in
       status=1
       summary+=("fp8 runs skipped: a check failed")
     fi
+    for spec in ${FP8_PROFILE:-}; do
+      IFS=: read -r id m n k <<< "$spec"
+      bin=$(compgen -G "build/bin/${id}_*" | head -n 1)
+      [ -n "$bin" ] || { summary+=("fp8 profile: no build/bin/${id}_*"); status=1; continue; }
+      for what in step cublaslt; do
+        out=$R/ncu_${id}_${m}x${n}x${k}_$what.txt
+        guard timeout "${PROFILE_TIMEOUT_S:-120}" ncu --clock-control none --profile-from-start off \
+          --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables \
+          --section WarpStateStats "$bin" --m "$m" --n "$n" --k "$k" --profile-once "$what" > "$out" 2>&1
+        summary+=("ncu $id ${m}x${n}x${k} $what (rc=$?)")
+      done
+    done
     ;;
   torch)
     export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" GEMM_STEPS_LIB="$PWD/build/lib/libgemmsteps.so" PYTHONUNBUFFERED=1

@@ -22,7 +22,8 @@
 # arrive fires as the copies land (noinc32, as step 40 fills and frees its stages' scales): both must be
 # clean; and with __syncwarp then lane 0's arrive (st: its line says whether racecheck follows that chain).
 # Prints one line per step and tool, then a summary. Logs: $OUT/sanitize/ (or sanitize_out/).
-# Environment: COMPUTE_SANITIZER (the binary), SANITIZER_JOBS (runs at once, default 4), SANITIZER_RUN_TIMEOUT_S (per run, default 180).
+# Environment: COMPUTE_SANITIZER (the binary), SANITIZER_JOBS (runs at once, default 4), SANITIZER_RUN_TIMEOUT_S (per run, default 180),
+# SANITIZER_RACECHECK_TIMEOUT_S (per racecheck run, default twice the other).
 # Exit 0: no finding, both fixtures caught and the probes as they must be; 1: a finding, a failed run,
 # a fixture not caught, or a probe that copied wrong values or (st32, noinc32) was reported;
 # 2: bad arguments, no compute-sanitizer, no binaries or no CUDA device; 124: stopped (SIGTERM,
@@ -59,6 +60,10 @@ LOGS=${OUT:-sanitize_out}/sanitize
 # is taken for a hang (reported as "timed out", a failure), and must not outlive a time-limited visit.
 PER_RUN_S=${SANITIZER_RUN_TIMEOUT_S:-180}
 [[ "$PER_RUN_S" =~ ^[1-9][0-9]*$ ]] || { echo "error: sanitize.sh: SANITIZER_RUN_TIMEOUT_S='$PER_RUN_S' is not a positive number of seconds" >&2; exit 2; }
+# Racecheck follows every shared-memory access: step 40's racecheck at 1536 x 3072 x 2304 ran past 180 s
+# twice with three other runs on the GPU (H100, 2026-12-07) where step 41's identical kernel passed.
+RACE_RUN_S=${SANITIZER_RACECHECK_TIMEOUT_S:-$((2 * PER_RUN_S))}
+[[ "$RACE_RUN_S" =~ ^[1-9][0-9]*$ ]] || { echo "error: sanitize.sh: SANITIZER_RACECHECK_TIMEOUT_S='$RACE_RUN_S' is not a positive number of seconds" >&2; exit 2; }
 [[ "${SANITIZER_JOBS:-4}" =~ ^[1-9][0-9]*$ ]] || { echo "error: sanitize.sh: SANITIZER_JOBS='${SANITIZER_JOBS}' is not a positive number of runs" >&2; exit 2; }
 
 # COMPUTE_SANITIZER names another binary (the CPU test of this script passes a stub).
@@ -133,9 +138,10 @@ run_one() {
 # its own (its pid): written to LOG.pid while it runs, so that a stopped sanitize.sh can end the group
 # even when the shells between are gone.
 run_logged() {
-  local log=$1
+  local log=$1 limit=$PER_RUN_S
   shift
-  timeout -k 10 "$PER_RUN_S" "$@" > "$log" 2>&1 &
+  [[ " $* " == *" --tool racecheck "* ]] && limit=$RACE_RUN_S
+  timeout -k 10 "$limit" "$@" > "$log" 2>&1 &
   local group=$!
   echo "$group" > "$log.pid"
   wait "$group"
@@ -144,7 +150,7 @@ run_logged() {
   return $rc
 }
 export -f run_one run_logged
-export SAN PER_RUN_S
+export SAN PER_RUN_S RACE_RUN_S
 
 # Every (tool, step, shape) run, SANITIZER_JOBS at a time (default 4: they share the GPU).
 jobs_file="$LOGS/jobs.txt"
@@ -158,7 +164,10 @@ for tool in "${tools[@]}"; do
     done
   done
 done
-echo "sanitize: $(wc -l < "$jobs_file") runs, ${SANITIZER_JOBS:-4} at a time; logs in $LOGS"
+# The largest products first (M N K, racecheck's counted twice), so the longest runs do not start last.
+awk '{ w = $3 * $4 * $5 * ($1 == "racecheck" ? 2 : 1); printf "%.0f %s\n", w, $0 }' "$jobs_file" | sort -s -k1,1 -n -r | cut -d' ' -f2- > "$jobs_file.sorted"
+mv "$jobs_file.sorted" "$jobs_file"
+echo "sanitize: $(wc -l < "$jobs_file") runs, ${SANITIZER_JOBS:-4} at a time, largest first; logs in $LOGS"
 xargs -P "${SANITIZER_JOBS:-4}" -L 1 bash -c 'run_one "$@"' _ < "$jobs_file" &
 wait $!
 
@@ -210,7 +219,7 @@ for tool in "${tools[@]}"; do
       elif [ "$rc" != 0 ]; then
         why="exit $rc"
         [ "$rc" = 99 ] && why=$(grep -m1 -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard|Invalid|Uninitialized|Barrier" "$log" | sed 's/^=* *//')
-        [ "$rc" = 124 ] && why="timed out after ${PER_RUN_S} s"
+        [ "$rc" = 124 ] && why="timed out after $([ "$tool" = racecheck ] && echo "$RACE_RUN_S" || echo "$PER_RUN_S") s"
         bad+=("${m}x${n}x${k}: $why")
       fi
     done

@@ -129,6 +129,15 @@ TEST_CASE("family plan: the busiest unit's K tiles of step 37's decode plans", "
   CHECK(halves.split.blocks == 128);
   CHECK(busiest_k_tiles(halves) == 28);
   CHECK(!split_pays({16, 7168, 16384}, swap16, 132, 1));
+  // The price by bytes (family::fixup_k_tiles): 2 x 64 x W x 4 bytes of partials over a stage's bytes, rounded up.
+  const auto swapped = [](int w) {
+    return menu::fit({.elem = Elem::e4m3, .bn = w, .swap = true, .accum = Accum::two_sets, .scales = Scales::block, .bm = 64});
+  };
+  CHECK(fixup_k_tiles(swapped(16)) == 1);  // 8 KB of partials over a (64 + 16) x 128-byte stage
+  CHECK(fixup_k_tiles(swapped(32)) == 2);
+  CHECK(fixup_k_tiles(swapped(64)) == 2);  // 32 KB over 16 KB
+  CHECK(fixup_k_tiles(Spec{.elem = Elem::e4m3, .consumers = Consumers::cooperative, .accum = Accum::two_sets,
+                           .scales = Scales::block}) == 4);  // 128 KB over 32 KB
   // A whole grid: the rounds of whole tiles times K tiles, nothing split.
   const Plan whole = make_plan({16, 264 * 128, 4096}, shrt, {}, false, 132);
   CHECK(whole.split.sk_tiles == 0);
@@ -375,6 +384,19 @@ TEST_CASE("family config: which Specs the parts assemble, and their shared memor
   for (int st : {2, 8, 12})
     CHECK(smem_bytes_at(kSwapBlock, st) >= smem_bytes_at(per_tensor, st) + 4 * st * (64 + 4) - 1024);
   CHECK(smem_bytes_at(kSwapBlock, 12) > smem_bytes_at(per_tensor, 12));
+  // Step 42: the 128-row tile's scales in the ring when it asks (Spec::ring_scales): its 128 sfa and one
+  // sfb (in 4 floats) a stage, which cost the sixth stage of 32 KB; block scales only.
+  Spec ring = kFp8Coop;
+  ring.ring_scales = true;
+  CHECK(scales_in_ring(ring));
+  CHECK(ring_scale_floats(ring) == 128 + 4);
+  CHECK(ring_scale_lanes(ring) == 32);
+  CHECK(empty_arrivals(ring) == 8 * 32);  // every lane of both consumers' warps arrives for its own reads
+  CHECK(stages_that_fit(kFp8Coop) == 6);
+  CHECK(stages_that_fit(ring) == 5);
+  Spec ring_per_tensor = ring;
+  ring_per_tensor.scales = Scales::per_tensor;
+  CHECK(refusal(ring_per_tensor) != nullptr);
   CHECK(refusal(Spec{.bn = 256, .consumers = Consumers::cooperative, .stages = 6}) != nullptr);  // 6 stages of 48 KB: over 227 KB
   CHECK(refusal(Spec{.elem = Elem::e4m3, .bn = 192, .scales = Scales::per_tensor, .stages = 4}) == nullptr);  // any wgmma N
   CHECK(refusal(Spec{.elem = Elem::e4m3, .bn = 64, .accum = Accum::promoted, .scales = Scales::block}) != nullptr);  // one B block a tile

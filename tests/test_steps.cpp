@@ -159,10 +159,10 @@ TEST_CASE("scripts/steps.py: the sanitizer shapes follow the registrations; a ba
   fs::remove_all(tmp);
   fs::create_directories(tmp / "scripts");
   fs::copy(repo / "kernels", tmp / "kernels", fs::copy_options::recursive);
-  std::ofstream(tmp / "scripts/step_roles.tsv") << "# comment\n42\tbench-also\n";
+  std::ofstream(tmp / "scripts/step_roles.tsv") << "# comment\n97\tbench-also\n";
   auto bad = gemm_test::run_command(py + " --root " + quote(tmp.string()) + " list");
   CHECK(bad.status != 0);
-  CHECK_THAT(bad.output, Catch::Contains("step_roles.tsv:2: no step '42'"));
+  CHECK_THAT(bad.output, Catch::Contains("step_roles.tsv:2: no step '97'"));
   std::ofstream(tmp / "scripts/step_roles.tsv") << "23\tfastest\n";
   bad = gemm_test::run_command(py + " --root " + quote(tmp.string()) + " list");
   CHECK(bad.status != 0);

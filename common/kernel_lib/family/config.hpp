@@ -53,6 +53,10 @@ struct Spec {
   /// piece stores its fp32 sums to its own slice of the workspace and a second kernel sums the slices
   /// over every SM (family/reduce.cuh), in place of step 21's fixup, where one block reads them all.
   bool parallel_reduce = false;
+  /// Block scales copied into the ring with each stage's boxes (step 42), as a swapped tile's always are
+  /// (step 40): the consumers read them from shared memory after the full-barrier wait instead of
+  /// loading them from global memory a K tile ahead.
+  bool ring_scales = false;
   friend constexpr bool operator==(const Spec&, const Spec&) = default;
 };
 
@@ -106,14 +110,16 @@ GEMM_HD constexpr int counters_per_tile(Spec s) {
 GEMM_HD constexpr int epi_n(Spec s) {
   return s.swap || s.bn % 64 == 0 ? 64 : s.bn % 32 == 0 ? 32 : s.bn % 16 == 0 ? 16 : 8;
 }
-/// Whether a configuration's block scales travel in the ring (swapped tiles with block scales): C^T's
-/// columns are A's rows, each with its own `sfa` value, so a K tile needs BN of them; a producer warp
-/// copies them, and the slabs' `sfb` values, into the stage beside its boxes (producer.cuh), and the
-/// consumers read them after the same full-barrier wait as the tiles, with no global load in the K loop.
-GEMM_HD constexpr bool scales_in_ring(Spec s) { return s.swap && s.scales == Scales::block; }
-/// Floats of a stage's scales (SharedStorage::scales): BN of `sfa`, then one `sfb` a 64-row slab of the
-/// tile (at most 4), 16-byte rows; 1 (unused) where the scales do not travel in the ring.
-GEMM_HD constexpr int ring_scale_floats(Spec s) { return scales_in_ring(s) ? s.bn + 4 : 1; }
+/// Whether a configuration's block scales travel in the ring: swapped tiles with block scales (C^T's
+/// columns are A's rows, each with its own `sfa` value, so a K tile needs BN of them; step 40), and any
+/// block-scaled tile that asks (Spec::ring_scales, step 42). A producer warp copies them, and the `sfb`
+/// values, into the stage beside its boxes (producer.cuh), and the consumers read them after the same
+/// full-barrier wait as the tiles, with no global load in the K loop.
+GEMM_HD constexpr bool scales_in_ring(Spec s) { return s.scales == Scales::block && (s.swap || s.ring_scales); }
+/// Floats of a stage's scales (SharedStorage::scales): the tile's `sfa` values (swapped BN, one a column
+/// of C^T; else BM, one a row of C), then its `sfb` values (swapped one a 64-row slab, at most 4; else
+/// the tile's one), in 4 floats; 1 (unused) where the scales do not travel in the ring.
+GEMM_HD constexpr int ring_scale_floats(Spec s) { return scales_in_ring(s) ? (s.swap ? s.bn : s.bm) + 4 : 1; }
 /// Lanes of the producer warpgroup's warp 1 that copy a stage's scales and arrive on its full barrier as they land
 /// (producer.cuh's copy_ring_scales): all 32 where the scales travel in the ring, else none.
 GEMM_HD constexpr int ring_scale_lanes(Spec s) { return scales_in_ring(s) ? 32 : 0; }
@@ -124,10 +130,13 @@ GEMM_HD constexpr int ring_scale_lanes(Spec s) { return scales_in_ring(s) ? 32 :
 GEMM_HD constexpr int empty_arrivals(Spec s) {
   return (s.consumers == Consumers::pingpong ? 4 : 4 * kConsumers) * cluster_size(s) * (scales_in_ring(s) ? 32 : 1);
 }
-/// Whether thread `tid` of warpgroup 0 runs the producer (kernel.cuh): thread 0 issues the TMA loads;
-/// where the scales travel in the ring, warp 1's lanes copy them (ring_scale_lanes), a warp of its own,
-/// so the issuer never waits on the copies' lanes (step 40).
-GEMM_HD constexpr bool runs_producer(Spec s, unsigned tid) { return tid == 0 || (ring_scale_lanes(s) > 0 && tid / 32 == 1); }
+/// The producer warpgroup's roles, by thread: thread 0 issues the TMA loads; where the scales travel in
+/// the ring, warp 1's lanes copy them (ring_scale_lanes), a warp of its own, so the issuer never waits
+/// on the copies' lanes (step 40). kernel.cuh runs the producer on runs_producer's threads, and
+/// producer.cuh's produce gives each its part.
+GEMM_HD constexpr bool issues_tma(unsigned tid) { return tid == 0; }
+GEMM_HD constexpr bool copies_ring_scales(Spec s, unsigned tid) { return ring_scale_lanes(s) > 0 && tid / 32 == 1; }
+GEMM_HD constexpr bool runs_producer(Spec s, unsigned tid) { return issues_tma(tid) || copies_ring_scales(s, tid); }
 /// Bytes of the block's shared memory for `stages` stages: the ring, the epilogue boxes, the barriers
 /// and flags, rounded as the kernel's SharedStorage lays them out, plus 1024 bytes of slack to align
 /// the dynamic base.
@@ -183,6 +192,7 @@ GEMM_HD constexpr const char* refusal(Spec s) {
     return "each block multicasts half of B's tile: BN / 2 rows must be whole 8-row swizzle atoms (BN % 16 == 0)";
   if (s.scales == Scales::block && s.cluster_n > 1)  // (along M the pair shares B's tile and its scale row; rows past M scale by 0)
     return "block scales with a cluster along N: a partner block past N's edge would read B's scales past their end (not built)";
+  if (s.ring_scales && s.scales != Scales::block) return "only block scales travel in the ring (Spec::ring_scales)";
   if (s.parallel_reduce && s.swap) return "a parallel reduction of a swapped tile would sum C^T's slices: not built (a swapped grid splits with the fixup)";
   if (s.stmatrix && !s.swap && s.bn % 64 != 0) return "stmatrix writes 64-wide epilogue boxes of an unswapped tile (BN % 64 == 0)";
   if (s.stmatrix && s.swap && s.bn % kSwapEpiRows != 0)

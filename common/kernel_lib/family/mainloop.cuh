@@ -86,7 +86,7 @@ struct BlockScales {
   const float* b;   // the tile's row of sfb
   int64_t stride;   // C's M: from one K block of sfa to the next
   __device__ __forceinline__ BlockScales(const Params& p, const TileOrigin& o, int me) : a{}, b(nullptr), stride(p.M) {
-    if constexpr (C::spec.scales != Scales::block || SWAP) return;  // (no scales to point at: none, or in the ring)
+    if constexpr (C::spec.scales != Scales::block || scales_in_ring(C::spec)) return;  // (no scales to point at: none, or in the ring)
     const int row0 = o.m0 + 16 * ((threadIdx.x % 128) / 32) + (threadIdx.x % 32) / 4;
 #pragma unroll
     for (int i = 0; i < C::SLABS; ++i)
@@ -106,9 +106,17 @@ struct BlockScales {
 #pragma unroll
       for (int h = 0; h < 2; ++h) sc[i][h] = (a[i][h] ? __ldg(a[i][h] + kb * stride) : 0.0f) * sb;
   }
-  /// scales_in_ring (swapped): K block's scales from stage st, read after its full-barrier wait, as
-  /// load() computes them from global memory (the producer zeroed columns and slabs past the matrix).
+  /// scales_in_ring: K block's scales from stage st, read after its full-barrier wait, as load()
+  /// computes them from global memory (the producer zeroed rows, columns and slabs past the matrix).
   __device__ __forceinline__ void load_ring(const SharedStorage<C>& s, int st, int me, float (&sc)[C::SLABS][SC]) const {
+    if constexpr (!SWAP) {  // the thread's two rows of each slab (the constructor's), the tile's one sfb (step 42)
+      const int row0 = 16 * ((threadIdx.x % 128) / 32) + (threadIdx.x % 32) / 4;
+#pragma unroll
+      for (int i = 0; i < C::SLABS; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) sc[i][h] = s.scales[st][row0 + slab_row<C>(i, me) + 8 * h] * s.scales[st][C::BM];
+      return;
+    }
     const float* col = &s.scales[st][2 * (threadIdx.x % 4)];
 #pragma unroll
     for (int i = 0; i < C::SLABS; ++i) {

@@ -191,6 +191,15 @@ inline Plan make_plan(Shape sh, Spec spec, SplitPolicy sp, bool pad, int sms) {
   return p;
 }
 
+/// A split tile's fixup priced by its bytes (step 41), in K tiles: the tile's BM x BN fp32 partials
+/// written and read back, in `spec`'s stages' bytes, rounded up. e4m3: a swapped 64 x 16 tile 1, 64 x
+/// 32 and 64 x 64 2, an unswapped 128 x 128 4; against 21's kFixupKTiles (32), which was measured on a
+/// bf16 128 x 128 tile and so holds the waits a piece spends on its partners too (bytes alone do not).
+constexpr int fixup_k_tiles(Spec spec) {
+  const int64_t partial = int64_t(spec.bm) * spec.bn * 4;
+  return int((2 * partial + stage_bytes(spec) - 1) / stage_bytes(spec));
+}
+
 /// FP8's shape rule (steps 35 on): whether `spec`'s grid for `sh` on `sms` SMs is planned split under
 /// one wave: into s = tile_menu::split_factor equal segments (s >= 2) where a segment plus the fixup's
 /// price (`fixup_k_tiles`, 21's kFixupKTiles unless the step prices it) is shorter than the whole K.

@@ -66,26 +66,26 @@ __device__ __forceinline__ void for_each_item(const Params& p, F&& f) {
 /// Where the block scales travel in the ring (config.hpp's scales_in_ring): lane j of warp 1 (beside
 /// thread 0, which issues the boxes) copies floats j, j + 32, ... of the scales for K block kt of the
 /// tile at `o` into stage st with 4-byte cp.async (no alignment rule, where a TMA box must start 16
-/// bytes into global memory): the tile's BN columns of `sfa` (C's M = the kernel's N apart per K
-/// block), then each 64-row slab's `sfb`, zero past the matrix (src-size 0). Then
+/// bytes into global memory): the tile's `sfa` values (C's M apart per K block; swapped, its BN columns
+/// are A's rows, step 40; else its BM rows, step 42), then its `sfb` values (swapped, each 64-row slab's;
+/// else the tile's one, BN = 128; a row of B is a column of C: the kernel's rows swapped, its columns
+/// not), zero past the matrix (src-size 0). Then
 /// cp.async.mbarrier.arrive.noinc on the stage's full barrier: an arrive that fires when the lane's
 /// copies have landed, one of the barrier's 1 + 32 expected arrivals (PTX ISA,
 /// "cp.async.mbarrier.arrive"), so no producer thread waits for a scale.
 template <class C>
 __device__ __forceinline__ void copy_ring_scales(SharedStorage<C>& s, const Params& p, const TileOrigin& o, int kt, int st) {
-  constexpr int SLAB_SCALES = C::BM / kWgmmaM;
-  static_assert(SLAB_SCALES <= 4, "ring_scale_floats keeps 4 floats for the slabs' sfb");
+  constexpr bool SWAP = C::spec.swap;
+  constexpr int A_SCALES = SWAP ? C::BN : C::BM, B_SCALES = SWAP ? C::BM / kWgmmaM : 1;
+  static_assert(B_SCALES <= 4, "ring_scale_floats keeps 4 floats for the tile's sfb");
 #pragma unroll
-  for (int i = int(threadIdx.x % 32); i < C::BN + SLAB_SCALES; i += 32) {
+  for (int i = int(threadIdx.x % 32); i < A_SCALES + B_SCALES; i += 32) {
     const float* src = p.sfa;  // (read nothing: bytes = 0 writes the zero)
     int bytes = 0;
-    if (i < C::BN) {
-      const int col = o.n0 + i;  // a row of A
-      if (col < p.N) src = p.sfa + int64_t(kt) * p.N + col, bytes = 4;
-    } else {
-      const int row = o.m0 + (i - C::BN) * kWgmmaM;  // a row of B, the slab's first
-      if (row < p.M) src = p.sfb + int64_t(row / 128) * p.k_tiles + kt, bytes = 4;
-    }
+    const int a_row = (SWAP ? o.n0 : o.m0) + i, a_rows = SWAP ? p.N : p.M;  // a row of A (C's M of them)
+    const int b_row = SWAP ? o.m0 + (i - A_SCALES) * kWgmmaM : o.n0;  // a row of B: the slab's first, or the tile's
+    if (i < A_SCALES && a_row < a_rows) src = p.sfa + int64_t(kt) * a_rows + a_row, bytes = 4;
+    if (i >= A_SCALES && b_row < (SWAP ? p.M : p.N)) src = p.sfb + int64_t(b_row / 128) * p.k_tiles + kt, bytes = 4;
     ptx::cp_async_4(ptx::smem_addr(&s.scales[st][i]), src, bytes);
   }
   ptx::cp_async_mbarrier_arrive_noinc(&s.full[st]);
@@ -105,8 +105,8 @@ __device__ __forceinline__ void produce(SharedStorage<C>& s, const Params& p) {
       const int st = ring.stage;
       ptx::mbarrier_wait_parity(&s.empty[st], ring.phase ^ 1);
       if constexpr (scales_in_ring(C::spec)) {  // warp 1's lanes copy the scales, thread 0 issues the boxes
-        if (threadIdx.x / 32 == 1) copy_ring_scales<C>(s, p, o, kt, st);
-        if (threadIdx.x != 0) continue;
+        if (copies_ring_scales(C::spec, threadIdx.x)) copy_ring_scales<C>(s, p, o, kt, st);
+        if (!issues_tma(threadIdx.x)) continue;  // (config.hpp: the producer's roles)
       }
       ptx::mbarrier_arrive_expect_tx(&s.full[st], C::STAGE_BYTES);  // whole boxes: TMA counts the zero fill
       if constexpr (GEMM_FAMILY_SHARED_HALF_FIRST && C::CLUSTER_M == 2 && C::CLUSTER_N == 1) {

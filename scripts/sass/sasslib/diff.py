@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import sys
 
 from .dump import ensure_dumped
@@ -89,13 +90,27 @@ def mix_table(fa, fb, a_name, b_name):
     return "\n".join(rows)
 
 
+def config_key(f):
+    """A template instantiation's arguments with any step's namespace dropped, so that two steps'
+    kernels of the same configuration name pair up: gemm_kernel<step41::Swapped<16> > and
+    gemm_kernel<step40::Swapped<16> > both read "Swapped<16>"; None for a function that is no
+    template instantiation."""
+    m = re.search(r"<(.*)>", f.demangled or "")
+    return re.sub(r"\bstep\w*::", "", m.group(1)).replace(" ", "") if m else None
+
+
 def pair_functions(fa, fb):
-    """Same short name first: a function of A against every function of B with its name (template
-    instantiations, e.g. step 24's kernel<false> and kernel<true> against step 23's one kernel);
-    otherwise in object order."""
+    """Same short name first: a function of A against the function of B with its name and its
+    configuration (config_key: step 41's gemm_kernel<Block> against step 40's gemm_kernel<Block>, not
+    against its Swapped ones), or, where no function of B has that configuration, against every
+    function of B with its name (template instantiations, e.g. step 24's kernel<false> and
+    kernel<true> against step 23's one kernel); otherwise in object order."""
     pairs, rest_a, rest_b = [], [], list(fb)
     for f in fa:
         same = [g for g in fb if g.short == f.short]
+        key = config_key(f)
+        if key is not None and any(config_key(g) == key for g in same):
+            same = [g for g in same if config_key(g) == key]
         if same:
             pairs += [(f, g) for g in same]
             rest_b = [g for g in rest_b if all(g is not x for x in same)]

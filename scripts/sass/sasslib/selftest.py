@@ -7,8 +7,8 @@ import tempfile
 
 from .checks import eval_rule
 from .consts import Refused, eval_count, read_constants
-from .diff import category
-from .listing import clean_lines, parse_nvdisasm, read_clean, write_clean
+from .diff import category, config_key, pair_functions
+from .listing import CleanFunction, clean_lines, parse_nvdisasm, read_clean, write_clean
 from .resources import occupancy
 from .tools import ToolError
 from .units import Unit, short_name
@@ -146,6 +146,17 @@ def selftest():
     expect(occupancy(128, 0, 256)[0] == 2, "128 regs x 256 threads: 2 blocks (65536 / 32768)")
     expect(occupancy(32, 100 * 1024, 128) == (2, "shared memory"), "100 KB smem: 2 blocks")
     expect(short_name("_ZN6step0111sgemm_naiveEiiifPKfS1_fPf") == "sgemm_naive", "short name")
+    def kernel(step, cfg):  # a family kernel of one step and configuration, no instructions
+        return CleanFunction("gemm_kernel", "", f"void gemm::family::gemm_kernel<{step}::{cfg}>(gemm::family::Params)", {}, [], {})
+    fa = [kernel("step40", "Block"), kernel("step40", "Swapped<16> ")]
+    fb = [kernel("step41", "Swapped<16> "), kernel("step41", "Block"), kernel("step41", "Swapped<32> ")]
+    got = [(config_key(a), config_key(b)) for a, b in pair_functions(fa, fb)]
+    expect(got == [("Block", "Block"), ("Swapped<16>", "Swapped<16>")], f"kernels paired by configuration, got {got}")
+    lone = [CleanFunction("kernel", "", "void kernel<false>(int)", {}, [], {})]
+    both = [CleanFunction("kernel", "", "void kernel<true>(int)", {}, [], {}), CleanFunction("kernel", "", "void kernel<false>(int)", {}, [], {})]
+    expect(len(pair_functions(lone, both)) == 1 and len(pair_functions(both[:1], lone)) == 1, "a configuration both sides have pairs alone")
+    expect(len(pair_functions([CleanFunction("kernel", "", "void kernel(int)", {}, [], {})], both)) == 2,
+           "no template argument: every function of the other side with the name")
     consts = read_constants(SELFTEST_CONSTANTS)
     want = {"BM": 128, "BN": 256, "CONSUMERS": 2, "THREADS": 384, "WGMMA_N": 256, "CONSUMER_WARPS": 8,
             "STAGE_BYTES": 49152, "NEG": -3, "HEX": 40, "TRUNC": -1, "MODN": -1, "AFTER": 1}
