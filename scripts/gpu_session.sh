@@ -140,7 +140,8 @@
 #                                   sections that say where a K loop waits: SpeedOfLight,
 #                                   ComputeWorkloadAnalysis (the tensor pipe), MemoryWorkloadAnalysis_Tables
 #                                   (shared-memory wavefronts and bank conflicts), WarpStateStats (stall
-#                                   reasons) -> $OUT/run/ncu_ID_MxNxK_{step,cublaslt}.txt
+#                                   reasons) -> $OUT/run/ncu_ID_MxNxK_{step,cublaslt}.txt, each under
+#                                   PROFILE_TIMEOUT_S (default 120 s) and inside FP8_BUDGET_S
 #   HAND_STEPS="29 39" scripts/gpu_session.sh hands
 #                                   bf16 steps side by side through the tuner: build/bin/tune with each step
 #                                   of HAND_STEPS as its --hand-step (and co128x256-c2m-s4) over HAND_SHAPES
@@ -273,7 +274,10 @@ run_checks() {
   timeout "$limit" build/bin/fuzz --seed "${FUZZ_SEED:-1}" "$@" --count "$fuzz_count" > "$R/fuzz.log" 2>&1 & p_fuzz=$!
   local san_args=("$@")
   [ -n "${SAN_STEPS:-}" ] && san_args=(--steps "$SAN_STEPS")
-  OUT="$R" timeout "$limit" scripts/sanitize.sh --build build "${san_args[@]}" > "$R/sanitize.log" 2>&1 & p_san=$!
+  # each sanitizer run's own limit stays inside the script's, so a slow run fails its line, not the script
+  local per_run=$((limit > 90 ? limit - 30 : 60))
+  OUT="$R" SANITIZER_RUN_TIMEOUT_S=$((per_run < 180 ? per_run : 180)) SANITIZER_RACECHECK_TIMEOUT_S=$per_run \
+    timeout "$limit" scripts/sanitize.sh --build build "${san_args[@]}" > "$R/sanitize.log" 2>&1 & p_san=$!
   jobs_started+=("$p_tests" "$p_fuzz" "$p_san")
   wait $p_tests; rc_tests=$?
   wait $p_fuzz; rc_fuzz=$?
@@ -411,6 +415,10 @@ case "${1:-}" in
     fi
     for spec in ${FP8_PROFILE:-}; do
       IFS=: read -r id m n k <<< "$spec"
+      if [ $((SECONDS + 2 * ${PROFILE_TIMEOUT_S:-120})) -gt "$budget" ]; then
+        summary+=("ncu $spec skipped: it could end past FP8_BUDGET_S=$budget s (now $SECONDS s)")
+        continue
+      fi
       bin=$(compgen -G "build/bin/${id}_*" | head -n 1)
       [ -n "$bin" ] || { summary+=("fp8 profile: no build/bin/${id}_*"); status=1; continue; }
       for what in step cublaslt; do

@@ -394,9 +394,12 @@ TEST_CASE("family config: which Specs the parts assemble, and their shared memor
   CHECK(empty_arrivals(ring) == 8 * 32);  // every lane of both consumers' warps arrives for its own reads
   CHECK(stages_that_fit(kFp8Coop) == 6);
   CHECK(stages_that_fit(ring) == 5);
+  CHECK(refusal(menu::fit(ring)) == nullptr);
+  CHECK(refusal(ring) != nullptr);  // 6 stages: the scales leave no room for the sixth
   Spec ring_per_tensor = ring;
   ring_per_tensor.scales = Scales::per_tensor;
-  CHECK(refusal(ring_per_tensor) != nullptr);
+  REQUIRE(refusal(ring_per_tensor) != nullptr);
+  CHECK(std::string(refusal(ring_per_tensor)).find("only block scales travel in the ring") != std::string::npos);
   CHECK(refusal(Spec{.bn = 256, .consumers = Consumers::cooperative, .stages = 6}) != nullptr);  // 6 stages of 48 KB: over 227 KB
   CHECK(refusal(Spec{.elem = Elem::e4m3, .bn = 192, .scales = Scales::per_tensor, .stages = 4}) == nullptr);  // any wgmma N
   CHECK(refusal(Spec{.elem = Elem::e4m3, .bn = 64, .accum = Accum::promoted, .scales = Scales::block}) != nullptr);  // one B block a tile

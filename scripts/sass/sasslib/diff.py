@@ -95,7 +95,7 @@ def config_key(f):
     kernels of the same configuration name pair up: gemm_kernel<step41::Swapped<16> > and
     gemm_kernel<step40::Swapped<16> > both read "Swapped<16>"; None for a function that is no
     template instantiation."""
-    m = re.search(r"<(.*)>", f.demangled or "")
+    m = re.search(re.escape(f.short) + r"<(.*)>\(", f.demangled or "")
     return re.sub(r"\bstep\w*::", "", m.group(1)).replace(" ", "") if m else None
 
 
@@ -120,6 +120,11 @@ def pair_functions(fa, fb):
     return pairs
 
 
+def unpaired(fa, fb, pairs):
+    """The functions of either side that pair_functions left out (a configuration one side alone has)."""
+    return [f for f in fa if all(f is not a for a, _ in pairs)] + [g for g in fb if all(g is not b for _, b in pairs)]
+
+
 def read_clean_ptx(unit, short):
     p = os.path.join(unit.out, short + ".ptx")
     return [l for l in open(p).read().splitlines() if not l.startswith("//")] if os.path.exists(p) else None
@@ -131,7 +136,10 @@ def cmd_diff(args):
         ensure_dumped(u)
     fa, fb = clean_functions(ua), clean_functions(ub)
     out = []
-    for a, b in pair_functions(fa, fb):
+    pairs = pair_functions(fa, fb)
+    for f in unpaired(fa, fb, pairs):  # said, not dropped silently
+        print(f"note: {f.demangled or f.short} has no counterpart on the other side", file=sys.stderr)
+    for a, b in pairs:
         if args.what == "ptx":
             la, lb = read_clean_ptx(ua, a.base or a.short), read_clean_ptx(ub, b.base or b.short)
             if la is None or lb is None:

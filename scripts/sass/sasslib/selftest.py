@@ -7,7 +7,7 @@ import tempfile
 
 from .checks import eval_rule
 from .consts import Refused, eval_count, read_constants
-from .diff import category, config_key, pair_functions
+from .diff import category, config_key, pair_functions, unpaired
 from .listing import CleanFunction, clean_lines, parse_nvdisasm, read_clean, write_clean
 from .resources import occupancy
 from .tools import ToolError
@@ -154,7 +154,11 @@ def selftest():
     expect(got == [("Block", "Block"), ("Swapped<16>", "Swapped<16>")], f"kernels paired by configuration, got {got}")
     lone = [CleanFunction("kernel", "", "void kernel<false>(int)", {}, [], {})]
     both = [CleanFunction("kernel", "", "void kernel<true>(int)", {}, [], {}), CleanFunction("kernel", "", "void kernel<false>(int)", {}, [], {})]
-    expect(len(pair_functions(lone, both)) == 1 and len(pair_functions(both[:1], lone)) == 1, "a configuration both sides have pairs alone")
+    expect(len(pair_functions(lone, both)) == 1, "a configuration both sides have pairs alone")
+    expect(unpaired(lone, both, pair_functions(lone, both)) == both[:1], "the configuration one side alone has is named")
+    expect(len(pair_functions(both[:1], lone)) == 1, "a configuration the other side lacks: every function with the name")
+    plain = CleanFunction("kernel", "", "void kernel(Foo<int>)", {}, [], {})
+    expect(config_key(plain) is None, "a template parameter is no template argument")
     expect(len(pair_functions([CleanFunction("kernel", "", "void kernel(int)", {}, [], {})], both)) == 2,
            "no template argument: every function of the other side with the name")
     consts = read_constants(SELFTEST_CONSTANTS)
