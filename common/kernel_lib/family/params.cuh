@@ -49,8 +49,9 @@ struct SharedStorage {
   uint64_t empty[C::STAGES];   // consumer -> producer: the stage's wgmmas are done reading it
   uint64_t order[kConsumers];  // ping-pong: consumer c may start its next item (step 22)
   int last_piece[kConsumers];  // fixup: this consumer counted its tile's last piece (issuer -> warpgroup)
-  /// scales_in_ring: the stage's K block of `sfa` (BN floats, one per column of C^T) and its slabs'
-  /// `sfb` (from index BN), landed when the full barrier completes (config.hpp's ring_scale_floats)
+  /// scales_in_ring: the stage's K block of `sfa` (swapped BN floats, one per column of C^T; else BM, one
+  /// per row of C) and then its `sfb` (each slab's, or the tile's one), landed when the full barrier
+  /// completes (config.hpp's ring_scale_floats; producer.cuh's copy_ring_scales)
   alignas(16) float scales[C::STAGES][ring_scale_floats(C::spec)];
 };
 
