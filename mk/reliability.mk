@@ -85,6 +85,11 @@ sanitize-run:
 	scripts/sanitize.sh --build $(BUILD)
 
 # ---- A GPU machine with no compiler (scripts/gpu_session.sh) ----------------------------------------
+# Every measurement build below is one step's object compiled with a switch (its own rule, the switch
+# in it), linked as the step's binary is: build/bin/variant_<step>_<what>.
+$(BUILD)/bin/variant_%: $(BUILD)/obj/variants/%.o $(MAIN_OBJ) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
 # The tile-menu step (25) built with its tile forced (STEP25_FORCE_BN), so that each menu tile can be
 # measured on every shape beside the menu's pick (scripts/gpu_session.sh tiles): variant_25_bn64 and
 # variant_25_bn128. They are measuring tools, not steps: no registration of their own, never benchmarked.
@@ -92,9 +97,6 @@ TILE_VARIANTS := $(BUILD)/bin/variant_25_bn64 $(BUILD)/bin/variant_25_bn128
 $(BUILD)/obj/variants/25_bn%.o: kernels/25_tile_menu.cu $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) -DSTEP25_FORCE_BN=$* -c $< -o $@
-$(BUILD)/bin/variant_25_bn%: $(BUILD)/obj/variants/25_bn%.o $(MAIN_OBJ) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
-	@mkdir -p $(dir $@)
-	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
 #> make tile-variants        step 25 with each menu tile forced (build/bin/variant_25_bn64, _bn128), for gpu_session.sh tiles
 .PHONY: tile-variants
 tile-variants: $(TILE_VARIANTS)
@@ -105,17 +107,11 @@ REPACK_VARIANTS := $(BUILD)/bin/variant_28_always
 $(BUILD)/obj/variants/28_always.o: kernels/28_pad_pitch.cu $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) -DSTEP28_ALWAYS_REPACK=1 -c $< -o $@
-$(BUILD)/bin/variant_28_always: $(BUILD)/obj/variants/28_always.o $(MAIN_OBJ) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
-	@mkdir -p $(dir $@)
-	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
 
 PROMOTE_VARIANTS := $(BUILD)/bin/variant_31_pe1 $(BUILD)/bin/variant_31_pe2
 $(BUILD)/obj/variants/31_pe%.o: kernels/31_fp8_promotion.cu $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) -DSTEP31_PROMOTE_EVERY=$* -c $< -o $@
-$(BUILD)/bin/variant_31_pe%: $(BUILD)/obj/variants/31_pe%.o $(MAIN_OBJ) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
-	@mkdir -p $(dir $@)
-	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
 #> make promote-variants     step 31 promoting every 1 and 2 k32 wgmmas (build/bin/variant_31_pe1, _pe2), for gpu_session.sh promote
 .PHONY: promote-variants
 promote-variants: $(PROMOTE_VARIANTS)
@@ -126,9 +122,6 @@ FP8_VARIANTS := $(BUILD)/bin/variant_35_c2m
 $(BUILD)/obj/variants/35_c2m.o: kernels/35_fp8_shapes.cu $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) -DSTEP35_CLUSTER_M=2 -c $< -o $@
-$(BUILD)/bin/variant_35_c2m: $(BUILD)/obj/variants/35_c2m.o $(MAIN_OBJ) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
-	@mkdir -p $(dir $@)
-	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
 # Steps 41 and 38 swapped up to M = 128 (two 64-wide tile columns of C^T), and 38 with 41's fixup price,
 # to measure whether cuBLASLt's M = 128 tiles pay on the FP8 lines: variant_41_swap128, variant_38_bytes
 # (STEP38_FIXUP_BY_BYTES=1) and variant_38_swap128 (both switches).
@@ -147,15 +140,6 @@ FP8_VARIANTS += $(BUILD)/bin/variant_42_noring
 $(BUILD)/obj/variants/42_noring.o: kernels/42_fp8_block_scales_in_ring.cu $(HEADERS) | $(BUILD)/.deps-ok
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) $(HOPPER_GENCODE) -DSTEP42_RING_SCALES=false -c $< -o $@
-$(BUILD)/bin/variant_42_%: $(BUILD)/obj/variants/42_%.o $(MAIN_OBJ) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
-	@mkdir -p $(dir $@)
-	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
-$(BUILD)/bin/variant_41_%: $(BUILD)/obj/variants/41_%.o $(MAIN_OBJ) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
-	@mkdir -p $(dir $@)
-	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
-$(BUILD)/bin/variant_38_%: $(BUILD)/obj/variants/38_%.o $(MAIN_OBJ) $(COMMON_OBJS) $(CUTLASS_OBJS) $(CUTLASS_STAMP)
-	@mkdir -p $(dir $@)
-	$(NVCC) $(filter %.o,$^) -o $@ $(LDLIBS)
 #> make fp8-variants         measurement builds of steps 35, 38, 41 and 42 (build/bin/variant_*), for gpu_session.sh fp8
 .PHONY: fp8-variants
 fp8-variants: $(FP8_VARIANTS)
